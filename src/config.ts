@@ -1,0 +1,138 @@
+/**
+ * The environment, read and validated once at the edge (CONTRACTS §2).
+ * Entry points call `loadConfigOrExit()` and pass the result (or a slice of it) down;
+ * nothing else in the code base reads `process.env`.
+ */
+import { z } from 'zod';
+
+const port = z.coerce.number().int('must be an integer').min(1, 'must be a port between 1 and 65535').max(65535, 'must be a port between 1 and 65535');
+const url = z.string().url('must be an absolute URL such as http://127.0.0.1:4010');
+const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:7233');
+const nonEmpty = z.string().min(1, 'must not be empty');
+const bool = z
+  .enum(['true', 'false', '1', '0', ''], { message: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1');
+const positiveInt = z.coerce.number().int('must be an integer').positive('must be a positive integer');
+const base64Key = z
+  .string()
+  .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes encoded in base64 (openssl rand -base64 32)');
+
+/** A development key for the payload codec, used only when PAYLOAD_CODEC_KEY is not set (a warning is printed). */
+export const DEVELOPMENT_CODEC_KEY = Buffer.alloc(32, 7).toString('base64');
+
+const envSchema = z.object({
+  TEMPORAL_ADDRESS: hostPort.default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: nonEmpty.default('default'),
+  TEMPORAL_TASK_QUEUE: nonEmpty.default('card-issuing'),
+  TEMPORAL_CLI_PATH: z.string().optional(),
+  TEMPORAL_TLS: bool.default(false),
+  TEMPORAL_TLS_CERT_PATH: z.string().optional(),
+  TEMPORAL_TLS_KEY_PATH: z.string().optional(),
+  TEMPORAL_API_KEY: z.string().optional(),
+  PROVIDER_BASE_URL: url.default('http://127.0.0.1:4010'),
+  PROVIDER_API_KEY: z.string().regex(/^key_.+/, 'must start with key_').default('key_sandbox'),
+  PROVIDER_API_SECRET: z.string().regex(/^secret_.+/, 'must start with secret_').default('secret_sandbox'),
+  PROVIDER_WEBHOOK_SECRET: z.string().min(1, 'must not be empty').optional(),
+  PROVIDER_TIMEOUT_MS: positiveInt.default(15000),
+  PROVIDER_RATE_WINDOW_MS: positiveInt.default(60000),
+  SANDBOX_PORT: port.default(4010),
+  SANDBOX_WEBHOOK_URL: url.default('http://127.0.0.1:4020/webhooks/provider'),
+  BRIDGE_PORT: port.default(4020),
+  CODEC_SERVER_PORT: port.default(4030),
+  PAYLOAD_CODEC_KEY: base64Key.optional(),
+  PAYLOAD_CODEC_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 characters of [A-Za-z0-9_-]').default('dev'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error'], { message: 'must be debug, info, warn or error' }).default('info'),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  temporal: {
+    address: string;
+    namespace: string;
+    taskQueue: string;
+    cliPath?: string;
+    tls: boolean;
+    tlsCertPath?: string;
+    tlsKeyPath?: string;
+    apiKey?: string;
+  };
+  provider: {
+    baseUrl: string;
+    apiKey: string;
+    apiSecret: string;
+    webhookSecret: string;
+    timeoutMs: number;
+    rateWindowMs: number;
+  };
+  sandbox: { port: number; webhookUrl: string };
+  bridge: { port: number };
+  codec: { keyId: string; key: string; isDevelopmentKey: boolean; serverPort: number };
+  logLevel: Env['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {
+  readonly type = 'ConfigError';
+}
+
+/** Parses the environment; throws a ConfigError whose message is one line naming the variable and the rule. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(stripEmpty(env));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(`configuration: ${String(issue.path[0])} ${issue.message}`);
+  }
+  const e = parsed.data;
+  if (e.TEMPORAL_TLS_CERT_PATH && !e.TEMPORAL_TLS_KEY_PATH) {
+    throw new ConfigError('configuration: TEMPORAL_TLS_KEY_PATH must be set when TEMPORAL_TLS_CERT_PATH is');
+  }
+  return {
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      cliPath: e.TEMPORAL_CLI_PATH,
+      tls: e.TEMPORAL_TLS || Boolean(e.TEMPORAL_TLS_CERT_PATH) || Boolean(e.TEMPORAL_API_KEY),
+      tlsCertPath: e.TEMPORAL_TLS_CERT_PATH,
+      tlsKeyPath: e.TEMPORAL_TLS_KEY_PATH,
+      apiKey: e.TEMPORAL_API_KEY,
+    },
+    provider: {
+      baseUrl: e.PROVIDER_BASE_URL.replace(/\/+$/, ''),
+      apiKey: e.PROVIDER_API_KEY,
+      apiSecret: e.PROVIDER_API_SECRET,
+      webhookSecret: e.PROVIDER_WEBHOOK_SECRET ?? e.PROVIDER_API_SECRET,
+      timeoutMs: e.PROVIDER_TIMEOUT_MS,
+      rateWindowMs: e.PROVIDER_RATE_WINDOW_MS,
+    },
+    sandbox: { port: e.SANDBOX_PORT, webhookUrl: e.SANDBOX_WEBHOOK_URL },
+    bridge: { port: e.BRIDGE_PORT },
+    codec: {
+      keyId: e.PAYLOAD_CODEC_KEY_ID,
+      key: e.PAYLOAD_CODEC_KEY ?? DEVELOPMENT_CODEC_KEY,
+      isDevelopmentKey: !e.PAYLOAD_CODEC_KEY,
+      serverPort: e.CODEC_SERVER_PORT,
+    },
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+/** For entry points: a bad value stops the program with one line on stderr. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+/** An empty variable means "use the default", as shells and compose files tend to export them. */
+function stripEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== '') out[k] = v;
+  return out;
+}

@@ -1,0 +1,20 @@
+/** Failure `type` names that workflows end with and callers match on (CONTRACTS §7). */
+export const FailureType = {
+  ValidationFailed: 'ValidationFailed',
+  CardProvisioningFailed: 'CardProvisioningFailed',
+  CardProvisioningTimedOut: 'CardProvisioningTimedOut',
+  CardholderNotApproved: 'CardholderNotApproved',
+  InsufficientFunds: 'InsufficientFunds',
+  PlanUnavailable: 'PlanUnavailable',
+  EsimRefunded: 'EsimRefunded',
+  IdempotencyConflict: 'IdempotencyConflict',
+  IdempotencyKeyTerminal: 'IdempotencyKeyTerminal',
+  OperationFailed: 'OperationFailed',
+  InvalidState: 'InvalidState',
+  StaleCardBin: 'StaleCardBin',
+  RateLimited: 'RateLimited',
+} as const;
+export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
+
+/** Field name → rule, as the provider's `errors` map and our own validation report it. */
+export type FieldErrors = Record<string, string>;

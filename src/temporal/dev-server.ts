@@ -1,0 +1,107 @@
+/**
+ * Starts `temporal server start-dev` as a child process: used by `npm run temporal`,
+ * the demo and the test suite (one server per run).
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from '../shared/search-attributes';
+
+export interface DevServerOptions {
+  cliPath: string;
+  ip?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  uiPort?: number;
+  /** Omit for an in-memory server. */
+  dbFile?: string;
+  namespace?: string;
+  headless?: boolean;
+  codecEndpoint?: string;
+  stdio?: 'inherit' | 'ignore';
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl?: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
+  const ip = opts.ip ?? '127.0.0.1';
+  const port = opts.port || (await freePort(ip));
+  const uiPort = opts.headless ? undefined : opts.uiPort || (await freePort(ip));
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--namespace', opts.namespace ?? 'default', '--log-level', 'error'];
+  if (opts.dbFile) {
+    mkdirSync(dirname(opts.dbFile), { recursive: true });
+    args.push('--db-filename', opts.dbFile);
+  }
+  if (uiPort === undefined) args.push('--headless');
+  else args.push('--ui-port', String(uiPort), '--ui-ip', ip);
+  if (opts.codecEndpoint && uiPort !== undefined) args.push('--ui-codec-endpoint', opts.codecEndpoint);
+  for (const [name, kind] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${kind}`);
+
+  // detached: the server gets its own process group, so stop() can end it and whatever it spawned.
+  const child = spawn(opts.cliPath, args, { stdio: opts.stdio ?? 'ignore', detached: true });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const address = `${ip}:${port}`;
+  await waitUntilServing(address, exited);
+  return {
+    address,
+    uiUrl: uiPort === undefined ? undefined : `http://${ip}:${uiPort}`,
+    process: child,
+    stop: () => stopProcessGroup(child, exited),
+  };
+}
+
+async function waitUntilServing(address: string, exited: Promise<number | null>, timeoutMs = 60000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let stopped: number | null | undefined;
+  void exited.then((code) => (stopped = code));
+  for (;;) {
+    if (stopped !== undefined) throw new Error(`temporal server start-dev exited with code ${stopped} before serving on ${address}`);
+    try {
+      const conn = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await conn.workflowService.getSystemInfo({});
+        return;
+      } finally {
+        await conn.close();
+      }
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`temporal server did not serve on ${address} within ${timeoutMs} ms: ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+async function stopProcessGroup(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+  if (child.exitCode !== null || child.pid === undefined) return;
+  signalGroup(child.pid, 'SIGTERM');
+  const killTimer = setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), 10000);
+  await exited;
+  clearTimeout(killTimer);
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, host, () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * `npm run temporal`: the dev server in the foreground, state in .data/temporal.db, the UI on
+ * 127.0.0.1:8233 with our search attributes registered and the payload codec endpoint configured.
+ */
+import { join } from 'node:path';
+import { loadConfigOrExit } from '../config';
+import { ensureTemporalCli } from './cli';
+import { startDevServer } from './dev-server';
+import { createPayloadCodec } from '../codec/payload-codec';
+import { startCodecServer } from '../codec/codec-server';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const cliPath = await ensureTemporalCli(config.temporal.cliPath);
+  const codecServer = await startCodecServer({ port: config.codec.serverPort, codec: createPayloadCodec(config.codec) });
+  const [ip, port] = config.temporal.address.split(':');
+  const server = await startDevServer({
+    cliPath,
+    ip,
+    port: Number(port),
+    uiPort: 8233,
+    dbFile: join(process.cwd(), '.data', 'temporal.db'),
+    namespace: config.temporal.namespace,
+    codecEndpoint: codecServer.url,
+    stdio: 'inherit',
+  });
+  process.stderr.write(`Temporal dev server on ${server.address}, UI at ${server.uiUrl}, codec endpoint ${codecServer.url}\n`);
+  const stop = async () => {
+    await server.stop();
+    await codecServer.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  server.process.once('exit', (code) => process.exit(code ?? 1));
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(1);
+});

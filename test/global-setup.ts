@@ -1,0 +1,32 @@
+/**
+ * One real Temporal dev server per test run, and the workflow bundle built once.
+ * Tests read the address and bundle path from the environment (see test/helpers/temporal.ts).
+ */
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { loadConfig } from '../src/config';
+import { ensureTemporalCli } from '../src/temporal/cli';
+import { startDevServer } from '../src/temporal/dev-server';
+
+export default async function globalSetup(): Promise<void> {
+  if (process.env.SKIP_TEMPORAL === '1') return;
+  const cliPath = await ensureTemporalCli(loadConfig().temporal.cliPath);
+  const [server, bundle] = await Promise.all([
+    startDevServer({ cliPath, headless: true }),
+    bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), logger: quietLogger() }),
+  ]);
+  const dir = mkdtempSync(join(tmpdir(), 'card-issuing-test-'));
+  const bundlePath = join(dir, 'workflow-bundle.js');
+  writeFileSync(bundlePath, bundle.code);
+  process.env.TEST_TEMPORAL_ADDRESS = server.address;
+  process.env.TEST_WORKFLOW_BUNDLE = bundlePath;
+  (globalThis as Record<string, unknown>).__temporalDevServer = server;
+  process.stderr.write(`\nTemporal dev server (${cliPath}) serving on ${server.address}\n`);
+}
+
+function quietLogger() {
+  const noop = () => undefined;
+  return { trace: noop, debug: noop, info: noop, warn: (m: string) => process.stderr.write(`${m}\n`), error: (m: string) => process.stderr.write(`${m}\n`), log: noop };
+}
