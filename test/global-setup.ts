@@ -9,13 +9,14 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { loadConfig } from '../src/config';
 import { ensureTemporalCli } from '../src/temporal/cli';
 import { startDevServer } from '../src/temporal/dev-server';
+import { FAILURE_CONVERTER_PATH } from '../src/codec/payload-codec';
 
 export default async function globalSetup(): Promise<void> {
   if (process.env.SKIP_TEMPORAL === '1') return;
   const cliPath = await ensureTemporalCli(loadConfig().temporal.cliPath);
   const [server, bundle] = await Promise.all([
     startDevServer({ cliPath, headless: true }),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), logger: quietLogger() }),
+    bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger() }),
   ]);
   const dir = mkdtempSync(join(tmpdir(), 'card-issuing-test-'));
   const bundlePath = join(dir, 'workflow-bundle.js');

@@ -2,7 +2,8 @@
  * Workflow IDs of the entity workflows that receive webhooks, and idempotency keys
  * derived from workflow data. Pure and deterministic: imported by workflow code.
  */
-export type EntityKind = 'card' | 'kyc' | 'esimOrder' | 'esim' | 'payout';
+/** `unrouted` collects events of types we do not know yet, one workflow per eventType: recorded, never dropped. */
+export type EntityKind = 'card' | 'kyc' | 'esimOrder' | 'esim' | 'payout' | 'unrouted';
 
 const PREFIX: Record<EntityKind, string> = {
   card: 'card',
@@ -10,6 +11,7 @@ const PREFIX: Record<EntityKind, string> = {
   esimOrder: 'esim-order',
   esim: 'esim',
   payout: 'payout',
+  unrouted: 'unrouted-events',
 };
 
 /** One workflow per provider entity: readable in the Temporal UI, e.g. `card/crd_123`. */

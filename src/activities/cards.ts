@@ -1,0 +1,72 @@
+/** Card activities: BINs (cached), issuance, reads, the card's later life, and the sealed sensitive read. */
+import type { ProviderClient } from '../provider/client';
+import type { BinCache } from '../provider/bin-cache';
+import { isProviderError } from '../provider/errors';
+import type { CardBin } from '../provider/schemas';
+import type { ValueSealer } from '../codec/sealed-value';
+import { createCardBody, toCardView } from '../shared/card-rules';
+import type { CardView, ContactInput, IssueCardInput, SealedValue } from '../shared/types';
+import { providerCall } from './provider-call';
+
+export type CardChange =
+  | { cardId: string; action: 'freeze' | 'unfreeze' | 'delete' }
+  | { cardId: string; action: 'pin'; pin: string }
+  | { cardId: string; action: 'contact'; contact: ContactInput };
+
+export interface CardActivityDeps {
+  provider: ProviderClient;
+  bins: BinCache<CardBin>;
+  sealer: ValueSealer;
+}
+
+export function createCardActivities({ provider, bins, sealer }: CardActivityDeps) {
+  return {
+    /** The BIN from the 24 h cache (refreshed at once when asked); null when the project has no such BIN. */
+    async getCardBin({ cardBinId, refresh }: { cardBinId: string; refresh?: boolean }): Promise<CardBin | null> {
+      return providerCall(async () => {
+        if (refresh) bins.invalidate();
+        return (await bins.get(cardBinId)) ?? null;
+      });
+    },
+
+    async createCard({ input, idempotencyKey }: { input: IssueCardInput; idempotencyKey: string }): Promise<CardView> {
+      return providerCall(async () => {
+        try {
+          return toCardView(await provider.createCard(createCardBody(input), { idempotencyKey }));
+        } catch (err) {
+          // The BIN list changed under us: the next lookup must see the provider's current list.
+          if (isProviderError(err, 'StaleCardBin')) bins.invalidate();
+          throw err;
+        }
+      });
+    },
+
+    async getCard({ cardId }: { cardId: string }): Promise<CardView> {
+      return providerCall(async () => toCardView(await provider.getCard(cardId)));
+    },
+
+    async changeCard(change: CardChange): Promise<CardView> {
+      return providerCall(async () => toCardView(await applyChange(provider, change)));
+    },
+
+    /** The PAN and CVV leave this activity only sealed for the caller. */
+    async revealSensitiveCard({ cardId }: { cardId: string }): Promise<SealedValue> {
+      return providerCall(async () => sealer.seal(await provider.getSensitiveCard(cardId)));
+    },
+  };
+}
+
+function applyChange(provider: ProviderClient, change: CardChange) {
+  switch (change.action) {
+    case 'freeze':
+      return provider.freezeCard(change.cardId);
+    case 'unfreeze':
+      return provider.unfreezeCard(change.cardId);
+    case 'delete':
+      return provider.deleteCard(change.cardId);
+    case 'pin':
+      return provider.updatePin(change.cardId, { pin: change.pin });
+    case 'contact':
+      return provider.updateContact(change.cardId, change.contact);
+  }
+}

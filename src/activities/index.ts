@@ -1,0 +1,32 @@
+/**
+ * All activities, built once per worker from their dependencies (the provider client, the
+ * BIN cache, a Temporal client for signal-with-start, the sealer). Workflows import only the
+ * type `Activities`, through proxyActivities.
+ */
+import type { Client } from '@temporalio/client';
+import type { ValueSealer } from '../codec/sealed-value';
+import type { BinCache } from '../provider/bin-cache';
+import type { ProviderClient } from '../provider/client';
+import type { CardBin } from '../provider/schemas';
+import { createCardActivities } from './cards';
+import { createEntityActivities } from './entities';
+import { createFundingActivities } from './funding';
+import { createKycActivities } from './kyc';
+
+export interface ActivityDeps {
+  provider: ProviderClient;
+  bins: BinCache<CardBin>;
+  temporal: Client;
+  sealer: ValueSealer;
+}
+
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createCardActivities(deps),
+    ...createFundingActivities(deps),
+    ...createKycActivities(deps),
+    ...createEntityActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,76 @@
+/**
+ * The one place where a provider failure becomes a Temporal failure. The ProviderError's
+ * `type` becomes the ApplicationFailure's type (retry policies and workflows match on it),
+ * its traits decide `nonRetryable`, and a 429 carries `nextRetryDelay` until the window's reset.
+ * Messages and details hold no request data, so nothing sensitive reaches history.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { isProviderError, type ProviderError } from '../provider/errors';
+import { randomJitter, retryDelayFor } from '../provider/rate-budget';
+
+/** Added to a 429's wait so that many workers do not hit the fresh window together. */
+export const RATE_LIMIT_JITTER_MS = 1000;
+
+export interface ProviderFailureDetails {
+  status?: number;
+  code?: string;
+  errors?: Record<string, string>;
+  resetAt?: number;
+  retryAfterMs?: number;
+  mayHaveTakenEffect: boolean;
+  endpoint?: string;
+}
+
+export function toApplicationFailure(err: ProviderError, now = Date.now()): ApplicationFailure {
+  const details: ProviderFailureDetails = {
+    status: err.status,
+    code: err.code,
+    errors: err.errors,
+    resetAt: err.resetAt,
+    retryAfterMs: err.retryAfterMs,
+    mayHaveTakenEffect: err.mayHaveTakenEffect,
+    endpoint: err.endpoint,
+  };
+  return ApplicationFailure.create({
+    type: err.type,
+    message: err.message,
+    nonRetryable: !err.retryable,
+    details: [details],
+    nextRetryDelay: err.type === 'RateLimited' ? rateLimitDelay(err, now) : undefined,
+  });
+}
+
+function rateLimitDelay(err: ProviderError, now: number): number {
+  const resetAt = err.resetAt ?? now + (err.retryAfterMs ?? 1000);
+  return retryDelayFor(resetAt, now, randomJitter(RATE_LIMIT_JITTER_MS));
+}
+
+/**
+ * Runs one provider call inside an activity: heartbeats while the call is in flight (so a
+ * lost worker is noticed within the heartbeat timeout, not the whole start-to-close timeout)
+ * and converts provider errors. Exactly one physical attempt; Temporal owns the retries.
+ */
+export async function providerCall<T>(call: () => Promise<T>): Promise<T> {
+  const ctx = currentContext();
+  const beat = ctx ? setInterval(() => ctx.heartbeat(), 1000) : undefined;
+  try {
+    return await call();
+  } catch (err) {
+    throw isProviderError(err) ? toApplicationFailure(err) : err;
+  } finally {
+    if (beat) clearInterval(beat);
+  }
+}
+
+function currentContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined; // called outside an activity (e.g. from the operator CLI)
+  }
+}
+
+/** The attempt number of the running activity (1 outside an activity). */
+export function currentAttempt(): number {
+  return currentContext()?.info.attempt ?? 1;
+}

@@ -1,0 +1,33 @@
+/** Starts the bridge on a port (0 = ephemeral) with its own Temporal client; used by `npm run bridge`, the demo and tests. */
+import { Client, Connection } from '@temporalio/client';
+import type { Config } from '../config';
+import { createDataConverter } from '../codec/payload-codec';
+import { HmacSha256Scheme } from '../provider/signing';
+import type { Logger } from '../logging';
+import { connectionOptions } from '../temporal/connection';
+import { buildBridge } from './app';
+
+export interface RunningBridge {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startBridge(config: Config, opts: { port?: number; host?: string; logger?: Logger } = {}): Promise<RunningBridge> {
+  // lazy: the bridge must start (and answer 503) even while Temporal is down.
+  const connection = Connection.lazy(connectionOptions(config.temporal));
+  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
+  const verifier = new HmacSha256Scheme({ apiKey: config.provider.apiKey, secret: config.provider.webhookSecret });
+  const app = buildBridge({ temporal, taskQueue: config.temporal.taskQueue, verifier, logger: opts.logger });
+  const host = opts.host ?? '127.0.0.1';
+  await app.listen({ port: opts.port ?? config.bridge.port, host });
+  const port = (app.server.address() as { port: number }).port;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    close: async () => {
+      await app.close(); // finishes requests in flight
+      await connection.close();
+    },
+  };
+}

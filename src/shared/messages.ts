@@ -1,0 +1,36 @@
+/**
+ * Signals, updates and queries: defined once here and imported by workflows, the bridge
+ * and the starter client, so that no caller imports workflow code.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type {
+  CardLifecycleState,
+  CardView,
+  ContactInput,
+  EntityState,
+  MoneyMovementInput,
+  MoneyMovementResult,
+  ProviderEvent,
+  SealedValue,
+} from './types';
+
+/** The bridge delivers every verified webhook with this signal (signal-with-start). */
+export const providerEventSignal = defineSignal<[ProviderEvent]>('providerEvent');
+/** A flow asks an entity workflow to tell it about the entity's state (now and on every change). */
+export const subscribeSignal = defineSignal<[{ workflowId: string }]>('subscribe');
+/** Entity workflow → subscriber: the entity's latest state. */
+export const entityStateSignal = defineSignal<[EntityState]>('entityState');
+/** A flow that polled the provider tells the entity workflow what it saw. */
+export const entityObservedSignal = defineSignal<[{ status: string; data: Record<string, unknown> }]>('entityObserved');
+
+export const entityStateQuery = defineQuery<EntityState>('entityState');
+export const cardStateQuery = defineQuery<CardLifecycleState>('cardState');
+
+export const freezeCardUpdate = defineUpdate<CardView, []>('freezeCard');
+export const unfreezeCardUpdate = defineUpdate<CardView, []>('unfreezeCard');
+export const setPinUpdate = defineUpdate<CardView, [{ pin: string }]>('setPin');
+export const updateContactUpdate = defineUpdate<CardView, [ContactInput]>('updateContact');
+export const deleteCardUpdate = defineUpdate<CardView, []>('deleteCard');
+export const fundCardUpdate = defineUpdate<MoneyMovementResult, [Omit<MoneyMovementInput, 'cardId'>]>('fundCard');
+export const withdrawFromCardUpdate = defineUpdate<MoneyMovementResult, [Omit<MoneyMovementInput, 'cardId'>]>('withdrawFromCard');
+export const revealSensitiveUpdate = defineUpdate<SealedValue, []>('revealSensitive');

@@ -1,0 +1,130 @@
+/**
+ * Inputs and results of the workflows other services start (CONTRACTS §7), and the
+ * state the entity workflows expose. Plain data: imported by workflows, clients and the bridge.
+ */
+import type { FieldErrors } from './failures';
+import type { EntityKind } from './ids';
+
+export interface BillingAddress {
+  line1: string;
+  line2?: string;
+  city: string;
+  state: string;
+  postalCode: string;
+  country: string;
+}
+
+/** How long flows wait for the outside world; every long wait is configurable (tests shorten them). */
+export interface WaitTimings {
+  /** How long to wait for a webhook before polling. */
+  webhookWaitMs?: number;
+  /** First poll interval; doubles up to pollMaxIntervalMs. */
+  pollInitialIntervalMs?: number;
+  pollMaxIntervalMs?: number;
+  /** Give up (and fail) when nothing conclusive is known after this long. */
+  deadlineMs?: number;
+}
+
+export interface IssueCardInput {
+  cardBinId: string;
+  initialAmount: number;
+  firstName?: string;
+  lastName?: string;
+  email?: string;
+  mobilePrefix?: string;
+  mobile?: string;
+  pin?: string;
+  billingAddress?: BillingAddress;
+  tags?: string[];
+  cardholderId?: string;
+  /** Caller-chosen key for POST /cards; derived from the workflow ID when absent. */
+  idempotencyKey?: string;
+  timings?: WaitTimings;
+}
+
+/** A card as our flows report it: the masked PAN only. */
+export interface CardView {
+  cardId: string;
+  name?: string;
+  cardNumber: string;
+  status: string;
+  availableBalance: number;
+  totalConsumption?: number;
+  cardBinId: string;
+  supportPin?: boolean;
+  brand?: string;
+  cardholderName?: string;
+  cardholderId?: string;
+  createdAt?: number;
+  updatedAt?: number;
+}
+
+export type MoneyMovementKind = 'funding' | 'withdrawal';
+
+export interface MoneyMovementInput {
+  cardId: string;
+  amount: number;
+  idempotencyKey?: string;
+  timings?: WaitTimings;
+}
+
+export interface MoneyMovementResult {
+  cardId: string;
+  amount: number;
+  operationId: string;
+  status: 'COMPLETED';
+  idempotencyKey: string;
+}
+
+export interface ContactInput {
+  email?: string;
+  mobilePrefix?: string;
+  mobile?: string;
+}
+
+/** A webhook event as the bridge delivers it to a workflow (CONTRACTS §4). */
+export interface ProviderEvent {
+  eventId: string;
+  eventType: string;
+  createdAt: number;
+  data: Record<string, unknown>;
+}
+
+/** What an entity workflow knows about its entity and tells its subscribers. */
+export interface EntityState {
+  kind: EntityKind;
+  entityId: string;
+  status?: string;
+  /** The latest event's data (or observed record) for this entity. */
+  data?: Record<string, unknown>;
+  lastEventId?: string;
+  lastEventAt?: number;
+  eventCount: number;
+}
+
+export interface CardTransaction {
+  eventId: string;
+  amount: number;
+  currency?: string;
+  merchantName?: string;
+  status?: string;
+  createdAt: number;
+}
+
+export interface CardLifecycleState {
+  cardId: string;
+  card?: CardView;
+  status?: string;
+  recentTransactions: CardTransaction[];
+  operationsApplied: number;
+}
+
+/** A value sealed for its caller: encrypted with a key the codec server does not use, so the Temporal UI cannot reveal it. */
+export interface SealedValue {
+  keyId: string;
+  sealed: string;
+}
+
+export interface ValidationFailureDetails {
+  errors: FieldErrors;
+}

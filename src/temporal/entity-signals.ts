@@ -1,0 +1,36 @@
+/**
+ * Signal-with-start to the workflow that owns a provider entity: used by the bridge (to deliver
+ * webhooks) and by the subscribe activity (a flow that waits for the entity), so both reach the
+ * same workflow ID with the same type and arguments.
+ */
+import type { Client, WorkflowSignalWithStartOptions } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/client';
+import type { SignalDefinition } from '@temporalio/workflow';
+import { entityWorkflowId, type EntityKind } from '../shared/ids';
+
+export interface EntityRef {
+  kind: EntityKind;
+  entityId: string;
+}
+
+export async function signalEntity<Args extends unknown[]>(
+  client: Client,
+  taskQueue: string,
+  entity: EntityRef,
+  signal: SignalDefinition<Args>,
+  signalArgs: Args,
+): Promise<string> {
+  const workflowId = entityWorkflowId(entity.kind, entity.entityId);
+  const [workflowType, args] =
+    entity.kind === 'card' ? ['cardLifecycle', [{ cardId: entity.entityId }]] : ['providerEntity', [{ kind: entity.kind, entityId: entity.entityId }]];
+  await client.workflow.signalWithStart(workflowType, {
+    workflowId,
+    taskQueue,
+    args,
+    signal,
+    signalArgs,
+    // A closed entity workflow is started afresh: a late event gets a run that records it.
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+  } as unknown as WorkflowSignalWithStartOptions<unknown[]>);
+  return workflowId;
+}

@@ -1,0 +1,134 @@
+/**
+ * cardLifecycle: one long-lived workflow per card (`card/<cardId>`). It receives the card's
+ * webhooks (CARD_CREATED, CARD_TRANSACTION), runs every operation on the card one at a time as
+ * an update whose validator refuses bad input before it is accepted, answers the card's state
+ * and recent transactions by query, and continues-as-new before its history grows large.
+ */
+import { ApplicationFailure, continueAsNew, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { contactErrors, describeErrors, hasErrors, moneyMovementErrors, pinErrors } from '../shared/card-rules';
+import { FailureType, type FieldErrors } from '../shared/failures';
+import {
+  cardStateQuery,
+  deleteCardUpdate,
+  freezeCardUpdate,
+  fundCardUpdate,
+  revealSensitiveUpdate,
+  setPinUpdate,
+  unfreezeCardUpdate,
+  updateContactUpdate,
+  withdrawFromCardUpdate,
+} from '../shared/messages';
+import { CARD_ID, FLOW_KIND } from '../shared/search-attributes';
+import type { CardLifecycleState, CardTransaction, CardView, MoneyMovementKind, ProviderEvent } from '../shared/types';
+import type { CardChange } from '../activities/cards';
+import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inbox';
+import { runEntityLoop, wireInbox } from './lib/entity-loop';
+import { moveMoney } from './lib/money-movement';
+import { providerActivities, typedFailures, withRateBudget } from './lib/provider';
+
+const MAX_RECENT_TRANSACTIONS = 50;
+const CLOSED_STATUSES = ['DELETING', 'DELETED'];
+
+export interface CardLifecycleInput {
+  cardId: string;
+  snapshot?: InboxSnapshot;
+  recentTransactions?: CardTransaction[];
+  operationsApplied?: number;
+  lingerMs?: number;
+  maxHistoryEvents?: number;
+}
+
+export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLifecycleState> {
+  const { cardId } = input;
+  const inbox = new EntityInbox(input.snapshot ?? emptySnapshot('card', cardId));
+  const transactions = [...(input.recentTransactions ?? [])];
+  let operationsApplied = input.operationsApplied ?? 0;
+  const general = providerActivities('general');
+  const sensitive = providerActivities('sensitive');
+
+  wireInbox(inbox, (event) => recordTransaction(transactions, event));
+  upsertSearchAttributes([
+    { key: FLOW_KIND, value: 'cardLifecycle' },
+    { key: CARD_ID, value: cardId },
+  ]);
+  const state = (): CardLifecycleState => ({
+    cardId,
+    card: inbox.state.data as CardView | undefined,
+    status: inbox.state.status,
+    recentTransactions: [...transactions],
+    operationsApplied,
+  });
+  setHandler(cardStateQuery, state);
+
+  const serialise = serialiser();
+  const change = (request: CardChange) =>
+    serialise(async () => {
+      const card = await typedFailures(() => withRateBudget(() => general.changeCard(request)));
+      inbox.set(card.status, card as unknown as Record<string, unknown>, Date.now());
+      operationsApplied++;
+      return card;
+    });
+  const move = (kind: MoneyMovementKind) => (args: { amount: number; idempotencyKey?: string; timings?: object }) =>
+    serialise(async () => {
+      const result = await moveMoney(kind, { ...args, cardId }, `${workflowInfo().workflowId}/${kind}/${args.idempotencyKey ?? operationsApplied}`);
+      operationsApplied++;
+      return result;
+    });
+  const open = () => rejectIf(CLOSED_STATUSES.includes(inbox.state.status ?? '') ? { cardId: `card is ${inbox.state.status}` } : {});
+
+  setHandler(freezeCardUpdate, () => change({ cardId, action: 'freeze' }), { validator: open });
+  setHandler(unfreezeCardUpdate, () => change({ cardId, action: 'unfreeze' }), { validator: open });
+  setHandler(deleteCardUpdate, () => change({ cardId, action: 'delete' }), { validator: open });
+  setHandler(setPinUpdate, ({ pin }) => change({ cardId, action: 'pin', pin }), {
+    validator: (args) => (open(), rejectIf(pinErrors(args?.pin))),
+  });
+  setHandler(updateContactUpdate, (contact) => change({ cardId, action: 'contact', contact }), {
+    validator: (contact) => (open(), rejectIf(contactErrors(contact ?? {}))),
+  });
+  setHandler(fundCardUpdate, move('funding'), { validator: (args) => (open(), rejectIf(moneyMovementErrors('funding', { ...args, cardId }))) });
+  setHandler(withdrawFromCardUpdate, move('withdrawal'), {
+    validator: (args) => (open(), rejectIf(moneyMovementErrors('withdrawal', { ...args, cardId }))),
+  });
+  // The sealed value goes back to the caller; neither the activity result nor the update result holds the plaintext.
+  setHandler(revealSensitiveUpdate, () => serialise(() => typedFailures(() => withRateBudget(() => sensitive.revealSensitiveCard({ cardId })))), {
+    validator: open,
+  });
+
+  await runEntityLoop(inbox, {
+    isFinal: () => inbox.state.status === 'DELETED',
+    lingerMs: input.lingerMs,
+    maxHistoryEvents: input.maxHistoryEvents,
+    continueAsNew: () =>
+      continueAsNew<typeof cardLifecycle>({ ...input, snapshot: inbox.snapshot(), recentTransactions: transactions, operationsApplied }),
+  });
+  return state();
+}
+
+function recordTransaction(transactions: CardTransaction[], event: ProviderEvent): void {
+  if (event.eventType !== 'CARD_TRANSACTION') return;
+  const d = event.data as Partial<CardTransaction>;
+  transactions.unshift({
+    eventId: event.eventId,
+    amount: Number(d.amount ?? 0),
+    currency: d.currency,
+    merchantName: d.merchantName,
+    status: d.status,
+    createdAt: event.createdAt,
+  });
+  transactions.splice(MAX_RECENT_TRANSACTIONS);
+}
+
+/** Runs operations on the card one at a time, in the order they were accepted. */
+function serialiser() {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(op: () => Promise<T>): Promise<T> => {
+    const run = tail.then(op, op);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
+
+/** A validator that throws refuses the update before it is written to history. */
+function rejectIf(errors: FieldErrors): void {
+  if (hasErrors(errors)) throw ApplicationFailure.create({ type: FailureType.ValidationFailed, message: describeErrors(errors), details: [{ errors }], nonRetryable: true });
+}

@@ -1,0 +1,6 @@
+/** Every workflow the worker registers (CONTRACTS §7 plus the entity workflows the bridge signals). */
+export { issueCard } from './issue-card';
+export { fundCard } from './fund-card';
+export { withdrawFromCard } from './withdraw-from-card';
+export { cardLifecycle } from './card-lifecycle';
+export { providerEntity } from './provider-entity';

@@ -1,0 +1,85 @@
+/**
+ * issueCard: checks the request against the BIN's rules, POSTs /cards under a key derived in
+ * the workflow, and waits until the card is ENABLE: by the CARD_CREATED webhook (through the
+ * card's own workflow, which may have received it before POST /cards even answered), or by
+ * polling GET /cards/{cardId} with growing intervals when no webhook comes in time.
+ */
+import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { CardBin } from '../provider/schemas';
+import { describeErrors, hasErrors, issueCardErrors, toCardView } from '../shared/card-rules';
+import { FailureType } from '../shared/failures';
+import { deriveIdempotencyKey } from '../shared/ids';
+import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
+import type { CardView, IssueCardInput } from '../shared/types';
+import { awaitOutcome } from './lib/await-outcome';
+import { applicationCause, failWith, providerActivities, typedFailures, withRateBudget } from './lib/provider';
+
+export async function issueCard(input: IssueCardInput): Promise<CardView> {
+  upsertSearchAttributes([{ key: FLOW_KIND, value: 'issueCard' }]);
+  assertValid(input);
+  const general = providerActivities('general');
+  const bin = await loadBin(input, false);
+  if (bin.requireKycCardholder) await assertCardholderApproved(input.cardholderId!);
+
+  const idempotencyKey = input.idempotencyKey ?? deriveIdempotencyKey('card', workflowInfo().workflowId);
+  const created = await createCard(input, idempotencyKey);
+  upsertSearchAttributes([
+    { key: CARD_ID, value: created.cardId },
+    { key: PROVIDER_STATUS, value: created.status },
+  ]);
+
+  const outcome = await awaitOutcome({
+    kind: 'card',
+    entityId: created.cardId,
+    isConclusive: (status) => status !== 'CREATING',
+    poll: async () => {
+      const card = await typedFailures(() => withRateBudget(() => general.getCard({ cardId: created.cardId })));
+      return { status: card.status, data: card as unknown as Record<string, unknown> };
+    },
+    timings: input.timings,
+  });
+  if (!outcome) {
+    failWith(FailureType.CardProvisioningTimedOut, `card ${created.cardId} was still CREATING when the deadline passed`, [{ cardId: created.cardId }]);
+  }
+  upsertSearchAttributes([{ key: PROVIDER_STATUS, value: outcome.status }]);
+  if (outcome.status === 'FAILED') {
+    failWith(FailureType.CardProvisioningFailed, `the provider could not provision card ${created.cardId}`, [{ cardId: created.cardId }]);
+  }
+  return toCardView(outcome.data);
+
+  async function loadBin(req: IssueCardInput, refresh: boolean): Promise<CardBin> {
+    const found = await typedFailures(() => withRateBudget(() => general.getCardBin({ cardBinId: req.cardBinId, refresh })));
+    if (!found) {
+      const errors = { cardBinId: 'is not a BIN available to this project (GET /card-bins)' };
+      failWith(FailureType.ValidationFailed, describeErrors(errors), [{ errors }]);
+    }
+    assertValid(req, found);
+    return found;
+  }
+
+  async function assertCardholderApproved(cardholderId: string): Promise<void> {
+    const holder = await typedFailures(() => withRateBudget(() => general.getCardholder({ id: cardholderId })));
+    if (holder?.kycStatus !== 'APPROVED') {
+      failWith(FailureType.CardholderNotApproved, `cardholder ${cardholderId} is ${holder?.kycStatus ?? 'unknown'}, not APPROVED`, [
+        { errors: { cardholderId: 'must be an APPROVED KYC cardholder' } },
+      ]);
+    }
+  }
+
+  /** A stale BIN is refreshed and the request checked again against it before one more try. */
+  async function createCard(req: IssueCardInput, key: string): Promise<CardView> {
+    const attempt = () => typedFailures(() => withRateBudget(() => general.createCard({ input: req, idempotencyKey: key })));
+    try {
+      return await attempt();
+    } catch (err) {
+      if (applicationCause(err)?.type !== FailureType.StaleCardBin) throw err;
+      await loadBin(req, true);
+      return attempt();
+    }
+  }
+}
+
+function assertValid(input: IssueCardInput, bin?: CardBin): void {
+  const errors = issueCardErrors(input ?? ({} as IssueCardInput), bin);
+  if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid card request: ${describeErrors(errors)}`, [{ errors }]);
+}

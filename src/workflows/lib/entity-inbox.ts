@@ -1,0 +1,127 @@
+/**
+ * What every entity workflow does with the provider's events: applies each eventId once
+ * (across continue-as-new, via the snapshot), never lets an older status overwrite a newer
+ * one, and tells subscribed flows about every change.
+ */
+import { getExternalWorkflowHandle } from '@temporalio/workflow';
+import { entityStateSignal } from '../../shared/messages';
+import type { EntityKind } from '../../shared/ids';
+import type { EntityState, ProviderEvent } from '../../shared/types';
+
+/** eventIds remembered for de-duplication; older ones are forgotten first. */
+const MAX_REMEMBERED_EVENTS = 2000;
+
+/** Higher rank = later in the entity's life. Unknown statuses rank in the middle. */
+const STATUS_RANK: Record<EntityKind, Record<string, number>> = {
+  card: { CREATING: 0, FAILED: 1, ENABLE: 1, DISABLE: 1, EXPIRED: 2, DELETING: 2, DELETED: 3 },
+  kyc: { PENDING: 0, APPROVED: 2, REJECTED: 2 },
+  esimOrder: { PAID: 0, ISSUING: 1, FAILED: 2, ISSUED: 3, REFUNDED: 3 },
+  esim: { ACTIVE: 0, EXPIRING: 1, DEPLETED: 2, EXPIRED: 2 },
+  payout: { PENDING: 0, PROCESSING: 1, COMPLETED: 2, FAILED: 2, CANCELLED: 2 },
+  unrouted: {},
+};
+
+export interface InboxSnapshot {
+  state: EntityState;
+  seenEventIds: string[];
+  subscribers: string[];
+}
+
+export function emptySnapshot(kind: EntityKind, entityId: string): InboxSnapshot {
+  return { state: { kind, entityId, eventCount: 0 }, seenEventIds: [], subscribers: [] };
+}
+
+export class EntityInbox {
+  readonly state: EntityState;
+  readonly #seen: Set<string>;
+  readonly #subscribers: Set<string>;
+  #notifyPending = false;
+
+  constructor(snapshot: InboxSnapshot) {
+    this.state = { ...snapshot.state };
+    this.#seen = new Set(snapshot.seenEventIds);
+    this.#subscribers = new Set(snapshot.subscribers);
+  }
+
+  /** Records the event; false when its eventId was applied before. */
+  accept(event: ProviderEvent): boolean {
+    if (this.#seen.has(event.eventId)) return false;
+    this.#seen.add(event.eventId);
+    if (this.#seen.size > MAX_REMEMBERED_EVENTS) this.#seen.delete(this.#seen.values().next().value as string);
+    this.state.eventCount++;
+    const status = statusOf(event);
+    if (status !== undefined) this.#applyStatus(status, event.data, event.createdAt, event.eventId);
+    return true;
+  }
+
+  /** A status learned by polling or by our own call: applied under the same ordering rule. */
+  observe(status: string, data: Record<string, unknown>, at: number): void {
+    this.#applyStatus(status, data, at, this.state.lastEventId);
+  }
+
+  /** Overrides the status (our own successful operation, e.g. a freeze): always newest. */
+  set(status: string, data: Record<string, unknown>, at: number): void {
+    Object.assign(this.state, { status, data, lastEventAt: Math.max(at, this.state.lastEventAt ?? 0) });
+    this.#notifyPending = true;
+  }
+
+  subscribe(workflowId: string): void {
+    this.#subscribers.add(workflowId);
+    if (this.state.status !== undefined) this.#notifyPending = true;
+  }
+
+  get notifyPending(): boolean {
+    return this.#notifyPending;
+  }
+
+  get hasSubscribers(): boolean {
+    return this.#subscribers.size > 0;
+  }
+
+  /** Sends the current state to every subscriber; a subscriber that has closed is dropped. */
+  async notifySubscribers(): Promise<void> {
+    this.#notifyPending = false;
+    const state = { ...this.state };
+    await Promise.all(
+      [...this.#subscribers].map(async (id) => {
+        try {
+          await getExternalWorkflowHandle(id).signal(entityStateSignal, state);
+        } catch {
+          this.#subscribers.delete(id);
+        }
+      }),
+    );
+  }
+
+  snapshot(): InboxSnapshot {
+    return { state: { ...this.state }, seenEventIds: [...this.#seen], subscribers: [...this.#subscribers] };
+  }
+
+  #applyStatus(status: string, data: Record<string, unknown>, at: number, eventId: string | undefined): void {
+    if (!isNewer(this.state, status, at)) return;
+    Object.assign(this.state, { status, data, lastEventId: eventId, lastEventAt: at });
+    this.#notifyPending = true;
+  }
+}
+
+/** An older status never overwrites a newer one: rank first, then the event's time. */
+export function isNewer(current: EntityState, status: string, at: number): boolean {
+  if (current.status === undefined) return true;
+  const ranks = STATUS_RANK[current.kind];
+  const next = ranks[status] ?? 1;
+  const now = ranks[current.status] ?? 1;
+  if (next !== now) return next > now;
+  return at >= (current.lastEventAt ?? 0) && status !== current.status;
+}
+
+/** The status an event reports, if any (transactions and usage alerts report none). */
+export function statusOf(event: ProviderEvent): string | undefined {
+  const data = event.data;
+  if (typeof data.kycStatus === 'string') return data.kycStatus;
+  if (event.eventType === 'CARD_TRANSACTION' || event.eventType === 'ESIM_USAGE_ALERT') return undefined;
+  if (event.eventType === 'ESIM_EXPIRING') return 'EXPIRING';
+  if (event.eventType === 'ESIM_EXPIRED') return typeof data.reason === 'string' && data.reason === 'DEPLETED' ? 'DEPLETED' : 'EXPIRED';
+  if (typeof data.status === 'string') return data.status;
+  if (event.eventType.startsWith('PAYOUT_')) return event.eventType.slice('PAYOUT_'.length);
+  return undefined;
+}

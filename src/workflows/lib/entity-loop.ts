@@ -1,0 +1,57 @@
+/**
+ * The life of an entity workflow: wire the inbox to its signals and query, notify subscribers
+ * after every change, continue-as-new before the history grows large (carrying the inbox, so
+ * de-duplication survives), and close after a quiet linger once the entity is final.
+ */
+import { allHandlersFinished, condition, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { entityObservedSignal, entityStateQuery, providerEventSignal, subscribeSignal } from '../../shared/messages';
+import { PROVIDER_STATUS } from '../../shared/search-attributes';
+import type { ProviderEvent } from '../../shared/types';
+import type { EntityInbox } from './entity-inbox';
+
+export const DEFAULT_LINGER_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_MAX_HISTORY_EVENTS = 10_000;
+
+export interface EntityLoopOptions {
+  /** When true the workflow may close after `lingerMs` without news. */
+  isFinal: () => boolean;
+  lingerMs?: number;
+  maxHistoryEvents?: number;
+  /** Extra handling of an event the inbox accepted (e.g. a card transaction). */
+  onEvent?: (event: ProviderEvent) => void;
+  continueAsNew: () => Promise<never>;
+}
+
+export function wireInbox(inbox: EntityInbox, onEvent?: (event: ProviderEvent) => void): void {
+  setHandler(providerEventSignal, (event) => {
+    if (inbox.accept(event)) onEvent?.(event);
+  });
+  setHandler(subscribeSignal, ({ workflowId }) => inbox.subscribe(workflowId));
+  setHandler(entityObservedSignal, ({ status, data }) => inbox.observe(status, data, Date.now()));
+  setHandler(entityStateQuery, () => inbox.state);
+}
+
+export async function runEntityLoop(inbox: EntityInbox, opts: EntityLoopOptions): Promise<void> {
+  const lingerMs = opts.lingerMs ?? DEFAULT_LINGER_MS;
+  const maxHistory = opts.maxHistoryEvents ?? DEFAULT_MAX_HISTORY_EVENTS;
+  const shouldRoll = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistory;
+  let reportedStatus: string | undefined;
+  for (;;) {
+    const wake = () => inbox.notifyPending || shouldRoll();
+    const woke = opts.isFinal() ? await condition(wake, lingerMs) : (await condition(wake), true);
+    if (inbox.notifyPending) {
+      if (inbox.state.status !== reportedStatus) {
+        reportedStatus = inbox.state.status;
+        upsertSearchAttributes([{ key: PROVIDER_STATUS, value: reportedStatus ?? 'UNKNOWN' }]);
+      }
+      await inbox.notifySubscribers();
+      continue;
+    }
+    if (shouldRoll()) {
+      // Updates in flight finish here; signals that arrive meanwhile are handled before the new run starts.
+      await condition(allHandlersFinished);
+      await opts.continueAsNew();
+    }
+    if (!woke && opts.isFinal()) return;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Funding and withdrawal under a durable idempotency key, shared by the fundCard and
+ * withdrawFromCard workflows and by the card workflow's updates. The key is fixed before
+ * the first call (the caller's, or derived from the workflow ID) and travels in the
+ * activity's input, so it is in history and every retry reuses it.
+ */
+import { sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { CARD_ID, FLOW_KIND } from '../../shared/search-attributes';
+import { deriveIdempotencyKey } from '../../shared/ids';
+import { FailureType } from '../../shared/failures';
+import { describeErrors, hasErrors, moneyMovementErrors } from '../../shared/card-rules';
+import type { MoneyMovementInput, MoneyMovementKind, MoneyMovementResult } from '../../shared/types';
+import type { OperationOutcome } from '../../activities/funding';
+import { failWith, providerActivities, typedFailures, withRateBudget } from './provider';
+import { DEFAULT_TIMINGS } from './await-outcome';
+
+/** A money movement must never be given up while its outcome is unknown: attempts are bounded by time, not count. */
+const moneyRetry = { maximumAttempts: 0, maximumInterval: '20 seconds' } as const;
+
+export function validateMoneyMovement(kind: MoneyMovementKind, input: MoneyMovementInput): void {
+  const errors = moneyMovementErrors(kind, input);
+  if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid ${kind}: ${describeErrors(errors)}`, [{ errors }]);
+}
+
+export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInput, keyScope = workflowInfo().workflowId): Promise<MoneyMovementResult> {
+  validateMoneyMovement(kind, input);
+  const idempotencyKey = input.idempotencyKey ?? deriveIdempotencyKey(kind === 'funding' ? 'fund' : 'wdr', keyScope);
+  const acts = providerActivities(kind, { retry: { ...moneyRetry, nonRetryableErrorTypes: ['RateLimited'] } });
+  const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey };
+
+  let outcome = await settle(() => withRateBudget(() => acts.moveMoney(request)), idempotencyKey);
+  let interval = input.timings?.pollInitialIntervalMs ?? 1000;
+  while (outcome.status === 'PROCESSING') {
+    await sleep(interval);
+    interval = Math.min(interval * 2, input.timings?.pollMaxIntervalMs ?? DEFAULT_TIMINGS.pollMaxIntervalMs);
+    outcome = await settle(() => withRateBudget(() => acts.getOperation({ idempotencyKey })), idempotencyKey);
+  }
+  if (outcome.status === 'FAILED') {
+    const type = outcome.failureReason === 'INSUFFICIENT_FUNDS' ? FailureType.InsufficientFunds : FailureType.OperationFailed;
+    failWith(type, `${kind} under key ${idempotencyKey} failed at the provider (${outcome.failureReason ?? 'no reason given'}); a new idempotency key is needed to try again`, [
+      { idempotencyKey, failureReason: outcome.failureReason },
+    ]);
+  }
+  return { cardId: input.cardId, amount: input.amount, operationId: outcome.operationId ?? '', status: 'COMPLETED', idempotencyKey };
+}
+
+/** Definitive activity failures end the flow with their own type; a terminal key says that a new key is needed. */
+function settle(call: () => Promise<OperationOutcome>, idempotencyKey: string): Promise<OperationOutcome> {
+  return typedFailures(call, (cause) => ({
+    message:
+      cause.type === FailureType.IdempotencyKeyTerminal
+        ? `idempotency key ${idempotencyKey} belongs to an attempt that definitively failed; start again with a new key`
+        : cause.message,
+    details: [...(cause.details ?? []), { idempotencyKey }],
+  }));
+}
+
+/** The body of the fundCard and withdrawFromCard workflows: searchable by card, then the movement. */
+export async function moneyMovementFlow(kind: MoneyMovementKind, input: MoneyMovementInput): Promise<MoneyMovementResult> {
+  const cardId = typeof input?.cardId === 'string' && input.cardId ? [{ key: CARD_ID, value: input.cardId }] : [];
+  upsertSearchAttributes([{ key: FLOW_KIND, value: kind === 'funding' ? 'fundCard' : 'withdrawFromCard' }, ...cardId]);
+  return moveMoney(kind, input);
+}

@@ -1,0 +1,80 @@
+/**
+ * How workflows reach the provider: activity proxies per rate class (each on its own
+ * rate-limited task queue) and a loop that waits out a 429 on a durable timer, so waiting
+ * for budget never spends the retry attempts meant for real failures.
+ */
+import { ActivityFailure, ApplicationFailure, proxyActivities, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import { rateClassQueue, type RateClass } from '../../shared/task-queues';
+
+const RATE_LIMIT_JITTER_MS = 1000;
+
+const baseOptions: ActivityOptions = {
+  startToCloseTimeout: '45 seconds',
+  // The activity heartbeats while its call is in flight: a lost worker is noticed quickly.
+  heartbeatTimeout: '5 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 12,
+    // A 429 ends the attempt chain at once; the workflow waits for the reset (withRateBudget).
+    nonRetryableErrorTypes: ['RateLimited'],
+  },
+};
+
+/** Activities that call the provider, on the task queue of their rate class. */
+export function providerActivities(rateClass: RateClass, overrides: ActivityOptions = {}): Activities {
+  return proxyActivities<Activities>({ ...baseOptions, ...overrides, taskQueue: rateClassQueue(workflowInfo().taskQueue, rateClass) });
+}
+
+/** Activities that do not call the provider (Temporal signals), on the workflow's own queue. */
+export const localActivities = proxyActivities<Activities>({ ...baseOptions, heartbeatTimeout: undefined, startToCloseTimeout: '30 seconds' });
+
+/** Calls `fn` again after each 429, no sooner than the window's reset plus jitter. */
+export async function withRateBudget<T>(fn: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      const waitMs = rateLimitWait(err);
+      if (waitMs === undefined) throw err;
+      await sleep(waitMs + Math.floor(Math.random() * RATE_LIMIT_JITTER_MS));
+    }
+  }
+}
+
+function rateLimitWait(err: unknown): number | undefined {
+  const failure = applicationCause(err);
+  if (failure?.type !== 'RateLimited') return undefined;
+  const details = failure.details?.[0] as { resetAt?: number; retryAfterMs?: number } | undefined;
+  if (details?.resetAt) return Math.max(1, details.resetAt - Date.now());
+  return Math.max(1, details?.retryAfterMs ?? 1000);
+}
+
+/** The ApplicationFailure behind an activity failure (or the failure itself). */
+export function applicationCause(err: unknown): ApplicationFailure | undefined {
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause;
+  if (err instanceof ApplicationFailure) return err;
+  return undefined;
+}
+
+/** Re-throws a provider failure as the workflow's own non-retryable failure of the same type, keeping its details. */
+export function failWith(type: string, message: string, details: unknown[] = []): never {
+  throw ApplicationFailure.create({ type, message, nonRetryable: true, details });
+}
+
+/**
+ * Runs a provider call and, when it fails definitively, fails the workflow (or update) with
+ * the provider failure's own type and details, so callers match on `type` directly.
+ */
+export async function typedFailures<T>(call: () => Promise<T>, rewrite?: (cause: ApplicationFailure) => { message: string; details?: unknown[] }): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    const cause = applicationCause(err);
+    if (!cause?.type) throw err;
+    const { message, details } = rewrite?.(cause) ?? { message: cause.message };
+    failWith(cause.type, message, details ?? cause.details ?? []);
+  }
+}

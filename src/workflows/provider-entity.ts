@@ -1,0 +1,41 @@
+/**
+ * providerEntity: one workflow per KYC cardholder, eSIM order, eSIM or payout, started by the
+ * bridge (signal-with-start) or by the flow that waits for it, whichever comes first. It holds
+ * the provider's events for that entity, so an event that arrives before any flow has learned
+ * the entity's id is never lost. A late event for an entity closed long ago starts a fresh run
+ * that records it, is searchable, and closes after its linger: no error loop.
+ */
+import { continueAsNew, upsertSearchAttributes } from '@temporalio/workflow';
+import type { EntityKind } from '../shared/ids';
+import { FLOW_KIND } from '../shared/search-attributes';
+import type { EntityState } from '../shared/types';
+import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inbox';
+import { runEntityLoop, wireInbox } from './lib/entity-loop';
+
+export interface ProviderEntityInput {
+  kind: EntityKind;
+  entityId: string;
+  snapshot?: InboxSnapshot;
+  lingerMs?: number;
+  maxHistoryEvents?: number;
+}
+
+const FINAL_STATUSES: Partial<Record<EntityKind, readonly string[]>> = {
+  kyc: ['APPROVED', 'REJECTED'],
+  esimOrder: ['ISSUED', 'REFUNDED'],
+  esim: ['EXPIRED', 'DEPLETED'],
+  payout: ['COMPLETED', 'FAILED', 'CANCELLED'],
+};
+
+export async function providerEntity(input: ProviderEntityInput): Promise<EntityState> {
+  const inbox = new EntityInbox(input.snapshot ?? emptySnapshot(input.kind, input.entityId));
+  wireInbox(inbox);
+  upsertSearchAttributes([{ key: FLOW_KIND, value: `entity:${input.kind}` }]);
+  await runEntityLoop(inbox, {
+    isFinal: () => FINAL_STATUSES[input.kind]?.includes(inbox.state.status ?? '') ?? false,
+    lingerMs: input.lingerMs,
+    maxHistoryEvents: input.maxHistoryEvents,
+    continueAsNew: () => continueAsNew<typeof providerEntity>({ ...input, snapshot: inbox.snapshot() }),
+  });
+  return inbox.state;
+}

@@ -1,0 +1,45 @@
+/**
+ * Temporal down: the bridge must answer 503 (never 2xx for an event Temporal did not take), and
+ * the provider's redelivery must complete the flow once Temporal is back. This test runs its own
+ * dev server with a database file, so it can stop and restart it without touching the others.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config';
+import { ensureTemporalCli } from '../../src/temporal/cli';
+import { freePort, startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { issueTestCard } from '../helpers/flows';
+import { deliveries, waitUntil } from '../helpers/wait';
+import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';
+
+describe('bridge during a Temporal outage', () => {
+  let server: DevServer | undefined;
+  let stack: Stack | undefined;
+  afterAll(async () => {
+    await stack?.close();
+    await server?.stop();
+  });
+
+  test('answers 503 while Temporal is down, and redelivery completes the flow when it is back', async () => {
+    const cliPath = await ensureTemporalCli(loadConfig().temporal.cliPath);
+    const dbFile = join(mkdtempSync(join(tmpdir(), 'outage-')), 'temporal.db');
+    const port = await freePort();
+    const start = () => startDevServer({ cliPath, port, dbFile, headless: true });
+    server = await start();
+    stack = await startStack({ cardProvisioningMs: 6000, webhook: { retryBaseMs: 500 } }, { TEMPORAL_ADDRESS: server.address });
+
+    const issuing = issueTestCard(stack, 900, { timings: { ...FAST_TIMINGS, webhookWaitMs: 120_000, deadlineMs: 300_000 } });
+    // Wait until the card exists at the provider (the flow is now waiting for CARD_CREATED), then stop Temporal.
+    await waitUntil(async () => (await stack!.control('GET', '/ledger')).cards.length === 1);
+    await server.stop();
+    await waitUntil(async () => (await deliveries(stack!.control)).some((d) => d.eventType === 'CARD_CREATED' && JSON.stringify(d).includes('503')), 30_000);
+    server = await start();
+    const card = await issuing;
+    expect(card.status).toBe('ENABLE');
+    const createdLog = (await deliveries(stack.control)).find((d) => d.eventType === 'CARD_CREATED')!;
+    expect(createdLog.delivered).toBe(true);
+    expect(JSON.stringify(createdLog)).toContain('503');
+  }, 240_000);
+});
+

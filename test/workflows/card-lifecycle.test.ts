@@ -1,0 +1,105 @@
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ValueSealer } from '../../src/codec/sealed-value';
+import type { CardSensitive } from '../../src/provider/schemas';
+import { entityWorkflowId } from '../../src/shared/ids';
+import {
+  cardStateQuery,
+  deleteCardUpdate,
+  freezeCardUpdate,
+  fundCardUpdate,
+  providerEventSignal,
+  revealSensitiveUpdate,
+  setPinUpdate,
+  unfreezeCardUpdate,
+} from '../../src/shared/messages';
+import { waitUntil } from '../helpers/wait';
+import { issueTestCard } from '../helpers/flows';
+import { fixtureBins } from '../helpers/provider';
+import { historyTexts } from '../helpers/history';
+import { startStack, uniqueId, type Stack } from '../helpers/stack';
+
+describe('the card workflow', () => {
+  let stack: Stack;
+  afterEach(async () => stack?.close());
+
+  test('serialises freeze, unfreeze, PIN, funding and delete as updates; answers state and transactions by query', async () => {
+    stack = await startStack({ cardProvisioningMs: 50 });
+    const { pin } = await fixtureBins(stack);
+    const card = await issueTestCard(stack, 1000, { cardBinId: pin.cardBinId });
+    const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
+
+    expect((await handle.executeUpdate(freezeCardUpdate)).status).toBe('DISABLE');
+    expect((await handle.executeUpdate(unfreezeCardUpdate)).status).toBe('ENABLE');
+    await handle.executeUpdate(setPinUpdate, { args: [{ pin: '4821' }] });
+    // Two fundings sent at once run one after the other, each once.
+    const [a, b] = await Promise.all([
+      handle.executeUpdate(fundCardUpdate, { args: [{ amount: 150 }] }),
+      handle.executeUpdate(fundCardUpdate, { args: [{ amount: 250 }] }),
+    ]);
+    expect(a.operationId).not.toBe(b.operationId);
+    await stack.control('POST', `/cards/${card.cardId}/transactions`, { amount: 120, merchantName: 'Coffee Shop' });
+    await waitUntil(async () => (await handle.query(cardStateQuery)).recentTransactions.length === 1);
+    const state = await handle.query(cardStateQuery);
+    expect(state.recentTransactions[0]).toMatchObject({ amount: 120, merchantName: 'Coffee Shop' });
+
+    const deleted = await handle.executeUpdate(deleteCardUpdate);
+    expect(['DELETING', 'DELETED']).toContain(deleted.status);
+    expect((await stack.control('GET', '/ledger')).violations).toEqual([]);
+  });
+
+  test('validators refuse bad input before it is accepted: nothing reaches history or the provider', async () => {
+    stack = await startStack({ cardProvisioningMs: 50 });
+    const card = await issueTestCard(stack, 1000);
+    const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
+    for (const [update, args] of [
+      [setPinUpdate, [{ pin: '1123' }]],
+      [fundCardUpdate, [{ amount: 50 }]],
+    ] as const) {
+      const err = await handle.executeUpdate(update as typeof setPinUpdate, { args: args as never }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+      expect(((err as WorkflowUpdateFailedError).cause as { type?: string }).type).toBe('ValidationFailed');
+    }
+    const history = JSON.stringify(await handle.fetchHistory());
+    expect(history).not.toContain('WorkflowExecutionUpdateAccepted');
+    expect(history).not.toMatch(/UPDATE_ACCEPTED/);
+  });
+
+  test('continues as new before its history grows large, keeping state and de-duplication', async () => {
+    stack = await startStack({ cardProvisioningMs: 50 });
+    const card = await issueTestCard(stack, 1000);
+    // A card workflow with a tiny history budget, for a second card id that the provider does not know.
+    const cardId = `crd_${uniqueId('x').replace(/-/g, '').slice(0, 20)}`;
+    const workflowId = uniqueId('card-can');
+    const handle = await stack.client.workflow.start('cardLifecycle', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId, maxHistoryEvents: 40 }] });
+    const firstRun = handle.firstExecutionRunId;
+    const event = (n: number) => ({ eventId: `evt_tx_${n}`, eventType: 'CARD_TRANSACTION', createdAt: Date.now(), data: { cardId, amount: n, currency: 'USD', merchantName: `m${n}`, status: 'APPROVED' } });
+    for (let n = 1; n <= 30; n++) await handle.signal(providerEventSignal, event(n));
+    await handle.signal(providerEventSignal, event(3)); // a duplicate from before the roll-over
+    await waitUntil(async () => (await stack.client.workflow.getHandle(workflowId).describe()).runId !== firstRun);
+    await waitUntil(async () => (await stack.client.workflow.getHandle(workflowId).query(cardStateQuery)).recentTransactions.length === 30);
+    const state = await stack.client.workflow.getHandle(workflowId).query(cardStateQuery);
+    expect(new Set(state.recentTransactions.map((t) => t.eventId)).size).toBe(30);
+    expect(card.status).toBe('ENABLE');
+    await stack.client.workflow.getHandle(workflowId).terminate('test done');
+  });
+
+  test('the sensitive read reaches its caller, and the full history holds neither the PAN nor the CVV', async () => {
+    stack = await startStack({ cardProvisioningMs: 50 });
+    const card = await issueTestCard(stack, 1000);
+    const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
+    const sealed = await handle.executeUpdate(revealSensitiveUpdate);
+    const sensitive = new ValueSealer(stack.config.codec).unseal<CardSensitive>(sealed);
+    expect(sensitive.cardNumber).toMatch(/^\d{16}$/);
+    expect(sensitive.cardNumber.slice(-4)).toBe(card.cardNumber.slice(-4));
+    // The issuing flow and the card workflow: as stored, and decoded with the payload codec.
+    for (const h of [handle, stack.client.workflow.getHandle(card.issuedBy)]) {
+      const { stored, decoded } = await historyTexts(await h.fetchHistory(), stack.config.codec);
+      expect(decoded.length).toBeGreaterThan(100);
+      for (const text of [stored, decoded]) {
+        expect(text).not.toContain(sensitive.cardNumber);
+        expect(text).not.toMatch(new RegExp(`"cvv"\\s*:\\s*"${sensitive.cvv}"`));
+      }
+    }
+  });
+});
+
