@@ -7,8 +7,15 @@ export async function waitUntil(check: () => Promise<boolean>, timeoutMs = 60_00
   }
 }
 
-/** The sandbox's webhook delivery log as a list. */
-export async function deliveries(control: (m: string, p: string) => Promise<any>): Promise<Array<{ eventId: string; eventType: string; delivered: boolean }>> {
-  const log = await control('GET', '/webhooks');
-  return Array.isArray(log) ? log : (log.deliveries ?? log.webhooks ?? []);
+export interface Delivery {
+  eventId: string;
+  eventType: string;
+  status: 'PENDING' | 'DELIVERED' | 'FAILED' | 'DROPPED';
+  copies: number;
+  attempts: Array<{ statusCode: number | null }>;
+}
+
+/** The sandbox's webhook delivery log. */
+export async function deliveries(control: (m: string, p: string) => Promise<{ deliveries: Delivery[] }>): Promise<Delivery[]> {
+  return (await control('GET', '/webhooks')).deliveries;
 }

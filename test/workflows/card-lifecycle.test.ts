@@ -70,7 +70,7 @@ describe('the card workflow', () => {
     // A card workflow with a tiny history budget, for a second card id that the provider does not know.
     const cardId = `crd_${uniqueId('x').replace(/-/g, '').slice(0, 20)}`;
     const workflowId = uniqueId('card-can');
-    const handle = await stack.client.workflow.start('cardLifecycle', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId, maxHistoryEvents: 40 }] });
+    const handle = await stack.client.workflow.start('cardLifecycle', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId, maxHistoryEvents: 20 }] });
     const firstRun = handle.firstExecutionRunId;
     const event = (n: number) => ({ eventId: `evt_tx_${n}`, eventType: 'CARD_TRANSACTION', createdAt: Date.now(), data: { cardId, amount: n, currency: 'USD', merchantName: `m${n}`, status: 'APPROVED' } });
     for (let n = 1; n <= 30; n++) await handle.signal(providerEventSignal, event(n));

@@ -15,7 +15,7 @@ import { failWith, providerActivities, typedFailures, withRateBudget } from './p
 import { DEFAULT_TIMINGS } from './await-outcome';
 
 /** A money movement must never be given up while its outcome is unknown: attempts are bounded by time, not count. */
-const moneyRetry = { maximumAttempts: 0, maximumInterval: '20 seconds' } as const;
+const moneyRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
 
 export function validateMoneyMovement(kind: MoneyMovementKind, input: MoneyMovementInput): void {
   const errors = moneyMovementErrors(kind, input);
@@ -25,7 +25,7 @@ export function validateMoneyMovement(kind: MoneyMovementKind, input: MoneyMovem
 export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInput, keyScope = workflowInfo().workflowId): Promise<MoneyMovementResult> {
   validateMoneyMovement(kind, input);
   const idempotencyKey = input.idempotencyKey ?? deriveIdempotencyKey(kind === 'funding' ? 'fund' : 'wdr', keyScope);
-  const acts = providerActivities(kind, { retry: { ...moneyRetry, nonRetryableErrorTypes: ['RateLimited'] } });
+  const acts = providerActivities(kind, { retry: moneyRetry });
   const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey };
 
   let outcome = await settle(() => withRateBudget(() => acts.moveMoney(request)), idempotencyKey);

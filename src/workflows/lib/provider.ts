@@ -25,7 +25,12 @@ const baseOptions: ActivityOptions = {
 
 /** Activities that call the provider, on the task queue of their rate class. */
 export function providerActivities(rateClass: RateClass, overrides: ActivityOptions = {}): Activities {
-  return proxyActivities<Activities>({ ...baseOptions, ...overrides, taskQueue: rateClassQueue(workflowInfo().taskQueue, rateClass) });
+  return proxyActivities<Activities>({
+    ...baseOptions,
+    ...overrides,
+    retry: { ...baseOptions.retry, ...overrides.retry },
+    taskQueue: rateClassQueue(workflowInfo().taskQueue, rateClass),
+  });
 }
 
 /** Activities that do not call the provider (Temporal signals), on the workflow's own queue. */

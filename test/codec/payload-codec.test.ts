@@ -1,0 +1,107 @@
+import { inspect } from 'node:util';
+import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload } from '@temporalio/common';
+import {
+  decodeOptionalFailureToOptionalError,
+  encodeErrorToFailure,
+  loadDataConverter,
+} from '@temporalio/common/lib/internal-non-workflow';
+import { temporal } from '@temporalio/proto';
+import {
+  createDataConverter,
+  createPayloadCodec,
+  ENCRYPTED_ENCODING,
+  METADATA_KEY_ID,
+  PayloadCodecError,
+} from '../../src/codec/payload-codec';
+
+const PAN = '4111111111111111';
+const OLD = { keyId: 'k2024', key: Buffer.alloc(32, 1).toString('base64') };
+const NEW = { keyId: 'k2025', key: Buffer.alloc(32, 2).toString('base64') };
+
+const toPayload = (value: unknown): Payload => defaultPayloadConverter.toPayload(value)!;
+const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('utf8');
+/** Every byte Temporal would store for these payloads, as latin1 so a plaintext match cannot hide. */
+const wire = (payloads: Payload[]) =>
+  payloads.map((p) => Buffer.from(temporal.api.common.v1.Payload.encode(p).finish()).toString('latin1')).join('');
+
+describe('EncryptionCodec', () => {
+  const codec = createPayloadCodec(NEW);
+
+  it('round-trips payloads, their metadata included', async () => {
+    const originals = [toPayload({ pan: PAN, name: 'Ada' }), toPayload(undefined), toPayload(new Uint8Array([0, 1, 2]))];
+    const decoded = await codec.decode(await codec.encode(originals));
+    expect(decoded.map((p) => defaultPayloadConverter.fromPayload(p))).toEqual([{ pan: PAN, name: 'Ada' }, undefined, new Uint8Array([0, 1, 2])]);
+    expect(text(decoded[0].metadata?.[METADATA_ENCODING_KEY])).toBe('json/plain');
+  });
+
+  it('stores only ciphertext, marked with the encoding and key id', async () => {
+    const [encoded] = await codec.encode([toPayload({ pan: PAN })]);
+    expect(text(encoded.metadata?.[METADATA_ENCODING_KEY])).toBe(ENCRYPTED_ENCODING);
+    expect(text(encoded.metadata?.[METADATA_KEY_ID])).toBe('k2025');
+    expect(wire([encoded])).not.toContain(PAN);
+    expect(wire([encoded])).not.toContain('json/plain');
+    // iv(12) || ciphertext || tag(16): a fresh iv per payload, so equal inputs never look equal.
+    const [again] = await codec.encode([toPayload({ pan: PAN })]);
+    expect(Buffer.from(again.data!).equals(Buffer.from(encoded.data!))).toBe(false);
+  });
+
+  it('passes payloads that are not encrypted through decode untouched', async () => {
+    const plain = toPayload({ hello: 'world' });
+    const [decoded] = await codec.decode([plain]);
+    expect(decoded).toBe(plain);
+  });
+
+  it('decrypts with a previous key after rotation and seals with the new one', async () => {
+    const [sealedByOld] = await createPayloadCodec(OLD).encode([toPayload(PAN)]);
+    const rotated = createPayloadCodec({ ...NEW, previousKeys: { [OLD.keyId]: OLD.key } });
+
+    const [opened] = await rotated.decode([sealedByOld]);
+    expect(defaultPayloadConverter.fromPayload(opened)).toBe(PAN);
+    const [sealedByNew] = await rotated.encode([toPayload(PAN)]);
+    expect(text(sealedByNew.metadata?.[METADATA_KEY_ID])).toBe(NEW.keyId);
+  });
+
+  it('names an unknown key id, never the key', async () => {
+    const [sealedByOld] = await createPayloadCodec(OLD).encode([toPayload(PAN)]);
+    const error: unknown = await codec.decode([sealedByOld]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PayloadCodecError);
+    expect((error as PayloadCodecError).type).toBe('PayloadCodecError');
+    expect((error as Error).message).toMatch(/unknown encryption key id "k2024"/);
+    expect((error as Error).message).not.toContain(OLD.key);
+    expect((error as Error).message).not.toContain(NEW.key);
+  });
+
+  it('rejects tampered ciphertext', async () => {
+    const [encoded] = await codec.encode([toPayload({ pan: PAN })]);
+    const data = Buffer.from(encoded.data!);
+    data[20] ^= 0x01;
+    await expect(codec.decode([{ ...encoded, data }])).rejects.toThrow(/key id "k2025": authentication failed/);
+    await expect(codec.decode([{ ...encoded, data: data.subarray(0, 10) }])).rejects.toThrow(/too short/);
+  });
+
+  it('keeps key material out of JSON, inspect and bad-key errors', () => {
+    const rotated = createPayloadCodec({ ...NEW, previousKeys: { [OLD.keyId]: OLD.key } });
+    const shown = JSON.stringify(rotated) + inspect(rotated, { showHidden: true, depth: 10 });
+    expect(shown).toContain('k2025');
+    for (const key of [NEW.key, OLD.key]) expect(shown).not.toContain(key);
+    const shortKey = Buffer.alloc(16, 9).toString('base64');
+    expect(() => createPayloadCodec({ keyId: 'short', key: shortKey })).toThrow(/key "short" must be 32 bytes/);
+    expect(() => createPayloadCodec({ keyId: 'short', key: shortKey })).not.toThrow(shortKey);
+  });
+});
+
+describe('createDataConverter', () => {
+  it('encrypts failure messages and stack traces, and restores them on decode', async () => {
+    const converter = loadDataConverter(createDataConverter(NEW));
+    const failure = await encodeErrorToFailure(converter, new Error(`card ${PAN} declined`));
+
+    expect(failure.message).not.toContain(PAN);
+    expect(failure.stackTrace ?? '').not.toContain(PAN);
+    const stored = Buffer.from(temporal.api.failure.v1.Failure.encode(failure).finish()).toString('latin1');
+    expect(stored).not.toContain(PAN);
+    expect(text(failure.encodedAttributes?.metadata?.[METADATA_ENCODING_KEY])).toBe(ENCRYPTED_ENCODING);
+
+    const error = await decodeOptionalFailureToOptionalError(converter, failure);
+    expect(error?.message).toBe(`card ${PAN} declined`);
+  });
+});

@@ -1,0 +1,119 @@
+/** The mapping from the provider's answers to error types, without a server. */
+import {
+  ERROR_TRAITS,
+  PROVIDER_ERROR_TYPES,
+  ProviderError,
+  errorFromResponse,
+  errorFromTransportFailure,
+  isProviderError,
+  type EndpointRef,
+} from '../../src/provider/errors';
+import { unwrapEnvelope } from '../../src/provider/transport';
+
+const createCard: EndpointRef = { key: 'createCard', method: 'POST', path: '/cards' };
+const fundCard: EndpointRef = { key: 'fundCard', method: 'POST', path: '/cards/:cardId/funding' };
+const NOW = 1_767_225_600_000;
+
+describe('errorFromResponse', () => {
+  it.each([
+    [400, 'VALIDATION_FAILED', 'ValidationFailed'],
+    [403, 'IP_NOT_WHITELISTED', 'IpNotWhitelisted'],
+    [403, 'INVALID_SIGNATURE', 'InvalidSignature'],
+    [404, 'NOT_FOUND', 'NotFound'],
+    [409, 'NONCE_REUSED', 'NonceReused'],
+    [409, 'IDEMPOTENCY_CONFLICT', 'IdempotencyConflict'],
+    [409, 'IDEMPOTENCY_IN_PROGRESS', 'IdempotencyInProgress'],
+    [409, 'IDEMPOTENCY_KEY_TERMINAL', 'IdempotencyKeyTerminal'],
+    [409, 'DUPLICATE_CARDHOLDER', 'DuplicateCardholder'],
+    [422, 'INSUFFICIENT_FUNDS', 'InsufficientFunds'],
+    [422, 'PLAN_UNAVAILABLE', 'PlanUnavailable'],
+    [422, 'CARDHOLDER_NOT_APPROVED', 'CardholderNotApproved'],
+    [422, 'CARD_LIMIT_REACHED', 'CardLimitReached'],
+    [422, 'INVALID_STATE', 'InvalidState'],
+    [500, 'INTERNAL_ERROR', 'ServerError'],
+    [410, 'UPLOAD_URL_EXPIRED', 'UploadUrlExpired'],
+  ])('%i %s → %s', (status, code, type) => {
+    const err = errorFromResponse(status, { code: status, message: `${code}: some text` }, {}, fundCard, NOW);
+    expect(err.type).toBe(type);
+    expect(err.status).toBe(status);
+    expect(err.code).toBe(code);
+    expect(err.retryable).toBe(ERROR_TRAITS[err.type].retryable);
+  });
+
+  it('maps by status when the body is not JSON (a proxy page) or the code is unknown', () => {
+    expect(errorFromResponse(502, undefined, {}, fundCard, NOW).type).toBe('ServerError');
+    expect(errorFromResponse(502, undefined, {}, fundCard, NOW).mayHaveTakenEffect).toBe(true);
+    expect(errorFromResponse(413, undefined, {}, fundCard, NOW).type).toBe('FileTooLarge');
+    expect(errorFromResponse(404, { message: 'Not Found' }, {}, fundCard, NOW).type).toBe('NotFound');
+    expect(errorFromResponse(409, { message: 'SOMETHING_NEW' }, {}, fundCard, NOW).type).toBe('IdempotencyConflict');
+    expect(errorFromResponse(429, undefined, {}, fundCard, NOW).type).toBe('RateLimited');
+  });
+
+  it('keeps the field map of a validation failure', () => {
+    const err = errorFromResponse(400, { code: 400, message: 'VALIDATION_FAILED', errors: { amount: 'min 100' } }, {}, fundCard, NOW);
+    expect(err.type).toBe('ValidationFailed');
+    expect(err.errors).toEqual({ amount: 'min 100' });
+    expect(err.message).toContain('amount');
+  });
+
+  it('reads a cardBinId error on POST /cards as StaleCardBin, elsewhere as ValidationFailed', () => {
+    const body = { code: 400, message: 'VALIDATION_FAILED', errors: { cardBinId: 'unknown' } };
+    expect(errorFromResponse(400, body, {}, createCard, NOW).type).toBe('StaleCardBin');
+    expect(errorFromResponse(400, body, {}, fundCard, NOW).type).toBe('ValidationFailed');
+  });
+
+  it('takes resetAt of a 429 from X-RateLimit-Reset, else from the message', () => {
+    const body = { code: 429, message: 'RATE_LIMITED: limit of 70 per 60s reached, retry in 12 seconds' };
+    const fromHeader = errorFromResponse(429, body, { 'x-ratelimit-reset': String(NOW + 5000) }, fundCard, NOW);
+    expect(fromHeader).toMatchObject({ type: 'RateLimited', resetAt: NOW + 5000, retryAfterMs: 5000, retryable: true, mayHaveTakenEffect: false });
+    const fromMessage = errorFromResponse(429, body, {}, fundCard, NOW);
+    expect(fromMessage).toMatchObject({ resetAt: NOW + 12_000, retryAfterMs: 12_000 });
+  });
+
+  it('never puts the provider free text into the message', () => {
+    const err = errorFromResponse(400, { code: 400, message: 'VALIDATION_FAILED: card 4111111111111111 cvv 123' }, {}, fundCard, NOW);
+    expect(err.message).not.toContain('4111');
+    expect(JSON.stringify(err)).not.toContain('4111');
+  });
+});
+
+describe('errorFromTransportFailure', () => {
+  const withCode = (code: string) => Object.assign(new Error('x'), { code });
+
+  it('a refused connection never reached the provider', () => {
+    expect(errorFromTransportFailure(withCode('ECONNREFUSED'), fundCard)).toMatchObject({ type: 'NetworkError', retryable: true, mayHaveTakenEffect: false });
+  });
+  it('a reset after sending may have taken effect', () => {
+    expect(errorFromTransportFailure(withCode('UND_ERR_SOCKET'), fundCard)).toMatchObject({ type: 'NetworkError', mayHaveTakenEffect: true });
+  });
+  it('timeouts waiting for the answer may have taken effect', () => {
+    expect(errorFromTransportFailure(withCode('UND_ERR_HEADERS_TIMEOUT'), fundCard)).toMatchObject({ type: 'Timeout', mayHaveTakenEffect: true });
+    expect(errorFromTransportFailure(new DOMException('t', 'TimeoutError'), fundCard)).toMatchObject({ type: 'Timeout', mayHaveTakenEffect: true });
+    expect(errorFromTransportFailure(withCode('UND_ERR_CONNECT_TIMEOUT'), fundCard)).toMatchObject({ type: 'Timeout', mayHaveTakenEffect: false });
+  });
+});
+
+describe('unwrapEnvelope', () => {
+  it('returns data on success', () => {
+    expect(unwrapEnvelope(200, '{"code":0,"message":"SUCCESS","data":{"a":1}}', {}, fundCard, NOW)).toEqual({ a: 1 });
+  });
+  it('a 2xx that is not an envelope is an InvalidResponse that may have taken effect', () => {
+    expect(() => unwrapEnvelope(200, '<html>', {}, fundCard, NOW)).toThrow(expect.objectContaining({ type: 'InvalidResponse', mayHaveTakenEffect: true }));
+  });
+  it('a 200 carrying a failure envelope maps by its code', () => {
+    expect(() => unwrapEnvelope(200, '{"code":422,"message":"INSUFFICIENT_FUNDS"}', {}, fundCard, NOW)).toThrow(expect.objectContaining({ type: 'InsufficientFunds', status: 422 }));
+  });
+});
+
+describe('isProviderError', () => {
+  it('recognises by type, also on plain objects that crossed a boundary', () => {
+    expect(isProviderError(new ProviderError({ type: 'NotFound' }))).toBe(true);
+    expect(isProviderError({ type: 'Timeout', message: 'x' }, 'Timeout')).toBe(true);
+    expect(isProviderError({ type: 'Timeout' }, 'NotFound')).toBe(false);
+    expect(isProviderError(new Error('x'))).toBe(false);
+    expect(isProviderError({ type: 'SomethingElse' })).toBe(false);
+  });
+  it('has traits for every type', () => {
+    for (const t of PROVIDER_ERROR_TYPES) expect(ERROR_TRAITS[t]).toBeDefined();
+  });
+});

@@ -1,0 +1,48 @@
+/** The rate window bookkeeping and the retry delay, without a server. */
+import { RateBudget, parseRateHeaders, retryDelayFor } from '../../src/provider/rate-budget';
+
+const NOW = 1_767_225_600_000;
+const headers = (limit: number, remaining: number, reset: number) => ({
+  'x-ratelimit-limit': String(limit),
+  'x-ratelimit-remaining': String(remaining),
+  'x-ratelimit-reset': String(reset),
+});
+
+describe('RateBudget', () => {
+  it('lets calls through while the window has room or is unknown', () => {
+    const budget = new RateBudget();
+    expect(budget.check('fundCard', NOW)).toBeUndefined();
+    budget.record('fundCard', headers(70, 1, NOW + 1000));
+    expect(budget.check('fundCard', NOW)).toBeUndefined();
+  });
+
+  it('reports the reset to wait for when the window is spent, per endpoint key', () => {
+    const budget = new RateBudget();
+    budget.record('fundCard', headers(70, 0, NOW + 1000));
+    expect(budget.check('fundCard', NOW)).toBe(NOW + 1000);
+    expect(budget.check('getCard', NOW)).toBeUndefined();
+    expect(budget.check('fundCard', NOW + 1000)).toBeUndefined();
+  });
+
+  it('ignores answers without the headers', () => {
+    const budget = new RateBudget();
+    budget.record('fundCard', headers(70, 0, NOW + 1000));
+    budget.record('fundCard', {});
+    expect(budget.get('fundCard')).toEqual({ limit: 70, remaining: 0, resetAt: NOW + 1000 });
+    expect(parseRateHeaders({ 'x-ratelimit-limit': '1' })).toBeUndefined();
+  });
+});
+
+describe('retryDelayFor', () => {
+  it('is the time until the reset plus the jitter', () => {
+    expect(retryDelayFor(NOW + 5000, NOW, 250)).toBe(5250);
+  });
+  it('never returns a time before the reset, whatever the jitter', () => {
+    for (const jitter of [-1000, 0, NaN, -Infinity, 0.4, 999]) {
+      expect(NOW + retryDelayFor(NOW + 3210, NOW, jitter)).toBeGreaterThanOrEqual(NOW + 3210);
+    }
+  });
+  it('is just the jitter once the window has reset', () => {
+    expect(retryDelayFor(NOW - 10, NOW, 40)).toBe(40);
+  });
+});

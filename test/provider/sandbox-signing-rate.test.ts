@@ -1,0 +1,91 @@
+/**
+ * Over real HTTP: every physical attempt is signed afresh, and rate limits are read from
+ * the provider's headers so that a retry never comes before the window resets.
+ */
+import { isProviderError, type ProviderError } from '../../src/provider/errors';
+import { randomJitter, retryDelayFor } from '../../src/provider/rate-budget';
+import { RecordingSigner, failureOf, sleep, startHarness, type SandboxHarness } from './helpers/sandbox';
+
+let h: SandboxHarness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+beforeEach(() => h.control.reset());
+
+describe('fresh signature per physical attempt', () => {
+  it('never repeats a nonce, across successes, failures and repeated calls', async () => {
+    const signer = new RecordingSigner();
+    const client = h.client({ signer });
+    for (let i = 0; i < 5; i++) await client.listCardBins();
+    // The same logical call repeated after failures, as a Temporal retry would do it.
+    await h.control.config({ faults: { errorRate: 1 } });
+    for (let i = 0; i < 3; i++) await expect(client.getWalletBalance()).rejects.toMatchObject({ type: 'ServerError' });
+    await h.control.config({ faults: { errorRate: 0 } });
+    await client.getWalletBalance();
+
+    expect(signer.nonces).toHaveLength(9);
+    expect(new Set(signer.nonces).size).toBe(9);
+    for (const n of signer.nonces) expect(n.length).toBeGreaterThanOrEqual(16);
+    // The provider saw no replay either.
+    expect((await h.control.stats('getWalletBalance')).byStatus).toEqual({ 200: 1, 500: 3 });
+  });
+
+  it('sends a failed call once: no hidden retries in the transport', async () => {
+    const client = h.client();
+    await h.control.config({ faults: { errorRate: 1 } });
+    await expect(client.listCardBins()).rejects.toMatchObject({ type: 'ServerError' });
+    expect((await h.control.stats('listCardBins')).requests).toBe(1);
+  });
+});
+
+describe('rate limits', () => {
+  /** Calls until the provider itself answers 429 (a fresh window may open in between). */
+  async function realRateLimit(windowMs: number) {
+    await h.control.config({ rateLimit: { windowMs, general: 2 } });
+    // Fail-fast off: this test wants the provider's own 429, not the local refusal.
+    const client = h.client({ failFastWhenBudgetSpent: false });
+    for (let i = 0; i < 10; i++) {
+      const err = await client.getWalletBalance().then(() => undefined, (e: unknown) => e);
+      if (isProviderError(err, 'RateLimited')) return { err, client };
+      if (err) throw err;
+    }
+    throw new Error('the sandbox never answered 429');
+  }
+
+  it('a 429 carries resetAt from X-RateLimit-Reset (epoch ms) and the wait', async () => {
+    const { err, client } = await realRateLimit(60_000);
+    expect(err).toMatchObject({ type: 'RateLimited', status: 429, code: 'RATE_LIMITED', retryable: true, mayHaveTakenEffect: false });
+    expect(err.resetAt).toBe(client.rateBudget.get('getWalletBalance')?.resetAt);
+    // Windows are aligned to multiples of windowMs: the reset is the next boundary.
+    expect(err.resetAt! % 60_000).toBe(0);
+    expect(err.resetAt!).toBeGreaterThan(Date.now());
+    expect(err.retryAfterMs).toBeGreaterThan(0);
+    expect(err.retryAfterMs).toBeLessThanOrEqual(60_000);
+    expect((await h.control.stats('getWalletBalance')).byStatus[429]).toBe(1);
+  });
+
+  it('retryDelayFor a real 429 never retries before the reset, and the retry then succeeds', async () => {
+    const { err } = await realRateLimit(1500);
+    const now = Date.now();
+    const delay = retryDelayFor(err.resetAt!, now, randomJitter(50));
+    expect(now + delay).toBeGreaterThanOrEqual(err.resetAt!);
+    await sleep(delay);
+    const fresh = h.client({ failFastWhenBudgetSpent: false });
+    await expect(fresh.getWalletBalance()).resolves.toMatchObject({ currency: 'USD' });
+  });
+
+  it('fails fast without spending a request while the known window is spent', async () => {
+    await h.control.config({ rateLimit: { general: 1 } });
+    const client = h.client();
+    await client.getWalletBalance();
+    expect(client.rateBudget.get('getWalletBalance')).toMatchObject({ limit: 1, remaining: 0 });
+
+    const err = (await failureOf(client.getWalletBalance())) as ProviderError;
+    expect(err).toMatchObject({ type: 'RateLimited', code: 'RATE_BUDGET_SPENT', status: undefined, resetAt: client.rateBudget.get('getWalletBalance')!.resetAt });
+    expect((await h.control.stats('getWalletBalance')).requests).toBe(1);
+    // Other endpoints have their own counters and still go through.
+    await expect(client.listCardBins()).resolves.toHaveLength(5);
+  });
+});
