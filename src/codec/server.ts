@@ -1,0 +1,24 @@
+/**
+ * Codec server entry point: lets the Temporal UI and CLI decrypt history locally.
+ * Point the UI at it with `temporal server start-dev --ui-codec-endpoint http://127.0.0.1:4030`.
+ */
+import { loadConfigOrExit } from '../config';
+import { startCodecServer } from './codec-server';
+import { createPayloadCodec } from './payload-codec';
+
+async function run(): Promise<void> {
+  const config = loadConfigOrExit();
+  if (config.codec.isDevelopmentKey) {
+    process.stderr.write('warning: PAYLOAD_CODEC_KEY is not set; using the public development key (local use only)\n');
+  }
+  const server = await startCodecServer({ port: config.codec.serverPort, codec: createPayloadCodec(config.codec) });
+  process.stdout.write(`codec server listening on ${server.url} (key id "${config.codec.keyId}")\n`);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void server.close().then(() => process.exit(0)));
+  }
+}
+
+run().catch((err: unknown) => {
+  process.stderr.write(`codec server: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

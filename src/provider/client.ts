@@ -1,0 +1,310 @@
+/**
+ * The provider client: one typed method per endpoint over the one signing transport
+ * (stripe-node's resources over its HttpClient). Each method names its endpoint and
+ * schemas and hands over to `#call`, which validates the request (the provider's own
+ * rules, so a bad input fails as ValidationFailed without spending a request), sends
+ * one signed attempt and validates the answer (a mismatch fails as InvalidResponse).
+ *
+ * The client never reads process.env and holds no secret: the SigningScheme does.
+ */
+import type { z } from 'zod';
+import { invalidResponse, localValidationFailed } from './errors';
+import { HmacSha256Scheme, type SigningScheme } from './signing';
+import { ProviderTransport } from './transport';
+import type { RateBudget } from './rate-budget';
+import {
+  ENDPOINTS,
+  IDEMPOTENCY_HEADER,
+  balanceMoveResultSchema,
+  cardSchema,
+  cardSensitiveSchema,
+  createCardRequestSchema,
+  createPayoutRequestSchema,
+  endpointPath,
+  esimOrderSchema,
+  esimUsageSchema,
+  fieldErrorsFromZod,
+  fundCardRequestSchema,
+  kycAutoRequestSchema,
+  kycCardholderSchema,
+  kycFormRequestSchema,
+  kycManualRequestSchema,
+  kycSubmissionSchema,
+  listCardBinsResponseSchema,
+  listEsimPlansResponseSchema,
+  operationSchema,
+  payoutSchema,
+  presignedUploadRequestSchema,
+  presignedUploadSchema,
+  purchaseEsimRequestSchema,
+  rechargeEsimRequestSchema,
+  updateCardContactRequestSchema,
+  updateCardPinRequestSchema,
+  walletBalanceSchema,
+  withdrawFromCardRequestSchema,
+  type BalanceMoveResult,
+  type Card,
+  type CardBin,
+  type CardSensitive,
+  type CreateCardRequest,
+  type CreatePayoutRequest,
+  type EndpointDef,
+  type EsimOrder,
+  type EsimPlan,
+  type EsimUsage,
+  type FundCardRequest,
+  type KycAutoRequest,
+  type KycCardholder,
+  type KycFormRequest,
+  type KycManualRequest,
+  type KycSubmission,
+  type Operation,
+  type Payout,
+  type PresignedUpload,
+  type PresignedUploadRequest,
+  type PurchaseEsimRequest,
+  type RechargeEsimRequest,
+  type UpdateCardContactRequest,
+  type UpdateCardPinRequest,
+  type WalletBalance,
+  type WithdrawFromCardRequest,
+} from './schemas';
+
+export interface ProviderClientOptions {
+  /** Scheme, host and port of the provider, e.g. http://127.0.0.1:4010 (the API lives under /open-api/v1). */
+  baseUrl: string;
+  /** Signs every physical attempt; the only holder of the secret. */
+  signer: SigningScheme;
+  /** Deadline of one call. */
+  timeoutMs: number;
+  connections?: number;
+  rateBudget?: RateBudget;
+  /** Refuse locally (RateLimited) while the last answer said the window is spent. Default true. */
+  failFastWhenBudgetSpent?: boolean;
+  now?: () => number;
+}
+
+export interface CallOptions {
+  /** Overrides the client's deadline for this call. */
+  timeoutMs?: number;
+}
+
+export interface IdempotentCallOptions extends CallOptions {
+  /** Sent as X-Idempotency-Key; reuse the same key on every retry of one intent. */
+  idempotencyKey?: string;
+}
+
+export interface RequiredIdempotencyOptions extends CallOptions {
+  idempotencyKey: string;
+}
+
+interface CallSpec<Res> extends IdempotentCallOptions {
+  params?: Record<string, string>;
+  body?: unknown;
+  request?: z.ZodType;
+  response: z.ZodType<Res>;
+}
+
+export class ProviderClient {
+  readonly #transport: ProviderTransport;
+
+  constructor(opts: ProviderClientOptions) {
+    this.#transport = new ProviderTransport(opts);
+  }
+
+  /** Last known rate windows per endpoint key (from X-RateLimit-* headers). */
+  get rateBudget(): RateBudget {
+    return this.#transport.rateBudget;
+  }
+
+  // --- Cards ---------------------------------------------------------------------------
+
+  listCardBins(opts?: CallOptions): Promise<CardBin[]> {
+    return this.#call(ENDPOINTS.listCardBins, { response: listCardBinsResponseSchema, ...opts });
+  }
+
+  /** Answers at once with status CREATING; the card is usable once CARD_CREATED arrives. */
+  createCard(body: CreateCardRequest, opts?: IdempotentCallOptions): Promise<Card> {
+    return this.#call(ENDPOINTS.createCard, { body, request: createCardRequestSchema, response: cardSchema, ...opts });
+  }
+
+  getCard(cardId: string, opts?: CallOptions): Promise<Card> {
+    return this.#call(ENDPOINTS.getCard, { params: { cardId }, response: cardSchema, ...opts });
+  }
+
+  /** Full PAN, CVV and expiry: never log the result or put it in workflow history. */
+  getSensitiveCard(cardId: string, opts?: CallOptions): Promise<CardSensitive> {
+    return this.#call(ENDPOINTS.getCardSensitive, { params: { cardId }, response: cardSensitiveSchema, ...opts });
+  }
+
+  fundCard(cardId: string, body: FundCardRequest, opts?: IdempotentCallOptions): Promise<BalanceMoveResult> {
+    return this.#call(ENDPOINTS.fundCard, { params: { cardId }, body, request: fundCardRequestSchema, response: balanceMoveResultSchema, ...opts });
+  }
+
+  withdrawFromCard(cardId: string, body: WithdrawFromCardRequest, opts?: IdempotentCallOptions): Promise<BalanceMoveResult> {
+    return this.#call(ENDPOINTS.withdrawFromCard, { params: { cardId }, body, request: withdrawFromCardRequestSchema, response: balanceMoveResultSchema, ...opts });
+  }
+
+  /** The recorded outcome of a funding, withdrawal, eSIM or payout call made with this key. */
+  getOperation(idempotencyKey: string, opts?: CallOptions): Promise<Operation> {
+    return this.#call(ENDPOINTS.getOperation, { params: { idempotencyKey }, response: operationSchema, ...opts });
+  }
+
+  freezeCard(cardId: string, opts?: CallOptions): Promise<Card> {
+    return this.#call(ENDPOINTS.freezeCard, { params: { cardId }, response: cardSchema, ...opts });
+  }
+
+  unfreezeCard(cardId: string, opts?: CallOptions): Promise<Card> {
+    return this.#call(ENDPOINTS.unfreezeCard, { params: { cardId }, response: cardSchema, ...opts });
+  }
+
+  updatePin(cardId: string, body: UpdateCardPinRequest, opts?: CallOptions): Promise<Card> {
+    return this.#call(ENDPOINTS.updateCardPin, { params: { cardId }, body, request: updateCardPinRequestSchema, response: cardSchema, ...opts });
+  }
+
+  updateContact(cardId: string, body: UpdateCardContactRequest, opts?: CallOptions): Promise<Card> {
+    return this.#call(ENDPOINTS.updateCardContact, { params: { cardId }, body, request: updateCardContactRequestSchema, response: cardSchema, ...opts });
+  }
+
+  deleteCard(cardId: string, opts?: CallOptions): Promise<Card> {
+    return this.#call(ENDPOINTS.deleteCard, { params: { cardId }, response: cardSchema, ...opts });
+  }
+
+  // --- Wallet --------------------------------------------------------------------------
+
+  getWalletBalance(opts?: CallOptions): Promise<WalletBalance> {
+    return this.#call(ENDPOINTS.getWalletBalance, { response: walletBalanceSchema, ...opts });
+  }
+
+  // --- KYC -----------------------------------------------------------------------------
+
+  /** Step 1 of an upload; see uploads.ts for the whole of it. */
+  createPresignedUpload(body: PresignedUploadRequest, opts?: CallOptions): Promise<PresignedUpload> {
+    return this.#call(ENDPOINTS.createPresignedUpload, { body, request: presignedUploadRequestSchema, response: presignedUploadSchema, ...opts });
+  }
+
+  submitKycForm(body: KycFormRequest, opts?: CallOptions): Promise<KycSubmission> {
+    return this.#call(ENDPOINTS.submitKycForm, { body, request: kycFormRequestSchema, response: kycSubmissionSchema, ...opts });
+  }
+
+  /** @deprecated by the provider (removal 10 August 2026): use submitKycForm. */
+  submitKycManual(body: KycManualRequest, opts?: CallOptions): Promise<KycSubmission> {
+    return this.#call(ENDPOINTS.submitKycManual, { body, request: kycManualRequestSchema, response: kycSubmissionSchema, ...opts });
+  }
+
+  startHostedKyc(body: KycAutoRequest, opts?: CallOptions): Promise<KycSubmission> {
+    return this.#call(ENDPOINTS.startHostedKyc, { body, request: kycAutoRequestSchema, response: kycSubmissionSchema, ...opts });
+  }
+
+  getCardholder(id: string, opts?: CallOptions): Promise<KycCardholder> {
+    return this.#call(ENDPOINTS.getKycCardholder, { params: { id }, response: kycCardholderSchema, ...opts });
+  }
+
+  // --- Payouts -------------------------------------------------------------------------
+
+  getPayout(merOrderNo: string, opts?: CallOptions): Promise<Payout> {
+    return this.#call(ENDPOINTS.getPayout, { params: { merOrderNo }, response: payoutSchema, ...opts });
+  }
+
+  /** The key is required by the provider; a retry with it returns the original order. */
+  createPayout(body: CreatePayoutRequest, opts: RequiredIdempotencyOptions): Promise<Payout> {
+    return this.#call(ENDPOINTS.createPayout, { body, request: createPayoutRequestSchema, response: payoutSchema, ...opts });
+  }
+
+  // --- eSIM ----------------------------------------------------------------------------
+
+  listEsimPlans(opts?: CallOptions): Promise<EsimPlan[]> {
+    return this.#call(ENDPOINTS.listEsimPlans, { response: listEsimPlansResponseSchema, ...opts });
+  }
+
+  /** Charges the wallet; answers ISSUED or PAID (then wait for ESIM_ISSUED or poll the order). */
+  purchaseEsim(body: PurchaseEsimRequest, opts?: IdempotentCallOptions): Promise<EsimOrder> {
+    return this.#call(ENDPOINTS.purchaseEsim, { body, request: purchaseEsimRequestSchema, response: esimOrderSchema, ...opts });
+  }
+
+  rechargeEsim(body: RechargeEsimRequest, opts?: IdempotentCallOptions): Promise<EsimOrder> {
+    return this.#call(ENDPOINTS.rechargeEsim, { body, request: rechargeEsimRequestSchema, response: esimOrderSchema, ...opts });
+  }
+
+  getEsimOrder(orderNo: string, opts?: CallOptions): Promise<EsimOrder> {
+    return this.#call(ENDPOINTS.getEsimOrder, { params: { orderNo }, response: esimOrderSchema, ...opts });
+  }
+
+  getEsimUsage(esimNo: string, opts?: CallOptions): Promise<EsimUsage> {
+    return this.#call(ENDPOINTS.getEsimUsage, { params: { esimNo }, response: esimUsageSchema, ...opts });
+  }
+
+  // --- Lifecycle -----------------------------------------------------------------------
+
+  /** Closes the keep-alive connections once in-flight calls are done. */
+  close(): Promise<void> {
+    return this.#transport.close();
+  }
+
+  /** Nothing secret to show; keeps serialisation of the client explicit. */
+  toJSON(): Record<string, unknown> {
+    return { client: 'ProviderClient', transport: this.#transport.toJSON() };
+  }
+
+  /** Validate → one signed attempt → validate. Every method goes through here. */
+  async #call<Res>(endpoint: EndpointDef, spec: CallSpec<Res>): Promise<Res> {
+    const body = spec.request ? validateRequest(endpoint, spec.request, spec.body) : spec.body;
+    if (endpoint.idempotency === 'required' && spec.idempotencyKey === undefined) {
+      throw localValidationFailed(endpoint.key, { [IDEMPOTENCY_HEADER]: 'is required' });
+    }
+    const { status, data } = await this.#transport.request({
+      endpointKey: endpoint.key,
+      method: endpoint.method,
+      path: endpointPath(endpoint, requireParams(endpoint, spec.params)),
+      pathTemplate: endpoint.path,
+      body,
+      idempotencyKey: spec.idempotencyKey,
+      timeoutMs: spec.timeoutMs,
+    });
+    return validateResponse(endpoint, spec.response, data, status);
+  }
+}
+
+/** The provider's rules, checked before sending; the parsed value (unknown keys dropped) is what is sent. */
+function validateRequest(endpoint: EndpointDef, schema: z.ZodType, body: unknown): unknown {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw localValidationFailed(endpoint.key, fieldErrorsFromZod(parsed.error));
+  return parsed.data;
+}
+
+/** An empty path parameter would address another endpoint (/cards/ instead of /cards/:id). */
+function requireParams(endpoint: EndpointDef, params: Record<string, string> = {}): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const [name, value] of Object.entries(params)) {
+    if (typeof value !== 'string' || value.length === 0) errors[name] = 'is required';
+  }
+  if (Object.keys(errors).length > 0) throw localValidationFailed(endpoint.key, errors);
+  return params;
+}
+
+/**
+ * A 2xx whose data does not match the schema fails as InvalidResponse. Only the paths
+ * and zod issue codes are kept: the data may be a PAN and CVV.
+ */
+function validateResponse<Res>(endpoint: EndpointDef, schema: z.ZodType<Res>, data: unknown, status: number): Res {
+  const parsed = schema.safeParse(data);
+  if (parsed.success) return parsed.data;
+  const fields = Object.fromEntries(parsed.error.issues.map((i) => [i.path.map(String).join('.') || 'data', i.code]));
+  throw invalidResponse(endpoint.key, status, 'RESPONSE_SCHEMA_MISMATCH', fields);
+}
+
+export interface ProviderConfigSlice {
+  baseUrl: string;
+  apiKey: string;
+  apiSecret: string;
+  timeoutMs: number;
+}
+
+/** The client for `config.provider`, signing with the default HMAC-SHA256 scheme (CONTRACTS §3). */
+export function createProviderClient(
+  provider: ProviderConfigSlice,
+  extra: Omit<ProviderClientOptions, 'baseUrl' | 'signer' | 'timeoutMs'> = {},
+): ProviderClient {
+  const signer = new HmacSha256Scheme({ apiKey: provider.apiKey, secret: provider.apiSecret });
+  return new ProviderClient({ baseUrl: provider.baseUrl, signer, timeoutMs: provider.timeoutMs, ...extra });
+}

@@ -1,0 +1,376 @@
+/**
+ * The provider error taxonomy: every failure of a provider call — an error answer, a
+ * timeout, a dropped connection, a malformed body, a local pre-check — becomes one
+ * ProviderError whose `type` names what happened. Retry policies match on `type`
+ * (never on class names, which minifiers and bundlers change), and `retryable` /
+ * `mayHaveTakenEffect` say whether a retry is useful and whether it must reuse the
+ * idempotency key. This file is the only place that knows how answers map to types.
+ *
+ * Messages are built from the type, the endpoint, the status, the provider's message
+ * code and the names of the fields it rejected — never from request bodies, headers,
+ * the provider's free text or response data, so no secret, PAN or CVV can leak into
+ * logs or workflow history.
+ */
+
+export const PROVIDER_ERROR_TYPES = [
+  'RateLimited',
+  'InvalidSignature',
+  'IpNotWhitelisted',
+  'NonceReused',
+  'IdempotencyConflict',
+  'IdempotencyInProgress',
+  'IdempotencyKeyTerminal',
+  'InsufficientFunds',
+  'PlanUnavailable',
+  'CardholderNotApproved',
+  'CardLimitReached',
+  'DuplicateCardholder',
+  'InvalidState',
+  'ValidationFailed',
+  'StaleCardBin',
+  'NotFound',
+  'ServerError',
+  'Timeout',
+  'NetworkError',
+  'InvalidResponse',
+  'FileTooLarge',
+  'UploadUrlExpired',
+] as const;
+
+export type ProviderErrorType = (typeof PROVIDER_ERROR_TYPES)[number];
+
+interface Traits {
+  /** A later attempt (same input, same idempotency key) can succeed. */
+  retryable: boolean;
+  /** The provider may have applied the call: only an idempotent retry is safe. */
+  mayHaveTakenEffect: boolean;
+}
+
+const yes = true;
+const no = false;
+
+/** Default traits per type; a few are refined per instance (e.g. a refused connection never sent anything). */
+export const ERROR_TRAITS: Readonly<Record<ProviderErrorType, Traits>> = {
+  RateLimited: { retryable: yes, mayHaveTakenEffect: no },
+  InvalidSignature: { retryable: no, mayHaveTakenEffect: no },
+  IpNotWhitelisted: { retryable: no, mayHaveTakenEffect: no },
+  // The retry signs again with a fresh nonce, so it cannot collide twice.
+  NonceReused: { retryable: yes, mayHaveTakenEffect: no },
+  IdempotencyConflict: { retryable: no, mayHaveTakenEffect: no },
+  // The first attempt under this key is still running; a retry later returns its outcome.
+  IdempotencyInProgress: { retryable: yes, mayHaveTakenEffect: no },
+  IdempotencyKeyTerminal: { retryable: no, mayHaveTakenEffect: no },
+  InsufficientFunds: { retryable: no, mayHaveTakenEffect: no },
+  PlanUnavailable: { retryable: no, mayHaveTakenEffect: no },
+  CardholderNotApproved: { retryable: no, mayHaveTakenEffect: no },
+  CardLimitReached: { retryable: no, mayHaveTakenEffect: no },
+  DuplicateCardholder: { retryable: no, mayHaveTakenEffect: no },
+  InvalidState: { retryable: no, mayHaveTakenEffect: no },
+  ValidationFailed: { retryable: no, mayHaveTakenEffect: no },
+  // The same input fails again; the caller refreshes its BIN cache and decides.
+  StaleCardBin: { retryable: no, mayHaveTakenEffect: no },
+  NotFound: { retryable: no, mayHaveTakenEffect: no },
+  // The sandbox answers half of its injected 500s after the side effect took place.
+  ServerError: { retryable: yes, mayHaveTakenEffect: yes },
+  Timeout: { retryable: yes, mayHaveTakenEffect: yes },
+  NetworkError: { retryable: yes, mayHaveTakenEffect: yes },
+  // A 2xx whose body we cannot read: the call did happen, and repeating it will not fix the body.
+  InvalidResponse: { retryable: no, mayHaveTakenEffect: yes },
+  FileTooLarge: { retryable: no, mayHaveTakenEffect: no },
+  UploadUrlExpired: { retryable: yes, mayHaveTakenEffect: no },
+};
+
+export interface ProviderErrorInit {
+  type: ProviderErrorType;
+  /** Which endpoint (ENDPOINTS key) or local step failed. */
+  endpoint?: string;
+  status?: number;
+  /** The provider's message code, e.g. INSUFFICIENT_FUNDS. */
+  code?: string;
+  /** The provider's field → rule map (ValidationFailed, StaleCardBin). */
+  errors?: Record<string, string>;
+  retryable?: boolean;
+  mayHaveTakenEffect?: boolean;
+  /** RateLimited: epoch ms when the window resets. */
+  resetAt?: number;
+  /** RateLimited: how long to wait, from the answer (header or message). */
+  retryAfterMs?: number;
+  /** Low-level cause (network/timeouts only; never carries request data). */
+  cause?: unknown;
+}
+
+export class ProviderError extends Error {
+  readonly type: ProviderErrorType;
+  readonly endpoint?: string;
+  readonly status?: number;
+  readonly code?: string;
+  readonly errors?: Record<string, string>;
+  readonly retryable: boolean;
+  readonly mayHaveTakenEffect: boolean;
+  readonly resetAt?: number;
+  readonly retryAfterMs?: number;
+
+  constructor(init: ProviderErrorInit) {
+    super(describe(init), init.cause === undefined ? undefined : { cause: init.cause });
+    // A fixed name (not the constructor's), so logs read the same after minification.
+    this.name = 'ProviderError';
+    const traits = ERROR_TRAITS[init.type];
+    this.type = init.type;
+    this.endpoint = init.endpoint;
+    this.status = init.status;
+    this.code = init.code;
+    this.errors = init.errors;
+    this.retryable = init.retryable ?? traits.retryable;
+    this.mayHaveTakenEffect = init.mayHaveTakenEffect ?? traits.mayHaveTakenEffect;
+    this.resetAt = init.resetAt;
+    this.retryAfterMs = init.retryAfterMs;
+  }
+
+  /** What survives serialisation (activity failure details, logs). */
+  toJSON(): Record<string, unknown> {
+    return {
+      type: this.type,
+      message: this.message,
+      endpoint: this.endpoint,
+      status: this.status,
+      code: this.code,
+      errors: this.errors,
+      retryable: this.retryable,
+      mayHaveTakenEffect: this.mayHaveTakenEffect,
+      resetAt: this.resetAt,
+      retryAfterMs: this.retryAfterMs,
+    };
+  }
+}
+
+const KNOWN_TYPES: ReadonlySet<string> = new Set(PROVIDER_ERROR_TYPES);
+
+/** True for any ProviderError, judged by its `type` (works across bundles and realms). */
+export function isProviderError(err: unknown, type?: ProviderErrorType): err is ProviderError {
+  if (typeof err !== 'object' || err === null) return false;
+  const t = (err as { type?: unknown }).type;
+  if (typeof t !== 'string' || !KNOWN_TYPES.has(t)) return false;
+  return type === undefined || t === type;
+}
+
+function describe(init: ProviderErrorInit): string {
+  const parts = [`${init.type}`];
+  if (init.endpoint) parts.push(`on ${init.endpoint}`);
+  const detail: string[] = [];
+  if (init.status !== undefined) detail.push(`HTTP ${init.status}`);
+  if (init.code) detail.push(init.code);
+  if (detail.length > 0) parts.push(`(${detail.join(' ')})`);
+  if (init.errors && Object.keys(init.errors).length > 0) parts.push(`fields: ${Object.keys(init.errors).join(', ')}`);
+  if (init.resetAt !== undefined) parts.push(`resets at ${new Date(init.resetAt).toISOString()}`);
+  return parts.join(' ');
+}
+
+// ---------------------------------------------------------------------------
+// Mapping the provider's answers
+// ---------------------------------------------------------------------------
+
+/** The endpoint a call went to, as far as the mapping needs to know it. */
+export interface EndpointRef {
+  key: string;
+  method: string;
+  /** Path template, e.g. /cards/:cardId/funding */
+  path: string;
+}
+
+/** A parsed failure envelope; every field optional because a proxy may answer anything. */
+export interface FailureEnvelope {
+  code?: unknown;
+  message?: unknown;
+  errors?: unknown;
+}
+
+export type HeaderBag = Record<string, string | string[] | undefined>;
+
+/** The provider's message codes (the part of `message` before any colon). */
+const TYPE_BY_CODE: Readonly<Record<string, ProviderErrorType>> = {
+  RATE_LIMITED: 'RateLimited',
+  INVALID_SIGNATURE: 'InvalidSignature',
+  IP_NOT_WHITELISTED: 'IpNotWhitelisted',
+  NONCE_REUSED: 'NonceReused',
+  IDEMPOTENCY_CONFLICT: 'IdempotencyConflict',
+  IDEMPOTENCY_IN_PROGRESS: 'IdempotencyInProgress',
+  IDEMPOTENCY_KEY_TERMINAL: 'IdempotencyKeyTerminal',
+  INSUFFICIENT_FUNDS: 'InsufficientFunds',
+  PLAN_UNAVAILABLE: 'PlanUnavailable',
+  CARDHOLDER_NOT_APPROVED: 'CardholderNotApproved',
+  CARD_LIMIT_REACHED: 'CardLimitReached',
+  DUPLICATE_CARDHOLDER: 'DuplicateCardholder',
+  INVALID_STATE: 'InvalidState',
+  VALIDATION_FAILED: 'ValidationFailed',
+  NOT_FOUND: 'NotFound',
+  INTERNAL_ERROR: 'ServerError',
+  UPLOAD_URL_EXPIRED: 'UploadUrlExpired',
+  // A used single-use URL is as good as expired: the remedy is the same, a new URL.
+  UPLOAD_URL_USED: 'UploadUrlExpired',
+  UNSUPPORTED_MEDIA_TYPE: 'ValidationFailed',
+  FILE_TOO_LARGE: 'FileTooLarge',
+  PAYLOAD_TOO_LARGE: 'FileTooLarge',
+};
+
+/**
+ * When the code is missing or unknown (a proxy page, a future code) the status decides,
+ * choosing the reading that makes a retry policy do the safe thing.
+ */
+function typeByStatus(status: number): ProviderErrorType {
+  if (status === 400) return 'ValidationFailed';
+  if (status === 401 || status === 403) return 'InvalidSignature';
+  if (status === 404) return 'NotFound';
+  if (status === 408) return 'Timeout';
+  if (status === 409) return 'IdempotencyConflict';
+  if (status === 410) return 'UploadUrlExpired';
+  if (status === 413) return 'FileTooLarge';
+  if (status === 422) return 'InvalidState';
+  if (status === 429) return 'RateLimited';
+  if (status >= 500) return 'ServerError';
+  return 'InvalidResponse';
+}
+
+/** POST /cards reports a stale or unknown BIN as a 400 with `cardBinId` in its errors map. */
+function isStaleCardBin(endpoint: EndpointRef | undefined, errors: Record<string, string> | undefined): boolean {
+  return (
+    endpoint !== undefined &&
+    endpoint.method.toUpperCase() === 'POST' &&
+    endpoint.path === '/cards' &&
+    errors !== undefined &&
+    'cardBinId' in errors
+  );
+}
+
+/**
+ * THE mapping: a non-success answer (status, parsed envelope or undefined for a non-JSON
+ * body, response headers, endpoint) → ProviderError. `status` is the HTTP status, or the
+ * envelope's code when a 2xx carried a failure envelope.
+ */
+export function errorFromResponse(
+  status: number,
+  envelope: FailureEnvelope | undefined,
+  headers: HeaderBag,
+  endpoint?: EndpointRef,
+  now: number = Date.now(),
+): ProviderError {
+  const code = messageCode(envelope?.message);
+  const errors = fieldErrors(envelope?.errors);
+  let type: ProviderErrorType = (code && TYPE_BY_CODE[code]) || typeByStatus(status);
+  if (type === 'ValidationFailed' && isStaleCardBin(endpoint, errors)) type = 'StaleCardBin';
+  // A 4xx is a refusal: whatever we could not classify, the provider did not apply it.
+  const refused = type === 'InvalidResponse' && status >= 400 && status < 500 ? { mayHaveTakenEffect: false } : {};
+  const base = { type, endpoint: endpoint?.key, status, code, errors, ...refused };
+  if (type === 'RateLimited') return new ProviderError({ ...base, ...rateLimitTiming(envelope?.message, headers, now) });
+  return new ProviderError(base);
+}
+
+/** A failure before or during the exchange (no answer): refused, reset, timed out, aborted. */
+export function errorFromTransportFailure(err: unknown, endpoint?: EndpointRef): ProviderError {
+  const code = errorCode(err);
+  const base = { endpoint: endpoint?.key, code, cause: err };
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return new ProviderError({ ...base, type: 'Timeout', mayHaveTakenEffect: false });
+  if (isTimeoutCode(code) || isAbort(err)) return new ProviderError({ ...base, type: 'Timeout' });
+  // Nothing reached the provider: the retry cannot double anything.
+  if (code !== undefined && NEVER_SENT_CODES.has(code)) {
+    return new ProviderError({ ...base, type: 'NetworkError', mayHaveTakenEffect: false });
+  }
+  return new ProviderError({ ...base, type: 'NetworkError' });
+}
+
+/** A 2xx whose body is not the envelope or whose data does not match the schema. */
+export function invalidResponse(
+  endpoint: string | undefined,
+  status: number | undefined,
+  what: string,
+  errors?: Record<string, string>,
+): ProviderError {
+  return new ProviderError({ type: 'InvalidResponse', endpoint, status, code: what, errors });
+}
+
+const NEVER_SENT_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_DESTROYED',
+  'UND_ERR_CLOSED',
+]);
+
+function isTimeoutCode(code: string | undefined): boolean {
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT';
+}
+
+function isAbort(err: unknown): boolean {
+  const name = (err as { name?: unknown } | null)?.name;
+  return name === 'AbortError' || name === 'TimeoutError' || errorCode(err) === 'UND_ERR_ABORTED';
+}
+
+/** The error code of the error or of its cause (undici wraps socket errors). */
+function errorCode(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+/** 'RATE_LIMITED: retry in 3 seconds' → 'RATE_LIMITED'; non-codes are dropped (they may be free text). */
+function messageCode(message: unknown): string | undefined {
+  if (typeof message !== 'string') return undefined;
+  const m = /^([A-Z][A-Z0-9_]{1,63})(?::|$)/.exec(message.trim());
+  return m ? m[1] : undefined;
+}
+
+/** Keeps only string rules; values are the provider's rule names, not our input. */
+function fieldErrors(raw: unknown): Record<string, string> | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  const out: Record<string, string> = {};
+  for (const [field, rule] of Object.entries(raw)) out[field] = typeof rule === 'string' ? rule : JSON.stringify(rule);
+  return out;
+}
+
+function rateLimitTiming(message: unknown, headers: HeaderBag, now: number): { resetAt?: number; retryAfterMs?: number } {
+  const fromHeader = parseResetHeader(headers);
+  const seconds = typeof message === 'string' ? /retry in (\d+(?:\.\d+)?) seconds?/i.exec(message)?.[1] : undefined;
+  const fromMessage = seconds !== undefined ? now + Number(seconds) * 1000 : undefined;
+  const resetAt = fromHeader ?? fromMessage;
+  return { resetAt, retryAfterMs: resetAt !== undefined ? Math.max(0, resetAt - now) : undefined };
+}
+
+/** X-RateLimit-Reset is epoch milliseconds. */
+export function parseResetHeader(headers: HeaderBag): number | undefined {
+  return numericHeader(headers, 'x-ratelimit-reset');
+}
+
+export function numericHeader(headers: HeaderBag, name: string): number | undefined {
+  const raw = headers[name] ?? headers[name.toLowerCase()];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+// ---------------------------------------------------------------------------
+// Failures found before any request is sent
+// ---------------------------------------------------------------------------
+
+/** The last answer said the window is spent: fail as the provider would, without spending a request. */
+export function rateBudgetSpent(endpoint: string, resetAt: number, now: number): ProviderError {
+  return new ProviderError({ type: 'RateLimited', endpoint, code: 'RATE_BUDGET_SPENT', resetAt, retryAfterMs: Math.max(0, resetAt - now) });
+}
+
+/** Input the provider would refuse with 400, caught locally (the field map names the rule). */
+export function localValidationFailed(endpoint: string | undefined, errors: Record<string, string>): ProviderError {
+  return new ProviderError({ type: 'ValidationFailed', endpoint, code: 'VALIDATION_FAILED', errors });
+}
+
+export function fileTooLarge(endpoint: string, sizeBytes: number, maxBytes: number): ProviderError {
+  return new ProviderError({
+    type: 'FileTooLarge',
+    endpoint,
+    code: 'FILE_TOO_LARGE',
+    errors: { bytes: `${sizeBytes} exceeds the maximum of ${maxBytes}` },
+  });
+}
