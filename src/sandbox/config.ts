@@ -1,0 +1,112 @@
+/**
+ * The sandbox's runtime configuration (CONTRACTS §5), changed at run time through
+ * PUT /sandbox/config. Every field has a default; a partial update is merged in deeply
+ * and validated as a whole, so a bad value leaves the current configuration untouched.
+ */
+import { z } from 'zod';
+import { fieldErrorsFromZod, type FieldErrors } from '../provider/schemas';
+
+const ms = (max = 3_600_000) => z.number().int('must be an integer').min(0, `must be an integer between 0 and ${max}`).max(max, `must be an integer between 0 and ${max}`);
+const rate = z.number().min(0, 'must be a number between 0 and 1').max(1, 'must be a number between 0 and 1');
+const count = z.number().int('must be an integer').min(1, 'must be a positive integer').max(1_000_000, 'must be at most 1000000');
+
+export const sandboxConfigSchema = z.object({
+  cardProvisioningMs: ms(),
+  kycReviewMs: ms(),
+  esimIssueMs: ms(),
+  /** How long POST /esim/purchase and /esim/recharge wait for issuance before answering PAID. */
+  esimWaitMs: ms(60_000),
+  /** Issuance time of the magic plan epln_slow. */
+  esimSlowIssueMs: ms(),
+  /** How often eSIM usage figures may change (spec: at most once a minute). */
+  esimUsageSyncMs: ms(),
+  /** Each step of a payout: PENDING → PROCESSING → terminal. */
+  payoutProcessingMs: ms(),
+  /** How long an accepted idempotent write stays PROCESSING before its side effect (0: none). */
+  operationProcessingMs: ms(60_000),
+  /** Lifetime of a presigned upload URL. */
+  uploadExpiresInSec: z.number().int('must be an integer').min(1, 'must be an integer between 1 and 86400').max(86_400, 'must be an integer between 1 and 86400'),
+  /** Charged from the wallet per accepted KYC submission (form, manual, hosted). */
+  kycFeeCents: z.number().int('must be an integer').min(0, 'must be a non-negative integer').max(1_000_000, 'must be at most 1000000'),
+  maxCardCount: count,
+  webhookUrl: z.url('must be an absolute URL'),
+  webhook: z.object({
+    dropRate: rate,
+    duplicateRate: rate,
+    delayMs: ms(),
+    reorder: z.boolean('must be true or false'),
+    /** With reorder on, events are held this long and then delivered newest first. */
+    reorderWindowMs: ms(60_000),
+    /** Delay before attempt n+1 is retryBaseMs * 2^(n-1). */
+    retryBaseMs: ms(),
+    maxAttempts: z.number().int('must be an integer').min(1, 'must be an integer between 1 and 8').max(8, 'must be an integer between 1 and 8'),
+    timeoutMs: ms(10_000),
+  }),
+  faults: z.object({
+    errorRate: rate,
+    latencyMs: ms(60_000),
+    hangRate: rate,
+    /** How long a hung call is held before it is finally answered. */
+    hangMs: ms(600_000),
+  }),
+  rateLimit: z.object({ windowMs: count, general: count, sensitive: count, balance: count }),
+  /** Client IPs allowed on /open-api; empty: every loopback address. */
+  whitelist: z.array(z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters'), 'must be an array of IP addresses').max(100, 'must have at most 100 entries'),
+});
+export type SandboxConfig = z.infer<typeof sandboxConfigSchema>;
+
+export function defaultSandboxConfig(webhookUrl: string): SandboxConfig {
+  return {
+    cardProvisioningMs: 300,
+    kycReviewMs: 500,
+    esimIssueMs: 200,
+    esimWaitMs: 2000,
+    esimSlowIssueMs: 10_000,
+    esimUsageSyncMs: 60_000,
+    payoutProcessingMs: 1000,
+    operationProcessingMs: 0,
+    uploadExpiresInSec: 600,
+    kycFeeCents: 100,
+    maxCardCount: 2,
+    webhookUrl,
+    webhook: { dropRate: 0, duplicateRate: 0, delayMs: 0, reorder: false, reorderWindowMs: 250, retryBaseMs: 1000, maxAttempts: 8, timeoutMs: 10_000 },
+    faults: { errorRate: 0, latencyMs: 0, hangRate: 0, hangMs: 35_000 },
+    rateLimit: { windowMs: 60_000, general: 100, sensitive: 70, balance: 70 },
+    whitelist: [],
+  };
+}
+
+export type ConfigUpdate = { ok: true; config: SandboxConfig } | { ok: false; errors: FieldErrors };
+
+/** Deep-merges a partial update into `current` and validates the result; unknown fields are refused. */
+export function mergeSandboxConfig(current: SandboxConfig, patch: unknown): ConfigUpdate {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return { ok: false, errors: { body: 'must be a JSON object' } };
+  const unknown = unknownPaths(current, patch as Record<string, unknown>, '');
+  const merged = deepMerge(current, patch as Record<string, unknown>);
+  const parsed = sandboxConfigSchema.safeParse(merged);
+  const errors: FieldErrors = parsed.success ? {} : fieldErrorsFromZod(parsed.error);
+  for (const path of unknown) errors[path] = 'is not a configuration field';
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  return { ok: true, config: parsed.data! };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function deepMerge(base: unknown, patch: Record<string, unknown>): unknown {
+  if (!isPlainObject(base)) return patch;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(patch)) out[k] = isPlainObject(v) && isPlainObject(base[k]) ? deepMerge(base[k], v) : v;
+  return out;
+}
+
+function unknownPaths(base: Record<string, unknown>, patch: Record<string, unknown>, prefix: string): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(patch)) {
+    const path = prefix + k;
+    if (!(k in base)) out.push(path);
+    else if (isPlainObject(v) && isPlainObject(base[k])) out.push(...unknownPaths(base[k] as Record<string, unknown>, v, path + '.'));
+  }
+  return out;
+}

@@ -1,0 +1,93 @@
+/** Card endpoints: BINs, issue, read, sensitive data, funding, withdrawal, freeze, PIN, contact, delete. */
+import {
+  cardBinRequirementErrors, createCardRequestSchema, fundCardRequestSchema, updateCardContactRequestSchema,
+  updateCardPinRequestSchema, withdrawFromCardRequestSchema, type CardBin, type CreateCardRequest,
+} from '../../provider/schemas';
+import { idempotent, validate, type ApiCall, type ApiHandlers } from '../api';
+import {
+  cardView, deleteCard, findBin, fundCard, getCard, issueCard, sensitiveView, setFrozen, updateContact, updatePin, withdrawFromCard,
+} from '../domain/cards';
+import { ok, validationFailed } from '../errors';
+import { CARD_BINS } from '../fixtures';
+
+const DAY_MS = 86_400_000;
+
+/** The BIN's conditions, checked alongside the schema so one 400 names every field. */
+function binErrors(raw: Record<string, unknown>) {
+  if (raw.cardBinId === undefined) return {};
+  const bin = findBin(raw.cardBinId);
+  if (!bin) return { cardBinId: 'unknown or stale cardBinId; refresh GET /card-bins' };
+  return cardBinRequirementErrors(bin, raw as Partial<CreateCardRequest>);
+}
+
+/** Card reads and simple state changes answer the Card. */
+function cardAction(action: (call: ApiCall, card: ReturnType<typeof getCard>) => void) {
+  return (call: ApiCall) => {
+    const card = getCard(call.sandbox, call.params.cardId);
+    action(call, card);
+    return ok(cardView(call.sandbox, card));
+  };
+}
+
+export const cardRoutes = {
+  listCardBins: () => ok(CARD_BINS.map((b) => ({ ...b }))),
+
+  createCard: (call) => {
+    const { data, key } = validate(call, createCardRequestSchema, binErrors);
+    const bin = findBin(data.cardBinId) as CardBin;
+    // Success is kept 24 h; any failure releases the key at once.
+    return idempotent(call, key, { failure: 'release', ttlMs: DAY_MS }, () => ok(cardView(call.sandbox, issueCard(call.sandbox, bin, data))));
+  },
+
+  getCard: cardAction(() => undefined),
+
+  getCardSensitive: (call) => ok(sensitiveView(getCard(call.sandbox, call.params.cardId))),
+
+  fundCard: (call) => {
+    const { data, key } = validate(call, fundCardRequestSchema);
+    const card = getCard(call.sandbox, call.params.cardId);
+    return idempotent(
+      call, key, { failure: 'terminal', operationType: 'FUNDING' },
+      (handle) => {
+        handle?.describe({ cardId: card.cardId, amount: data.amount });
+        fundCard(call.sandbox, card, data.amount, key);
+        return ok({ success: true, message: 'funded', ...(handle ? { operationId: handle.operationId } : {}) });
+      },
+      card.cardId,
+    );
+  },
+
+  withdrawFromCard: (call) => {
+    const { data, key } = validate(call, withdrawFromCardRequestSchema);
+    const card = getCard(call.sandbox, call.params.cardId);
+    return idempotent(
+      call, key, { failure: 'terminal', operationType: 'WITHDRAWAL' },
+      (handle) => {
+        handle?.describe({ cardId: card.cardId, amount: data.amount });
+        withdrawFromCard(call.sandbox, card, data.amount, key);
+        return ok({ success: true, message: 'withdrawn', ...(handle ? { operationId: handle.operationId } : {}) });
+      },
+      card.cardId,
+    );
+  },
+
+  freezeCard: cardAction((call, card) => setFrozen(call.sandbox, card, true)),
+  unfreezeCard: cardAction((call, card) => setFrozen(call.sandbox, card, false)),
+
+  updateCardPin: (call) => {
+    const { data } = validate(call, updateCardPinRequestSchema);
+    const card = getCard(call.sandbox, call.params.cardId);
+    if (!card.bin.supportPin) throw validationFailed({ pin: "is not supported by this card's BIN" });
+    updatePin(call.sandbox, card, data.pin);
+    return ok(cardView(call.sandbox, card));
+  },
+
+  updateCardContact: (call) => {
+    const { data } = validate(call, updateCardContactRequestSchema);
+    const card = getCard(call.sandbox, call.params.cardId);
+    updateContact(call.sandbox, card, data);
+    return ok(cardView(call.sandbox, card));
+  },
+
+  deleteCard: cardAction((call, card) => deleteCard(call.sandbox, card)),
+} satisfies Partial<ApiHandlers>;

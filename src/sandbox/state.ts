@@ -1,0 +1,108 @@
+/** The sandbox's records, one instance per sandbox (reset replaces it). Money lives in the Ledger. */
+import type {
+  BillingAddress, CardBin, CardStatus, EsimOrderStatus, KycMode, KycStatus, Payout, UploadContentType, UploadType,
+} from '../provider/schemas';
+
+export interface CardRecord {
+  cardId: string;
+  bin: CardBin;
+  firstName: string;
+  lastName: string;
+  status: CardStatus;
+  pan: string;
+  cvv: string;
+  expiryMonth: number;
+  expiryYear: number;
+  pin?: string;
+  cardholderId?: string;
+  mobilePrefix?: string;
+  mobile?: string;
+  email?: string;
+  billingAddress?: BillingAddress;
+  tags: string[];
+  totalConsumption: number;
+  /** Magic firstName FAIL: provisioning ends FAILED. */
+  failProvisioning: boolean;
+  timer?: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface CardholderRecord {
+  id: string;
+  mode: KycMode;
+  kycStatus: KycStatus;
+  firstName: string;
+  lastName: string;
+  idType?: 'PASSPORT' | 'ID_CARD' | 'DRIVER_LICENSE';
+  idNumber?: string;
+  nationality?: string;
+  reason?: string;
+  /** Magic idNumber REJECT…: review ends REJECTED. */
+  rejectAtReview: boolean;
+  timer?: number;
+  createdAt: number;
+  updatedAt: number;
+  reviewedAt?: number;
+}
+
+export interface UploadRecord {
+  uploadId: string;
+  fileToken: string;
+  type: UploadType;
+  contentType: UploadContentType;
+  fileName: string;
+  expiresAt: number;
+  /** AWAITING_UPLOAD until the PUT succeeds; CONSUMED once a submission used the token. */
+  state: 'AWAITING_UPLOAD' | 'UPLOADED' | 'CONSUMED';
+  size?: number;
+}
+
+export interface EsimRecord {
+  esimNo: string;
+  planNo: string;
+  /** False until the purchase order is ISSUED; the esimNo is reserved meanwhile. */
+  issued: boolean;
+  iccid?: string;
+  qrCode?: string;
+  status: 'ACTIVE' | 'DEPLETED' | 'EXPIRED';
+  dataTotalMb: number;
+  dataUsedMb: number;
+  expiresAt: number;
+  syncedAt: number;
+  /** The order whose plan period is current (webhooks carry it). */
+  currentOrderNo: string;
+  alertedAt80: boolean;
+  expiringNotified: boolean;
+}
+
+export interface EsimOrderRecord {
+  orderNo: string;
+  type: 'PURCHASE' | 'RECHARGE';
+  status: EsimOrderStatus;
+  planNo: string;
+  amount: number;
+  esimNo: string;
+  idempotencyKey?: string;
+  operationId?: string;
+  failureReason?: string;
+  timer?: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface PayoutRecord extends Payout {
+  idempotencyKey: string;
+  timer?: number;
+}
+
+export class SandboxState {
+  readonly cards = new Map<string, CardRecord>();
+  readonly cardholders = new Map<string, CardholderRecord>();
+  readonly uploadsById = new Map<string, UploadRecord>();
+  readonly uploadsByToken = new Map<string, UploadRecord>();
+  readonly esims = new Map<string, EsimRecord>();
+  readonly esimOrders = new Map<string, EsimOrderRecord>();
+  readonly payouts = new Map<string, PayoutRecord>();
+}
+
