@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { fieldErrorsFromZod, PAYOUT_STATUSES } from '../../provider/schemas';
-import { isLoopback, rawBodyOf, send } from '../api';
+import { rawBodyOf, send } from '../api';
 import { mergeSandboxConfig } from '../config';
 import { cardView, expireCard, finishProvisioning, getCard, simulateTransaction } from '../domain/cards';
 import { finishOrder, getOrder, orderView, setUsage, usageView } from '../domain/esim';
