@@ -9,9 +9,12 @@ import type { BinCache } from '../provider/bin-cache';
 import type { ProviderClient } from '../provider/client';
 import type { CardBin } from '../provider/schemas';
 import { createCardActivities } from './cards';
+import { createEarlierRunActivities } from './earlier-runs';
 import { createEntityActivities } from './entities';
+import { createEsimActivities } from './esim';
 import { createFundingActivities } from './funding';
 import { createKycActivities } from './kyc';
+import { createPayoutActivities } from './payouts';
 
 export interface ActivityDeps {
   provider: ProviderClient;
@@ -25,7 +28,10 @@ export function createActivities(deps: ActivityDeps) {
     ...createCardActivities(deps),
     ...createFundingActivities(deps),
     ...createKycActivities(deps),
+    ...createEsimActivities(deps),
+    ...createPayoutActivities(deps),
     ...createEntityActivities(deps),
+    ...createEarlierRunActivities(deps),
   };
 }
 

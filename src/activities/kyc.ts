@@ -1,7 +1,24 @@
-/** KYC activities: the cardholder's status, as card issuance under a KYC BIN needs it. */
+/**
+ * KYC activities: documents read from the filesystem the workers share (their bytes never
+ * enter workflow history), uploaded for single-use fileTokens; the form submission; and the
+ * cardholder's status, as onboarding and card issuance under a KYC BIN need it.
+ *
+ * Messages and details name fields and rules, never values: identity data stays out of
+ * failures and logs (the payload codec encrypts history; that is no reason to fill it).
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
+import type { KycFormRequest, UploadType } from '../provider/schemas';
+import { MAX_UPLOAD_BYTES, uploadDocument } from '../provider/uploads';
+import { FailureType, type FieldErrors } from '../shared/failures';
+import type { DocumentRef } from '../shared/types';
 import { providerCall } from './provider-call';
+
+/** The provider's limit on a fileName. */
+const MAX_FILE_NAME = 128;
 
 export function createKycActivities({ provider }: { provider: ProviderClient }) {
   return {
@@ -17,5 +34,60 @@ export function createKycActivities({ provider }: { provider: ProviderClient }) 
         }
       });
     },
+
+    /**
+     * Field → rule for every document that cannot be uploaded (missing, empty, over 10 MB):
+     * all are checked before the first upload, so a bad one spends no upload request.
+     */
+    async inspectKycDocuments({ documents }: { documents: Array<{ field: string; path: string }> }): Promise<FieldErrors> {
+      const errors: FieldErrors = {};
+      for (const doc of documents) {
+        const rule = await documentRule(doc.path);
+        if (rule) errors[doc.field] = rule;
+      }
+      return errors;
+    },
+
+    /** Uploads one document (a fresh presigned URL per attempt; an expired one is renewed once) and returns its fileToken. */
+    async uploadKycDocument({ ref, type }: { ref: DocumentRef; type: UploadType }): Promise<string> {
+      return providerCall(async () => {
+        const bytes = await readDocument(ref.path);
+        const fileName = ref.fileName ?? basename(ref.path).slice(-MAX_FILE_NAME);
+        return uploadDocument(provider, { fileName, contentType: ref.contentType, type, bytes });
+      });
+    },
+
+    /**
+     * One POST of the form; Temporal must not retry it on its own (the endpoint takes no
+     * idempotency key): the workflow decides from the failure whether it may have taken effect.
+     */
+    async submitKycForm({ form }: { form: KycFormRequest }): Promise<{ id: string; kycStatus: string }> {
+      return providerCall(async () => {
+        const submitted = await provider.submitKycForm(form);
+        return { id: submitted.id, kycStatus: submitted.kycStatus };
+      });
+    },
   };
+}
+
+/** Why a file cannot be uploaded, or undefined when it can. */
+async function documentRule(path: string): Promise<string | undefined> {
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) return 'must be a readable file';
+    if (info.size === 0) return 'must not be an empty file';
+    if (info.size > MAX_UPLOAD_BYTES) return `must be a file of at most ${MAX_UPLOAD_BYTES} bytes`;
+    return undefined;
+  } catch {
+    return 'must be a readable file';
+  }
+}
+
+/** The bytes, once the file passed the same checks as inspectKycDocuments (it may have changed since): a bad file is not retried. */
+async function readDocument(path: string): Promise<Buffer> {
+  const rule = await documentRule(path);
+  if (rule) {
+    throw ApplicationFailure.create({ type: FailureType.ValidationFailed, message: `document ${rule}`, nonRetryable: true, details: [{ errors: { document: rule } }] });
+  }
+  return readFile(path);
 }

@@ -13,6 +13,13 @@ export const FailureType = {
   InvalidState: 'InvalidState',
   StaleCardBin: 'StaleCardBin',
   RateLimited: 'RateLimited',
+  NotFound: 'NotFound',
+  DuplicateCardholder: 'DuplicateCardholder',
+  /** A call without idempotency key failed in a way that may have taken effect: not repeated, not known. */
+  SubmissionOutcomeUnknown: 'SubmissionOutcomeUnknown',
+  KycReviewTimedOut: 'KycReviewTimedOut',
+  EsimIssuanceTimedOut: 'EsimIssuanceTimedOut',
+  PayoutTrackingTimedOut: 'PayoutTrackingTimedOut',
 } as const;
 export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
 

@@ -128,3 +128,75 @@ export interface SealedValue {
 export interface ValidationFailureDetails {
   errors: FieldErrors;
 }
+
+/** A document the workers can read from a filesystem they share: its bytes never enter workflow history. */
+export interface DocumentRef {
+  path: string;
+  contentType: 'image/png' | 'image/jpeg' | 'application/pdf';
+  /** The name the provider records; defaults to the path's last segment. */
+  fileName?: string;
+}
+
+export interface KycDocuments {
+  idFront: DocumentRef;
+  idBack?: DocumentRef;
+  selfie?: DocumentRef;
+  addressProof?: DocumentRef;
+  /** Third-party verification reports, 1 to 6. */
+  attachments: DocumentRef[];
+}
+
+/** The KYC form's fields (POST /kyc/cardholders/form) with documents in place of fileTokens. */
+export interface OnboardCardholderInput {
+  firstName: string;
+  lastName: string;
+  fullName: string;
+  fullNameEn: string;
+  mobilePrefix: string;
+  mobile: string;
+  email: string;
+  gender: string;
+  birthDate: string;
+  occupation: string;
+  nationality: string;
+  idType: string;
+  idNumber: string;
+  idExpiryDate: string;
+  country: string;
+  state: string;
+  city: string;
+  street: string;
+  address: string;
+  addressEn: string;
+  postalCode: string;
+  sourceOfFund: string;
+  livingCountry: string;
+  documents: KycDocuments;
+  timings?: WaitTimings;
+}
+
+/** A reviewed cardholder: REJECTED is a result (with the provider's reason), not a failure. */
+export interface OnboardCardholderResult {
+  id: string;
+  kycStatus: 'APPROVED' | 'REJECTED';
+  reason?: string;
+}
+
+export interface PurchaseEsimInput {
+  planNo: string;
+  /** Caller-chosen key for POST /esim/purchase; derived from the workflow ID when absent. */
+  idempotencyKey?: string;
+  timings?: WaitTimings;
+}
+
+export interface RechargeEsimInput {
+  esimNo: string;
+  /** Caller-chosen key for POST /esim/recharge; derived from the workflow ID when absent. */
+  idempotencyKey?: string;
+  timings?: WaitTimings;
+}
+
+export interface TrackPayoutInput {
+  merOrderNo: string;
+  timings?: WaitTimings;
+}

@@ -4,3 +4,7 @@ export { fundCard } from './fund-card';
 export { withdrawFromCard } from './withdraw-from-card';
 export { cardLifecycle } from './card-lifecycle';
 export { providerEntity } from './provider-entity';
+export { onboardCardholder } from './onboard-cardholder';
+export { purchaseEsim } from './purchase-esim';
+export { rechargeEsim } from './recharge-esim';
+export { trackPayout } from './track-payout';

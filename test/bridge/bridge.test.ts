@@ -18,7 +18,7 @@ describe('webhook-to-signal bridge', () => {
     });
     const headers: Record<string, string> = { ...signer.sign({ method: 'POST', pathWithQuery: path, body }), 'content-type': 'application/json' };
     const res = await fetch(`${stack.bridge.url}${path}`, { method: 'POST', headers, body });
-    return { status: res.status, body: await res.json().catch(() => undefined), headers };
+    return { status: res.status, body: (await res.json().catch(() => undefined)) as { errors: Record<string, string> } | undefined, headers };
   };
   const kycEvent = (id: string, eventId = `evt_${id}`) =>
     JSON.stringify({ eventId, eventType: 'CARDHOLDER_KYC_STATUS', createdAt: Date.now(), data: { id, kycStatus: 'APPROVED' } });
@@ -53,10 +53,10 @@ describe('webhook-to-signal bridge', () => {
     expect((await send('[]')).status).toBe(400);
     const wrongType = await send(JSON.stringify({ eventId: 'evt_1', eventType: 'CARDHOLDER_KYC_STATUS', createdAt: 'yesterday', data: { id: 5 } }));
     expect(wrongType.status).toBe(400);
-    expect(Object.keys(wrongType.body.errors)).toEqual(expect.arrayContaining(['createdAt']));
+    expect(Object.keys(wrongType.body!.errors)).toEqual(expect.arrayContaining(['createdAt']));
     const badData = await send(JSON.stringify({ eventId: 'evt_2', eventType: 'CARDHOLDER_KYC_STATUS', createdAt: Date.now(), data: { id: 'kyc_x', kycStatus: 'MAYBE' } }));
     expect(badData.status).toBe(400);
-    expect(badData.body.errors).toHaveProperty(['data.kycStatus']);
+    expect(badData.body!.errors).toHaveProperty(['data.kycStatus']);
     const huge = await send(JSON.stringify({ eventId: 'evt_3', eventType: 'X', createdAt: 1, data: { pad: 'x'.repeat(400_000) } }));
     expect(huge.status).toBe(413);
     // An unknown event type is accepted and recorded, not dropped.

@@ -59,7 +59,7 @@ export async function startStack(sandboxConfig: Record<string, unknown> = {}, en
     ...env,
   });
   const bridge = await startBridge(config, { port: 0 });
-  const control = async (method: string, path: string, body?: unknown) => {
+  const control = async <T = any>(method: string, path: string, body?: unknown): Promise<T> => {
     const res = await fetch(`${sandbox.url}/sandbox${path}`, {
       method,
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -67,7 +67,7 @@ export async function startStack(sandboxConfig: Record<string, unknown> = {}, en
     });
     const json = await res.json();
     if (!res.ok) throw new Error(`sandbox control ${method} ${path} answered ${res.status}: ${JSON.stringify(json)}`);
-    return json;
+    return json as T;
   };
   await control('PUT', '/config', { webhookUrl: `${bridge.url}/webhooks/provider`, ...sandboxConfig });
   const connection = await Connection.connect(connectionOptions(config.temporal));

@@ -10,8 +10,7 @@ import { deriveIdempotencyKey } from '../../shared/ids';
 import { FailureType } from '../../shared/failures';
 import { describeErrors, hasErrors, moneyMovementErrors } from '../../shared/card-rules';
 import type { MoneyMovementInput, MoneyMovementKind, MoneyMovementResult } from '../../shared/types';
-import type { OperationOutcome } from '../../activities/funding';
-import { failWith, providerActivities, typedFailures, withRateBudget } from './provider';
+import { failWith, providerActivities, underIdempotencyKey, withRateBudget } from './provider';
 import { DEFAULT_TIMINGS } from './await-outcome';
 
 /** A money movement must never be given up while its outcome is unknown: attempts are bounded by time, not count. */
@@ -28,12 +27,12 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
   const acts = providerActivities(kind, { retry: moneyRetry });
   const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey };
 
-  let outcome = await settle(() => withRateBudget(() => acts.moveMoney(request)), idempotencyKey);
+  let outcome = await underIdempotencyKey(() => withRateBudget(() => acts.moveMoney(request)), idempotencyKey);
   let interval = input.timings?.pollInitialIntervalMs ?? 1000;
   while (outcome.status === 'PROCESSING') {
     await sleep(interval);
     interval = Math.min(interval * 2, input.timings?.pollMaxIntervalMs ?? DEFAULT_TIMINGS.pollMaxIntervalMs);
-    outcome = await settle(() => withRateBudget(() => acts.getOperation({ idempotencyKey })), idempotencyKey);
+    outcome = await underIdempotencyKey(() => withRateBudget(() => acts.getOperation({ idempotencyKey })), idempotencyKey);
   }
   if (outcome.status === 'FAILED') {
     const type = outcome.failureReason === 'INSUFFICIENT_FUNDS' ? FailureType.InsufficientFunds : FailureType.OperationFailed;
@@ -42,17 +41,6 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
     ]);
   }
   return { cardId: input.cardId, amount: input.amount, operationId: outcome.operationId ?? '', status: 'COMPLETED', idempotencyKey };
-}
-
-/** Definitive activity failures end the flow with their own type; a terminal key says that a new key is needed. */
-function settle(call: () => Promise<OperationOutcome>, idempotencyKey: string): Promise<OperationOutcome> {
-  return typedFailures(call, (cause) => ({
-    message:
-      cause.type === FailureType.IdempotencyKeyTerminal
-        ? `idempotency key ${idempotencyKey} belongs to an attempt that definitively failed; start again with a new key`
-        : cause.message,
-    details: [...(cause.details ?? []), { idempotencyKey }],
-  }));
 }
 
 /** The body of the fundCard and withdrawFromCard workflows: searchable by card, then the movement. */

@@ -83,3 +83,17 @@ export async function typedFailures<T>(call: () => Promise<T>, rewrite?: (cause:
     failWith(cause.type, message, details ?? cause.details ?? []);
   }
 }
+
+/**
+ * A call made under an idempotency key: definitive failures end the flow with their own type and
+ * the key in their details; a terminal key says plainly that only a new key can try again.
+ */
+export function underIdempotencyKey<T>(call: () => Promise<T>, idempotencyKey: string): Promise<T> {
+  return typedFailures(call, (cause) => ({
+    message:
+      cause.type === 'IdempotencyKeyTerminal'
+        ? `idempotency key ${idempotencyKey} belongs to an attempt that definitively failed; start again with a new key`
+        : cause.message,
+    details: [...(cause.details ?? []), { idempotencyKey }],
+  }));
+}

@@ -1,0 +1,100 @@
+/**
+ * The rules an onboardCardholder input must meet, checked before any provider call: the
+ * provider's own KYC form schema (shared with the sandbox), with each document standing in
+ * for the fileToken it will become, plus the shape of the document references. Pure: used
+ * by the workflow and by the operator CLI.
+ */
+import { fieldErrorsFromZod, KYC_IMAGE_SLOTS, kycFormRequestSchema, UPLOAD_CONTENT_TYPES, type KycFormRequest, type UploadType } from '../provider/schemas';
+import type { FieldErrors } from './failures';
+import type { DocumentRef, KycDocuments, OnboardCardholderInput } from './types';
+
+type ImageSlot = Exclude<keyof KycDocuments, 'attachments'>;
+
+/** Each image document and the form field its fileToken goes in. */
+const TOKEN_FIELD: Record<ImageSlot, keyof typeof KYC_IMAGE_SLOTS> = {
+  idFront: 'idFrontToken',
+  idBack: 'idBackToken',
+  selfie: 'selfieToken',
+  addressProof: 'addressProofToken',
+};
+
+/** Attachments accept any upload type; reports are filed as identity proof. */
+const ATTACHMENT_UPLOAD_TYPE: UploadType = 'IDENTITY_PROOF';
+const MAX_FILE_NAME = 128;
+
+/** One document to upload: where it sits in the input, and the upload type its slot needs. */
+export interface DocumentSlot {
+  field: string;
+  ref: DocumentRef;
+  type: UploadType;
+}
+
+/** Every document of the input, image slots first, then the attachments in order. */
+export function documentSlots(documents: KycDocuments): DocumentSlot[] {
+  const slots: DocumentSlot[] = [];
+  for (const [slot, tokenField] of Object.entries(TOKEN_FIELD) as Array<[ImageSlot, keyof typeof KYC_IMAGE_SLOTS]>) {
+    const ref = documents[slot];
+    if (ref !== undefined) slots.push({ field: `documents.${slot}`, ref, type: KYC_IMAGE_SLOTS[tokenField] });
+  }
+  (Array.isArray(documents.attachments) ? documents.attachments : []).forEach((ref, i) =>
+    slots.push({ field: `documents.attachments.${i}`, ref, type: ATTACHMENT_UPLOAD_TYPE }),
+  );
+  return slots;
+}
+
+/** The form body: the input's fields, with the fileToken of each document (keyed by DocumentSlot.field) in its place. */
+export function kycFormBody(input: OnboardCardholderInput, tokens: Record<string, string>): KycFormRequest {
+  const body: Record<string, unknown> = formFields(input);
+  const documents = isObject(input?.documents) ? (input.documents as KycDocuments) : ({} as KycDocuments);
+  for (const [slot, tokenField] of Object.entries(TOKEN_FIELD)) {
+    if (tokens[`documents.${slot}`] !== undefined) body[tokenField] = tokens[`documents.${slot}`];
+  }
+  if (Array.isArray(documents.attachments)) body.attachments = documents.attachments.map((_, i) => tokens[`documents.attachments.${i}`]);
+  return body as KycFormRequest;
+}
+
+/** Field errors of an onboardCardholder input, documents named by their place in the input (documents.idBack, …). */
+export function onboardCardholderErrors(input: OnboardCardholderInput): FieldErrors {
+  const errors: FieldErrors = {};
+  const documents = isObject(input?.documents) ? (input.documents as KycDocuments) : undefined;
+  if (!documents) errors.documents = 'is required: an object of document references';
+  const slots = documents ? documentSlots(documents) : [];
+  // Distinct placeholders stand in for the tokens, so that the schema judges the documents' presence and count.
+  const placeholders = Object.fromEntries(slots.map((s, i) => [s.field, `ftok_placeholder${i}`]));
+  const parsed = kycFormRequestSchema.safeParse(kycFormBody(input, placeholders));
+  if (!parsed.success) {
+    for (const [field, rule] of Object.entries(fieldErrorsFromZod(parsed.error))) errors[documentField(field)] ??= rule.replace('fileTokens', 'documents');
+  }
+  for (const slot of slots) Object.assign(errors, documentRefErrors(slot.field, slot.ref));
+  return errors;
+}
+
+function documentRefErrors(field: string, ref: unknown): FieldErrors {
+  if (!isObject(ref)) return { [field]: 'must be a document reference { path, contentType, fileName? }' };
+  const r = ref as Partial<DocumentRef>;
+  const errors: FieldErrors = {};
+  if (typeof r.path !== 'string' || r.path.length === 0) errors[`${field}.path`] = 'must be the path of a file the workers can read';
+  if (!(UPLOAD_CONTENT_TYPES as readonly unknown[]).includes(r.contentType)) errors[`${field}.contentType`] = `must be one of ${UPLOAD_CONTENT_TYPES.join(', ')}`;
+  if (r.fileName !== undefined && (typeof r.fileName !== 'string' || r.fileName.length === 0 || r.fileName.length > MAX_FILE_NAME)) {
+    errors[`${field}.fileName`] = `must be a string of 1 to ${MAX_FILE_NAME} characters`;
+  }
+  return errors;
+}
+
+/** The form's own fields: our options and any tokens a caller passed are not the caller's to set. */
+function formFields(input: OnboardCardholderInput): Record<string, unknown> {
+  const { documents: _documents, timings: _timings, ...fields } = (input ?? {}) as OnboardCardholderInput & Record<string, unknown>;
+  for (const tokenField of [...Object.keys(KYC_IMAGE_SLOTS), 'attachments']) delete fields[tokenField];
+  return fields;
+}
+
+/** idBackToken → documents.idBack, attachments.2 → documents.attachments.2; other fields unchanged. */
+function documentField(field: string): string {
+  const slot = (Object.keys(TOKEN_FIELD) as ImageSlot[]).find((s) => TOKEN_FIELD[s] === field);
+  if (slot) return `documents.${slot}`;
+  return field === 'attachments' || field.startsWith('attachments.') ? `documents.${field}` : field;
+}
+
+function isObject(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,88 @@
+/**
+ * An eSIM order, purchase or recharge, under a durable idempotency key: the key is fixed
+ * before the first call (the caller's, or derived from the workflow ID) and travels in the
+ * activity's input, so every retry and every repeated start with the same workflow ID reuses
+ * it and the wallet is charged once. The provider answers ISSUED, or PAID when issuance takes
+ * longer; then the order's ESIM_ISSUED / ESIM_RECHARGED / ESIM_REFUNDED webhook (through the
+ * order's entity workflow) or polling GET /esim/orders/{orderNo} says how it ended.
+ */
+import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { idempotencyKeySchema, purchaseEsimRequestSchema, rechargeEsimRequestSchema, fieldErrorsFromZod, type EsimOrder } from '../../provider/schemas';
+import type { EsimOrderRequest } from '../../activities/esim';
+import { describeErrors, hasErrors } from '../../shared/card-rules';
+import { FailureType, type FieldErrors } from '../../shared/failures';
+import { deriveIdempotencyKey } from '../../shared/ids';
+import { FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
+import type { PurchaseEsimInput, RechargeEsimInput } from '../../shared/types';
+import { awaitOutcome } from './await-outcome';
+import { failWith, providerActivities, typedFailures, underIdempotencyKey, withRateBudget } from './provider';
+
+export type EsimOrderInput = ({ kind: 'purchase' } & PurchaseEsimInput) | ({ kind: 'recharge' } & RechargeEsimInput);
+
+/** A charge must never be given up while its outcome is unknown: attempts are bounded by time, not count. */
+const chargeRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
+
+const FLOW_NAME = { purchase: 'purchaseEsim', recharge: 'rechargeEsim' } as const;
+const KEY_PURPOSE = { purchase: 'esim', recharge: 'esimrc' } as const;
+const FINAL_STATUSES: readonly string[] = ['ISSUED', 'REFUNDED'];
+
+/** The body of purchaseEsim and rechargeEsim: the order once ISSUED; a refund fails EsimRefunded. */
+export async function esimOrderFlow(input: EsimOrderInput): Promise<EsimOrder> {
+  upsertSearchAttributes([{ key: FLOW_KIND, value: FLOW_NAME[input.kind] }]);
+  assertValid(input);
+  const idempotencyKey = input.idempotencyKey ?? deriveIdempotencyKey(KEY_PURPOSE[input.kind], workflowInfo().workflowId);
+  const request: EsimOrderRequest =
+    input.kind === 'purchase' ? { kind: 'purchase', planNo: input.planNo, idempotencyKey } : { kind: 'recharge', esimNo: input.esimNo, idempotencyKey };
+
+  const charging = providerActivities('general', { retry: chargeRetry });
+  const placed = await underIdempotencyKey(() => withRateBudget(() => charging.placeEsimOrder(request)), idempotencyKey);
+  upsertSearchAttributes([{ key: PROVIDER_STATUS, value: placed.status }]);
+  const order = FINAL_STATUSES.includes(placed.status) ? placed : await awaitFinalOrder(placed.orderNo, input);
+  upsertSearchAttributes([{ key: PROVIDER_STATUS, value: order.status }]);
+  if (order.status === 'REFUNDED') {
+    failWith(FailureType.EsimRefunded, `eSIM order ${order.orderNo} could not be completed and was refunded in full`, [
+      { orderNo: order.orderNo, esimNo: order.esimNo, refundAmount: order.amount, failureReason: order.failureReason, idempotencyKey },
+    ]);
+  }
+  return order;
+}
+
+function readOrder(orderNo: string): Promise<EsimOrder> {
+  const general = providerActivities('general');
+  return typedFailures(() => withRateBudget(() => general.getEsimOrder({ orderNo })));
+}
+
+/** Waits for ISSUED or REFUNDED; the result is always the provider's whole order (a webhook carries only part of it). */
+async function awaitFinalOrder(orderNo: string, input: EsimOrderInput): Promise<EsimOrder> {
+  const outcome = await awaitOutcome({
+    kind: 'esimOrder',
+    entityId: orderNo,
+    isConclusive: (status) => FINAL_STATUSES.includes(status),
+    poll: async () => {
+      const order = await readOrder(orderNo);
+      return { status: order.status, data: order as unknown as Record<string, unknown> };
+    },
+    timings: input.timings,
+  });
+  if (!outcome) {
+    failWith(FailureType.EsimIssuanceTimedOut, `eSIM order ${orderNo} was still not issued or refunded when the deadline passed`, [{ orderNo }]);
+  }
+  return outcome.source === 'poll' ? (outcome.data as unknown as EsimOrder) : readOrder(orderNo);
+}
+
+function assertValid(input: EsimOrderInput): void {
+  const errors = esimOrderErrors(input ?? ({} as EsimOrderInput));
+  if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid eSIM ${input.kind}: ${describeErrors(errors)}`, [{ errors }]);
+}
+
+function esimOrderErrors(input: EsimOrderInput): FieldErrors {
+  const errors: FieldErrors = {};
+  const parsed =
+    input.kind === 'purchase' ? purchaseEsimRequestSchema.safeParse({ planNo: input.planNo }) : rechargeEsimRequestSchema.safeParse({ esimNo: input.esimNo });
+  if (!parsed.success) Object.assign(errors, fieldErrorsFromZod(parsed.error));
+  if (input.idempotencyKey !== undefined) {
+    const key = idempotencyKeySchema.safeParse(input.idempotencyKey);
+    if (!key.success) errors.idempotencyKey = key.error.issues[0].message;
+  }
+  return errors;
+}

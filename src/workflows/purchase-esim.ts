@@ -1,0 +1,13 @@
+/**
+ * purchaseEsim: charges the wallet for a plan once, under a key derived in the workflow (or
+ * the caller's), and waits until the eSIM is ISSUED. A plan that cannot be sold fails
+ * PlanUnavailable, an underfunded wallet InsufficientFunds, both with no charge; an issuance
+ * that fails is refunded in full by the provider and ends EsimRefunded.
+ */
+import type { EsimOrder } from '../provider/schemas';
+import type { PurchaseEsimInput } from '../shared/types';
+import { esimOrderFlow } from './lib/esim-order';
+
+export async function purchaseEsim(input: PurchaseEsimInput): Promise<EsimOrder> {
+  return esimOrderFlow({ ...input, kind: 'purchase' });
+}

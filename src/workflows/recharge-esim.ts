@@ -1,0 +1,12 @@
+/**
+ * rechargeEsim: renews an issued eSIM's current plan once, under a key derived in the workflow
+ * (or the caller's), and answers the recharge order once terminal: ISSUED is the result, a
+ * refunded recharge ends EsimRefunded.
+ */
+import type { EsimOrder } from '../provider/schemas';
+import type { RechargeEsimInput } from '../shared/types';
+import { esimOrderFlow } from './lib/esim-order';
+
+export async function rechargeEsim(input: RechargeEsimInput): Promise<EsimOrder> {
+  return esimOrderFlow({ ...input, kind: 'recharge' });
+}
