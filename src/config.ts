@@ -3,6 +3,7 @@
  * Entry points call `loadConfigOrExit()` and pass the result (or a slice of it) down;
  * nothing else in the code base reads `process.env`.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const port = z.coerce.number().int('must be an integer').min(1, 'must be a port between 1 and 65535').max(65535, 'must be a port between 1 and 65535');
@@ -38,7 +39,13 @@ const envSchema = z.object({
   SANDBOX_PORT: port.default(4010),
   SANDBOX_WEBHOOK_URL: url.default('http://127.0.0.1:4020/webhooks/provider'),
   BRIDGE_PORT: port.default(4020),
+  LISTEN_HOST: z.string().refine((v) => isIP(v) !== 0, 'must be an IP address such as 127.0.0.1 or 0.0.0.0').default('127.0.0.1'),
   CODEC_SERVER_PORT: port.default(4030),
+  CODEC_ALLOWED_ORIGINS: z
+    .string()
+    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(z.string().url('must be a comma-separated list of origins such as http://localhost:8233')))
+    .optional(),
   PAYLOAD_CODEC_KEY: base64Key.optional(),
   PAYLOAD_CODEC_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 characters of [A-Za-z0-9_-]').default('dev'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error'], { message: 'must be debug, info, warn or error' }).default('info'),
@@ -65,9 +72,11 @@ export interface Config {
     timeoutMs: number;
     rateWindowMs: number;
   };
+  /** Where our HTTP listeners bind: loopback unless told otherwise (0.0.0.0 in containers). */
+  listenHost: string;
   sandbox: { port: number; webhookUrl: string };
   bridge: { port: number };
-  codec: { keyId: string; key: string; isDevelopmentKey: boolean; serverPort: number };
+  codec: { keyId: string; key: string; isDevelopmentKey: boolean; serverPort: number; allowedOrigins?: string[] };
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -105,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
       rateWindowMs: e.PROVIDER_RATE_WINDOW_MS,
     },
+    listenHost: e.LISTEN_HOST,
     sandbox: { port: e.SANDBOX_PORT, webhookUrl: e.SANDBOX_WEBHOOK_URL },
     bridge: { port: e.BRIDGE_PORT },
     codec: {
@@ -112,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       key: e.PAYLOAD_CODEC_KEY ?? DEVELOPMENT_CODEC_KEY,
       isDevelopmentKey: !e.PAYLOAD_CODEC_KEY,
       serverPort: e.CODEC_SERVER_PORT,
+      allowedOrigins: e.CODEC_ALLOWED_ORIGINS,
     },
     logLevel: e.LOG_LEVEL,
   };

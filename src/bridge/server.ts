@@ -6,7 +6,7 @@ import { startBridge } from './index';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger('bridge', config.logLevel);
-  const bridge = await startBridge(config, { logger });
+  const bridge = await startBridge(config, { logger, host: config.listenHost });
   logger.info('bridge listening', { url: `${bridge.url}/webhooks/provider`, taskQueue: config.temporal.taskQueue });
   const stop = () => void bridge.close().then(() => process.exit(0));
   process.once('SIGINT', stop);

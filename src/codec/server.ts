@@ -11,7 +11,12 @@ async function run(): Promise<void> {
   if (config.codec.isDevelopmentKey) {
     process.stderr.write('warning: PAYLOAD_CODEC_KEY is not set; using the public development key (local use only)\n');
   }
-  const server = await startCodecServer({ port: config.codec.serverPort, codec: createPayloadCodec(config.codec) });
+  const server = await startCodecServer({
+    port: config.codec.serverPort,
+    host: config.listenHost,
+    codec: createPayloadCodec(config.codec),
+    allowedOrigins: config.codec.allowedOrigins,
+  });
   process.stdout.write(`codec server listening on ${server.url} (key id "${config.codec.keyId}")\n`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void server.close().then(() => process.exit(0)));

@@ -6,7 +6,7 @@ async function run(): Promise<void> {
   const config = loadConfigOrExit();
   const sandbox = await startSandbox({
     port: config.sandbox.port,
-    host: '127.0.0.1',
+    host: config.listenHost,
     apiKey: config.provider.apiKey,
     apiSecret: config.provider.apiSecret,
     webhookSecret: config.provider.webhookSecret,
