@@ -1,0 +1,266 @@
+/**
+ * The typed client other services import: starts the flows of CONTRACTS §7 with readable
+ * workflow IDs, operates on a card through its workflow's updates, and reads a flow's state.
+ * One Temporal connection per client, with our data converter (payloads and failure messages
+ * encrypted), as samples-typescript's `client.ts`.
+ *
+ * Failures surface as the workflow's own ApplicationFailure (`type`, `message`,
+ * `details[0].errors`): WorkflowFailedError and WorkflowUpdateFailedError are unwrapped.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  Client,
+  Connection,
+  WithStartWorkflowOperation,
+  WorkflowFailedError,
+  WorkflowUpdateFailedError,
+  type Workflow,
+} from '@temporalio/client';
+import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
+import type { Config } from '../config';
+import { createDataConverter } from '../codec/payload-codec';
+import { ValueSealer } from '../codec/sealed-value';
+import type { CardSensitive } from '../provider/schemas';
+import { toCardView } from '../shared/card-rules';
+import { entityWorkflowId } from '../shared/ids';
+import {
+  cardStateQuery,
+  deleteCardUpdate,
+  freezeCardUpdate,
+  fundCardUpdate,
+  revealSensitiveUpdate,
+  setPinUpdate,
+  unfreezeCardUpdate,
+  updateContactUpdate,
+  withdrawFromCardUpdate,
+} from '../shared/messages';
+import type { CardLifecycleState, CardView, ContactInput, IssueCardInput, MoneyMovementInput, MoneyMovementResult } from '../shared/types';
+import { connectionOptions } from '../temporal/connection';
+import type {
+  EsimOrderResult,
+  OnboardCardholderInput,
+  OnboardCardholderResult,
+  PayoutResult,
+  PurchaseEsimInput,
+  RechargeEsimInput,
+  TrackPayoutInput,
+} from './flow-types';
+import { describeFlow, type FlowStatus } from './status';
+
+export interface StartOptions {
+  /** The whole workflow ID; a repeated start with the same ID joins the flow instead of repeating it. */
+  workflowId?: string;
+}
+
+/** A started flow: its ID, and its result with failures unwrapped to the workflow's ApplicationFailure. */
+export interface FlowHandle<R> {
+  workflowId: string;
+  runId: string;
+  result(): Promise<R>;
+}
+
+export type MoneyMovementArgs = Omit<MoneyMovementInput, 'cardId'>;
+
+export interface CardIssuingClientOptions {
+  /** A client built with createDataConverter(codec); the caller closes its connection. */
+  client: Client;
+  taskQueue: string;
+  /** The payload codec key: revealSensitive unseals with the key derived from it. */
+  codec: Config['codec'];
+}
+
+export class CardIssuingClient {
+  readonly #temporal: Client;
+  readonly #taskQueue: string;
+  readonly #sealer: ValueSealer;
+  readonly #ownConnection?: Connection;
+
+  constructor(opts: CardIssuingClientOptions, ownConnection?: Connection) {
+    this.#temporal = opts.client;
+    this.#taskQueue = opts.taskQueue;
+    this.#sealer = new ValueSealer(opts.codec);
+    this.#ownConnection = ownConnection;
+  }
+
+  // --- Flows (CONTRACTS §7) -------------------------------------------------------------
+
+  startIssueCard(input: IssueCardInput, opts?: StartOptions): Promise<FlowHandle<CardView>> {
+    return this.#start('issueCard', readableId('issue-card'), input, opts);
+  }
+
+  startFundCard(input: MoneyMovementInput, opts?: StartOptions): Promise<FlowHandle<MoneyMovementResult>> {
+    return this.#start('fundCard', readableId('fund-card', input.cardId, input.idempotencyKey), input, opts);
+  }
+
+  startWithdrawFromCard(input: MoneyMovementInput, opts?: StartOptions): Promise<FlowHandle<MoneyMovementResult>> {
+    return this.#start('withdrawFromCard', readableId('withdraw-from-card', input.cardId, input.idempotencyKey), input, opts);
+  }
+
+  startOnboardCardholder(input: OnboardCardholderInput, opts?: StartOptions): Promise<FlowHandle<OnboardCardholderResult>> {
+    return this.#start('onboardCardholder', readableId('onboard-cardholder'), input, opts);
+  }
+
+  startPurchaseEsim(input: PurchaseEsimInput, opts?: StartOptions): Promise<FlowHandle<EsimOrderResult>> {
+    return this.#start('purchaseEsim', readableId('purchase-esim', input.idempotencyKey), input, opts);
+  }
+
+  startRechargeEsim(input: RechargeEsimInput, opts?: StartOptions): Promise<FlowHandle<EsimOrderResult>> {
+    return this.#start('rechargeEsim', readableId('recharge-esim', input.esimNo, input.idempotencyKey), input, opts);
+  }
+
+  /** One tracker per payout: tracking the same payout again joins the running tracker. */
+  startTrackPayout(input: TrackPayoutInput, opts?: StartOptions): Promise<FlowHandle<PayoutResult>> {
+    return this.#start('trackPayout', `track-payout/${input.merOrderNo}`, input, opts);
+  }
+
+  async issueCard(input: IssueCardInput, opts?: StartOptions): Promise<CardView> {
+    return (await this.startIssueCard(input, opts)).result();
+  }
+
+  async fundCard(input: MoneyMovementInput, opts?: StartOptions): Promise<MoneyMovementResult> {
+    return (await this.startFundCard(input, opts)).result();
+  }
+
+  async withdrawFromCard(input: MoneyMovementInput, opts?: StartOptions): Promise<MoneyMovementResult> {
+    return (await this.startWithdrawFromCard(input, opts)).result();
+  }
+
+  async onboardCardholder(input: OnboardCardholderInput, opts?: StartOptions): Promise<OnboardCardholderResult> {
+    return (await this.startOnboardCardholder(input, opts)).result();
+  }
+
+  async purchaseEsim(input: PurchaseEsimInput, opts?: StartOptions): Promise<EsimOrderResult> {
+    return (await this.startPurchaseEsim(input, opts)).result();
+  }
+
+  async rechargeEsim(input: RechargeEsimInput, opts?: StartOptions): Promise<EsimOrderResult> {
+    return (await this.startRechargeEsim(input, opts)).result();
+  }
+
+  async trackPayout(input: TrackPayoutInput, opts?: StartOptions): Promise<PayoutResult> {
+    return (await this.startTrackPayout(input, opts)).result();
+  }
+
+  // --- One card, through its workflow's updates ----------------------------------------
+
+  freeze(cardId: string): Promise<CardView> {
+    return this.#cardUpdate(cardId, freezeCardUpdate, []);
+  }
+
+  unfreeze(cardId: string): Promise<CardView> {
+    return this.#cardUpdate(cardId, unfreezeCardUpdate, []);
+  }
+
+  delete(cardId: string): Promise<CardView> {
+    return this.#cardUpdate(cardId, deleteCardUpdate, []);
+  }
+
+  setPin(cardId: string, pin: string): Promise<CardView> {
+    return this.#cardUpdate(cardId, setPinUpdate, [{ pin }]);
+  }
+
+  updateContact(cardId: string, contact: ContactInput): Promise<CardView> {
+    return this.#cardUpdate(cardId, updateContactUpdate, [contact]);
+  }
+
+  /** Funding as an operation of the card (serialised with its other operations). */
+  fund(cardId: string, args: MoneyMovementArgs): Promise<MoneyMovementResult> {
+    return this.#cardUpdate(cardId, fundCardUpdate, [args]);
+  }
+
+  withdraw(cardId: string, args: MoneyMovementArgs): Promise<MoneyMovementResult> {
+    return this.#cardUpdate(cardId, withdrawFromCardUpdate, [args]);
+  }
+
+  /** The card workflow's view: masked card (no contact data), status, recent transactions. */
+  async cardState(cardId: string): Promise<CardLifecycleState> {
+    const state = await this.#temporal.workflow.getHandle(entityWorkflowId('card', cardId)).query(cardStateQuery);
+    return { ...state, card: state.card ? toCardView(state.card as unknown as Record<string, unknown>) : undefined };
+  }
+
+  /**
+   * Full PAN, CVV and expiry. The workflow hands back a value sealed with a key only this
+   * client derives; it is opened here, so the plaintext is in no history and no codec server.
+   * Never log the result.
+   */
+  async revealSensitive(cardId: string): Promise<CardSensitive> {
+    const sealed = await this.#cardUpdate(cardId, revealSensitiveUpdate, []);
+    return this.#sealer.unseal<CardSensitive>(sealed);
+  }
+
+  // --- Any flow ------------------------------------------------------------------------
+
+  /** Where a flow stands: status, type, search attributes, pending activities, and its failure once failed. */
+  status(workflowId: string): Promise<FlowStatus> {
+    return describeFlow(this.#temporal.workflow.getHandle(workflowId));
+  }
+
+  /** Closes the connection when this client opened it. */
+  async close(): Promise<void> {
+    await this.#ownConnection?.close();
+  }
+
+  async #start<I, R>(workflowType: string, defaultId: string, input: I, opts: StartOptions = {}): Promise<FlowHandle<R>> {
+    const handle = await this.#temporal.workflow.start<(input: I) => Promise<R>>(workflowType, {
+      taskQueue: this.#taskQueue,
+      workflowId: opts.workflowId ?? defaultId,
+      args: [input],
+      // A repeated start while the flow runs joins it (the caller wanted that flow, not a second one).
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId, result: () => unwrapFailure(handle.result()) };
+  }
+
+  /** Update-with-start: the card's workflow is started if no run of it is open, so an operation never misses it. */
+  #cardUpdate<Ret, Args extends unknown[]>(cardId: string, update: UpdateDefinition<Ret, Args>, args: Args): Promise<Ret> {
+    const startWorkflowOperation = new WithStartWorkflowOperation<Workflow>('cardLifecycle', {
+      workflowId: entityWorkflowId('card', cardId),
+      taskQueue: this.#taskQueue,
+      args: [{ cardId }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    return unwrapFailure(this.#temporal.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation }));
+  }
+}
+
+/** A client with its own connection, from the validated configuration. */
+export async function createCardIssuingClient(config: Pick<Config, 'temporal' | 'codec'>): Promise<CardIssuingClient> {
+  const connection = await Connection.connect(connectionOptions(config.temporal));
+  const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
+  return new CardIssuingClient({ client, taskQueue: config.temporal.taskQueue, codec: config.codec }, connection);
+}
+
+/** e.g. `fund-card/crd_123/key_abc`; a random suffix when the caller gave no key. */
+export function readableId(prefix: string, ...parts: Array<string | undefined>): string {
+  const given = parts.filter((p): p is string => Boolean(p));
+  const last = parts.length === 0 || parts[parts.length - 1] === undefined ? [randomUUID()] : [];
+  return [prefix, ...given, ...last].join('/');
+}
+
+/** Re-throws the workflow's (or update's) ApplicationFailure instead of the SDK's wrapper. */
+export async function unwrapFailure<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    throw applicationFailureOf(err) ?? err;
+  }
+}
+
+/** The ApplicationFailure a flow or update ended with, whether wrapped or not. */
+export function applicationFailureOf(err: unknown): ApplicationFailure | undefined {
+  if (err instanceof ApplicationFailure) return err;
+  if ((err instanceof WorkflowFailedError || err instanceof WorkflowUpdateFailedError) && err.cause instanceof ApplicationFailure) return err.cause;
+  return undefined;
+}
+
+export interface FailureSummary {
+  type: string;
+  message: string;
+  errors?: Record<string, string>;
+}
+
+/** Plain data for output: type, message and the provider's field errors, when present. */
+export function summariseFailure(failure: ApplicationFailure): FailureSummary {
+  const errors = (failure.details?.find((d) => d && typeof d === 'object' && 'errors' in d) as { errors?: Record<string, string> } | undefined)?.errors;
+  return { type: failure.type ?? 'ApplicationFailure', message: failure.message, ...(errors ? { errors } : {}) };
+}

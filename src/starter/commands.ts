@@ -1,0 +1,336 @@
+/**
+ * The operator CLI's commands (CONTRACTS §6) as one table: each names its flags, turns them
+ * into a validated plan (`parse`, before anything starts; UsageError → exit 2) and runs the
+ * plan through the typed client (`run`). The runner in run.ts does the rest.
+ */
+import { createPayoutRequestSchema, kycFormRequestSchema, purchaseEsimRequestSchema, rechargeEsimRequestSchema, type CardBin } from '../provider/schemas';
+import type { ProviderClient } from '../provider/client';
+import { issueCardErrors, moneyMovementErrors } from '../shared/card-rules';
+import type { FieldErrors } from '../shared/failures';
+import type { IssueCardInput, MoneyMovementInput, MoneyMovementKind } from '../shared/types';
+import { idempotencyKeySchema } from '../provider/schemas';
+import { UsageError, assertNoErrors, cents, documentRef, flag, listFlag, readJsonObject, type Flags } from './args';
+import type { CardIssuingClient, FlowHandle } from './client';
+import type { KycDocuments, OnboardCardholderInput } from './flow-types';
+import { onboardCardholderErrors } from '../shared/kyc-rules';
+import { renderFields, renderTable } from './output';
+
+export interface CommandContext {
+  /** Connects on first use: parsing never needs Temporal. */
+  client(): Promise<CardIssuingClient>;
+  provider(): ProviderClient;
+  progress(line: string): void;
+  /** The flow being awaited: named on Ctrl-C and in a failure's output. */
+  following(workflowId: string): void;
+}
+
+export interface Outcome {
+  /** false: the flow ended in a business failure (exit 1). */
+  ok: boolean;
+  workflowId?: string;
+  result: unknown;
+  /** For people (stdout without --json); defaults to the result's fields. */
+  text?: string;
+}
+
+type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean };
+
+export interface Command<P = unknown> {
+  usage: string;
+  options: Record<string, OptionSpec>;
+  /** Name of the one positional argument the command takes, if any (e.g. ID). */
+  positional?: string;
+  parse(flags: Flags, positional: string | undefined, ctx: CommandContext): P | Promise<P>;
+  run(plan: P, ctx: CommandContext): Promise<Outcome>;
+}
+
+const str: OptionSpec = { type: 'string' };
+const many: OptionSpec = { type: 'string', multiple: true };
+const workflowIdOption = { 'workflow-id': str };
+
+const CARD_ID = /^crd_[A-Za-z0-9]{1,64}$/;
+
+/** Starts a flow, reports it, waits for its result. */
+async function follow<R>(ctx: CommandContext, start: Promise<FlowHandle<R>>, waitingFor: string): Promise<{ workflowId: string; result: R }> {
+  const handle = await start;
+  ctx.following(handle.workflowId);
+  ctx.progress(`started ${handle.workflowId}; waiting for ${waitingFor}`);
+  return { workflowId: handle.workflowId, result: await handle.result() };
+}
+
+function cardIdArg(value: string | undefined, what = 'ID'): string {
+  if (!value) throw new UsageError(`${what} is required (a crd_ card id)`);
+  if (!CARD_ID.test(value)) throw new UsageError(`${what} must be a crd_ card id (got "${value}")`);
+  return value;
+}
+
+function keyFlag(flags: Flags): string | undefined {
+  const key = flag(flags, 'key');
+  if (key !== undefined && !idempotencyKeySchema.safeParse(key).success) throw new UsageError('--key must be 1-64 characters of [a-zA-Z0-9_-]');
+  return key;
+}
+
+function schemaErrors(result: { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } }): FieldErrors {
+  if (result.success || !result.error) return {};
+  return Object.fromEntries(result.error.issues.map((i) => [i.path.map(String).join('.'), i.message]));
+}
+
+// --- issue-card ---------------------------------------------------------------------------
+
+const ISSUE_CARD_FLAGS: Record<string, string> = {
+  cardBinId: '--bin',
+  initialAmount: '--amount',
+  firstName: '--first',
+  lastName: '--last',
+  email: '--email',
+  mobilePrefix: '--mobile-prefix',
+  mobile: '--mobile',
+  pin: '--pin',
+  cardholderId: '--cardholder',
+  billingAddress: '--billing',
+  tags: '--tag',
+};
+
+const issueCard: Command<{ input: IssueCardInput; workflowId?: string }> = {
+  usage: 'issue-card --bin ID --amount CENTS [--first NAME --last NAME] [--email E] [--mobile-prefix +P --mobile N] [--pin NNNN] [--cardholder kyc_…] [--billing FILE.json] [--tag T]… [--workflow-id ID]',
+  options: {
+    bin: str, amount: str, first: str, last: str, email: str, 'mobile-prefix': str, mobile: str, pin: str, cardholder: str, billing: str, tag: many,
+    ...workflowIdOption,
+  },
+  async parse(flags, _positional, ctx) {
+    const billing = flag(flags, 'billing');
+    const tags = listFlag(flags, 'tag');
+    const input = dropUndefined<IssueCardInput>({
+      cardBinId: flag(flags, 'bin', true),
+      initialAmount: cents(flags, 'amount'),
+      firstName: flag(flags, 'first'),
+      lastName: flag(flags, 'last'),
+      email: flag(flags, 'email'),
+      mobilePrefix: flag(flags, 'mobile-prefix'),
+      mobile: flag(flags, 'mobile'),
+      pin: flag(flags, 'pin'),
+      cardholderId: flag(flags, 'cardholder'),
+      billingAddress: billing === undefined ? undefined : (readJsonObject(billing, 'billing') as unknown as IssueCardInput['billingAddress']),
+      tags: tags.length > 0 ? tags : undefined,
+    });
+    assertNoErrors(issueCardErrors(input), ISSUE_CARD_FLAGS);
+    const bin = await lookUpBin(ctx, input.cardBinId);
+    if (bin) assertNoErrors(issueCardErrors(input, bin), ISSUE_CARD_FLAGS);
+    return { input, workflowId: flag(flags, 'workflow-id') };
+  },
+  async run({ input, workflowId }, ctx) {
+    const client = await ctx.client();
+    const flow = await follow(ctx, client.startIssueCard(input, { workflowId }), 'the card to be ENABLE');
+    return { ok: flow.result.status === 'ENABLE', ...flow };
+  },
+};
+
+/**
+ * The BIN's own rules (US billing address, mobile, PIN…) are checked here too, so a request the
+ * workflow would refuse is refused before it starts. If the provider cannot be asked, the
+ * workflow still checks them.
+ */
+async function lookUpBin(ctx: CommandContext, cardBinId: string): Promise<CardBin | undefined> {
+  let bins: CardBin[];
+  try {
+    bins = await ctx.provider().listCardBins();
+  } catch (err) {
+    ctx.progress(`could not list BINs (${(err as Error).message}); the workflow will check the BIN's rules`);
+    return undefined;
+  }
+  const bin = bins.find((b) => b.cardBinId === cardBinId);
+  if (!bin) throw new UsageError(`--bin ${cardBinId} is not a BIN available to this project (see the bins command)`);
+  return bin;
+}
+
+// --- fund / withdraw ----------------------------------------------------------------------
+
+function moneyCommand(kind: MoneyMovementKind): Command<{ input: MoneyMovementInput; workflowId?: string }> {
+  const verb = kind === 'funding' ? 'fund' : 'withdraw';
+  return {
+    usage: `${verb} --card ID --amount CENTS [--key K] [--workflow-id ID]`,
+    options: { card: str, amount: str, key: str, ...workflowIdOption },
+    parse(flags) {
+      const input = dropUndefined<MoneyMovementInput>({
+        cardId: cardIdArg(flag(flags, 'card', true), '--card'),
+        amount: cents(flags, 'amount'),
+        idempotencyKey: keyFlag(flags),
+      });
+      assertNoErrors(moneyMovementErrors(kind, input), { cardId: '--card', amount: '--amount', idempotencyKey: '--key' });
+      return { input, workflowId: flag(flags, 'workflow-id') };
+    },
+    async run({ input, workflowId }, ctx) {
+      const client = await ctx.client();
+      const start = kind === 'funding' ? client.startFundCard(input, { workflowId }) : client.startWithdrawFromCard(input, { workflowId });
+      return { ok: true, ...(await follow(ctx, start, `the ${kind} to complete`)) };
+    },
+  };
+}
+
+// --- kyc ----------------------------------------------------------------------------------
+
+/** The form's own fields: the fileTokens come from the documents, uploaded by the workflow. */
+const KYC_FORM_FIELDS = Object.keys(kycFormRequestSchema.shape).filter((k) => !k.endsWith('Token') && k !== 'attachments');
+
+const KYC_DOCUMENT_FLAGS = {
+  'documents.idFront': '--id-front',
+  'documents.idBack': '--id-back',
+  'documents.selfie': '--selfie',
+  'documents.addressProof': '--address-proof',
+  'documents.attachments': '--attachment',
+};
+
+const kyc: Command<{ input: OnboardCardholderInput; workflowId?: string }> = {
+  usage: 'kyc --form FILE.json --id-front FILE [--id-back FILE] [--selfie FILE] [--address-proof FILE] --attachment FILE… [--workflow-id ID]',
+  options: { form: str, 'id-front': str, 'id-back': str, selfie: str, 'address-proof': str, attachment: many, ...workflowIdOption },
+  parse(flags) {
+    const form = readJsonObject(flag(flags, 'form', true), 'form');
+    const optionalDoc = (name: string) => {
+      const path = flag(flags, name);
+      return path === undefined ? undefined : documentRef(path, name);
+    };
+    const documents = dropUndefined<KycDocuments>({
+      idFront: documentRef(flag(flags, 'id-front', true), 'id-front'),
+      idBack: optionalDoc('id-back'),
+      selfie: optionalDoc('selfie'),
+      addressProof: optionalDoc('address-proof'),
+      attachments: listFlag(flags, 'attachment').map((path) => documentRef(path, 'attachment')),
+    });
+    if (documents.attachments.length === 0) throw new UsageError('--attachment is required (1 to 6 files)');
+    // Only the form's own fields travel: a stray key in the file (a token, a comment) is not ours to send.
+    const fields = Object.fromEntries(KYC_FORM_FIELDS.filter((k) => k in form).map((k) => [k, form[k]]));
+    const input = { ...fields, documents } as unknown as OnboardCardholderInput;
+    const formFlags = Object.fromEntries(KYC_FORM_FIELDS.map((field) => [field, `--form field ${field}`]));
+    assertNoErrors(onboardCardholderErrors(input), { ...formFlags, ...KYC_DOCUMENT_FLAGS }, '--form');
+    return { input, workflowId: flag(flags, 'workflow-id') };
+  },
+  async run({ input, workflowId }, ctx) {
+    const client = await ctx.client();
+    const flow = await follow(ctx, client.startOnboardCardholder(input, { workflowId }), 'the KYC review');
+    // A rejection is the flow's result, and for the operator a business failure.
+    return { ok: flow.result.kycStatus === 'APPROVED', ...flow };
+  },
+};
+
+// --- eSIM and payouts ---------------------------------------------------------------------
+
+const esimBuy: Command<{ planNo: string; idempotencyKey?: string; workflowId?: string }> = {
+  usage: 'esim-buy --plan epln_… [--key K] [--workflow-id ID]',
+  options: { plan: str, key: str, ...workflowIdOption },
+  parse(flags) {
+    const planNo = flag(flags, 'plan', true);
+    assertNoErrors(schemaErrors(purchaseEsimRequestSchema.safeParse({ planNo })), { planNo: '--plan' });
+    return dropUndefined({ planNo, idempotencyKey: keyFlag(flags), workflowId: flag(flags, 'workflow-id') });
+  },
+  async run({ workflowId, ...input }, ctx) {
+    const client = await ctx.client();
+    const flow = await follow(ctx, client.startPurchaseEsim(input, { workflowId }), 'the eSIM to be issued (or refunded)');
+    return { ok: flow.result.status === 'ISSUED', ...flow };
+  },
+};
+
+const esimRecharge: Command<{ esimNo: string; idempotencyKey?: string; workflowId?: string }> = {
+  usage: 'esim-recharge --esim esim_… [--key K] [--workflow-id ID]',
+  options: { esim: str, key: str, ...workflowIdOption },
+  parse(flags) {
+    const esimNo = flag(flags, 'esim', true);
+    assertNoErrors(schemaErrors(rechargeEsimRequestSchema.safeParse({ esimNo })), { esimNo: '--esim' });
+    return dropUndefined({ esimNo, idempotencyKey: keyFlag(flags), workflowId: flag(flags, 'workflow-id') });
+  },
+  async run({ workflowId, ...input }, ctx) {
+    const client = await ctx.client();
+    const flow = await follow(ctx, client.startRechargeEsim(input, { workflowId }), 'the recharge to finish');
+    return { ok: !['FAILED', 'REFUNDED'].includes(flow.result.status), ...flow };
+  },
+};
+
+const payout: Command<{ merOrderNo: string; workflowId?: string }> = {
+  usage: 'payout --mer-order-no NO [--workflow-id ID]',
+  options: { 'mer-order-no': str, ...workflowIdOption },
+  parse(flags) {
+    const merOrderNo = flag(flags, 'mer-order-no', true);
+    assertNoErrors(schemaErrors(createPayoutRequestSchema.shape.merOrderNo.safeParse(merOrderNo)), { '': '--mer-order-no' });
+    return dropUndefined({ merOrderNo, workflowId: flag(flags, 'workflow-id') });
+  },
+  async run({ merOrderNo, workflowId }, ctx) {
+    const client = await ctx.client();
+    const flow = await follow(ctx, client.startTrackPayout({ merOrderNo }, { workflowId }), 'the payout to reach a terminal status');
+    return { ok: flow.result.status === 'COMPLETED', ...flow };
+  },
+};
+
+// --- one card, one flow -------------------------------------------------------------------
+
+const card: Command<string> = {
+  usage: 'card ID',
+  options: {},
+  positional: 'ID',
+  parse: (_flags, id) => cardIdArg(id),
+  async run(cardId, ctx) {
+    const state = await (await ctx.client()).cardState(cardId);
+    const view = { cardId, status: state.status, card: state.card, recentTransactions: state.recentTransactions, operationsApplied: state.operationsApplied };
+    return { ok: true, result: view, text: renderFields({ ...state.card, status: state.status, recentTransactions: state.recentTransactions.length }) };
+  },
+};
+
+function cardChange(verb: 'freeze' | 'unfreeze' | 'delete'): Command<string> {
+  return {
+    usage: `${verb} ID`,
+    options: {},
+    positional: 'ID',
+    parse: (_flags, id) => cardIdArg(id),
+    async run(cardId, ctx) {
+      ctx.progress(`${verb} ${cardId} through its card workflow`);
+      const client = await ctx.client();
+      return { ok: true, result: await client[verb](cardId) };
+    },
+  };
+}
+
+const status: Command<string> = {
+  usage: 'status WORKFLOW_ID',
+  options: {},
+  positional: 'WORKFLOW_ID',
+  parse(_flags, id) {
+    if (!id) throw new UsageError('WORKFLOW_ID is required');
+    return id;
+  },
+  async run(workflowId, ctx) {
+    return { ok: true, workflowId, result: await (await ctx.client()).status(workflowId) };
+  },
+};
+
+const bins: Command<null> = {
+  usage: 'bins',
+  options: {},
+  parse: () => null,
+  async run(_plan, ctx) {
+    const list = await ctx.provider().listCardBins();
+    const columns = ['cardBinId', 'brand', 'issuingCountry', 'currency', 'mobile', 'email', 'supportPin', 'requireKycCardholder'];
+    return { ok: true, result: { bins: list }, text: renderTable(list, columns) };
+  },
+};
+
+export const COMMANDS: Record<string, Command<any>> = {
+  bins,
+  'issue-card': issueCard,
+  fund: moneyCommand('funding'),
+  withdraw: moneyCommand('withdrawal'),
+  kyc,
+  'esim-buy': esimBuy,
+  'esim-recharge': esimRecharge,
+  payout,
+  card,
+  freeze: cardChange('freeze'),
+  unfreeze: cardChange('unfreeze'),
+  delete: cardChange('delete'),
+  status,
+};
+
+export function defaultText(outcome: Outcome): string {
+  return outcome.text ?? renderFields(outcome.result);
+}
+
+function dropUndefined<T>(obj: Record<string, unknown>): T {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,159 @@
+/**
+ * The operator CLI as a child process against a whole stack (sandbox, bridge, workers on a task
+ * queue of the test's own), and the typed client's sensitive read.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { CardIssuingClient } from '../../src/starter';
+import { historyTexts } from '../helpers/history';
+import { startStack, type Stack } from '../helpers/stack';
+
+const ROOT = join(__dirname, '..', '..');
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(stack: Stack, args: string[]): Promise<CliRun> {
+  const env = {
+    ...process.env,
+    TEMPORAL_ADDRESS: stack.config.temporal.address,
+    TEMPORAL_TASK_QUEUE: stack.taskQueue,
+    PROVIDER_BASE_URL: stack.sandboxUrl,
+    PAYLOAD_CODEC_KEY: stack.config.codec.key,
+    PAYLOAD_CODEC_KEY_ID: stack.config.codec.keyId,
+  };
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'node_modules/tsx/dist/cli.mjs'), join(ROOT, 'src/starter/cli.ts'), ...args], { cwd: ROOT, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The one JSON object --json prints. */
+function jsonOf(run: CliRun): any {
+  const lines = run.stdout.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  return JSON.parse(lines[0]);
+}
+
+const ADA = ['--first', 'Ada', '--last', 'Byron'];
+
+describe('the operator CLI', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ cardProvisioningMs: 50 });
+  });
+  afterAll(async () => stack?.close());
+
+  test('bad input exits 2 with one line naming the flag, and starts nothing', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['no-such-command'], /unknown command "no-such-command"/],
+      [['issue-card', '--bin', 'bin_visa_basic', '--amount', '1000', ...ADA, '--colour', 'red'], /unknown flag --colour/],
+      [['issue-card', '--amount', '1000', ...ADA], /--bin is required/],
+      [['issue-card', '--bin', 'bin_visa_basic', '--amount', '10.50', ...ADA], /--amount must be a whole number of cents/],
+      [['issue-card', '--bin', 'bin_visa_basic', '--amount', '50', ...ADA], /--amount must be an integer between 100 and 4000000/],
+      [['issue-card', '--bin', 'bin_visa_basic', '--amount', '1000', '--first', 'Ada'], /--last is required/],
+      // The BIN's own rules, before any workflow: a US BIN needs a billing address.
+      [['issue-card', '--bin', 'bin_visa_us', '--amount', '1000', ...ADA], /--billing is required for a US cardBinId/],
+      [['issue-card', '--bin', 'bin_nope', '--amount', '1000', ...ADA], /--bin bin_nope is not a BIN available/],
+      [['fund', '--card', 'crd_abc', '--amount', 'lots'], /--amount must be a whole number of cents/],
+      [['withdraw', '--amount', '100'], /--card is required/],
+      [['card'], /ID is required/],
+      [['esim-buy', '--plan', 'gold'], /--plan must be an epln_ plan id/],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runCli(stack, args);
+      expect({ args, code: run.code }).toEqual({ args, code: 2 });
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(message);
+      expect(run.stdout).toBe('');
+    }
+    const started = await stack.client.workflow.count(`TaskQueue = '${stack.taskQueue}'`);
+    expect(started.count).toBe(0);
+    expect((await stack.control('GET', '/ledger')).cards).toHaveLength(0);
+  });
+
+  test('issue-card waits for ENABLE and prints one JSON object; card shows the masked PAN only', async () => {
+    const issued = await runCli(stack, ['issue-card', '--bin', 'bin_visa_basic', '--amount', '1000', ...ADA, '--json']);
+    expect(issued.code).toBe(0);
+    const out = jsonOf(issued);
+    expect(out).toMatchObject({ ok: true, command: 'issue-card', result: { status: 'ENABLE', availableBalance: 1000 } });
+    expect(out.workflowId).toMatch(/^issue-card\//);
+    expect(issued.stderr).toContain(`started ${out.workflowId}`);
+
+    const cardId = out.result.cardId as string;
+    const shown = await runCli(stack, ['card', cardId, '--json']);
+    expect(shown.code).toBe(0);
+    const card = jsonOf(shown).result;
+    expect(card).toMatchObject({ cardId, status: 'ENABLE' });
+    expect(card.card.cardNumber).toMatch(/^\d{6}\*{6}\d{4}$/);
+
+    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+    const { cardNumber, cvv } = await client.revealSensitive(cardId);
+    expect(shown.stdout + shown.stderr).not.toContain(cardNumber);
+    expect(shown.stdout).not.toMatch(new RegExp(`"cvv"\\s*:\\s*"${cvv}"`));
+  });
+
+  test('a card the provider fails to provision exits 1 with the workflow failure', async () => {
+    const run = await runCli(stack, ['issue-card', '--bin', 'bin_visa_basic', '--amount', '1000', '--first', 'FAIL', '--last', 'Byron', '--json']);
+    expect(run.code).toBe(1);
+    expect(jsonOf(run)).toMatchObject({ ok: false, command: 'issue-card', failure: { type: 'CardProvisioningFailed' } });
+    expect(run.stderr).toMatch(/failed: CardProvisioningFailed/);
+  });
+
+  test('fund, freeze and status run through the flows and the card workflow', async () => {
+    const issued = jsonOf(await runCli(stack, ['issue-card', '--bin', 'bin_visa_basic', '--amount', '1000', ...ADA, '--json']));
+    const cardId = issued.result.cardId as string;
+    const funded = await runCli(stack, ['fund', '--card', cardId, '--amount', '500', '--key', `cli-test-${cardId}`, '--json']);
+    expect(funded.code).toBe(0);
+    expect(jsonOf(funded)).toMatchObject({ ok: true, workflowId: `fund-card/${cardId}/cli-test-${cardId}`, result: { status: 'COMPLETED', amount: 500 } });
+
+    const frozen = await runCli(stack, ['freeze', cardId, '--json']);
+    expect(jsonOf(frozen)).toMatchObject({ ok: true, result: { cardId, status: 'DISABLE' } });
+
+    const status = await runCli(stack, ['status', issued.workflowId, '--json']);
+    expect(status.code).toBe(0);
+    expect(jsonOf(status).result).toMatchObject({ type: 'issueCard', status: 'COMPLETED', searchAttributes: { CardId: cardId, FlowKind: 'issueCard' } });
+
+    const unknown = await runCli(stack, ['status', 'issue-card/no-such-flow']);
+    expect(unknown.code).toBe(2);
+  });
+});
+
+describe('the typed client', () => {
+  let stack: Stack;
+  afterEach(async () => stack?.close());
+
+  test('revealSensitive returns the unsealed PAN, which is in no history', async () => {
+    stack = await startStack({ cardProvisioningMs: 50 });
+    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+    const issuing = await client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'Ada', lastName: 'Byron' });
+    const card = await issuing.result();
+    const sensitive = await client.revealSensitive(card.cardId);
+    expect(sensitive.cardNumber).toMatch(/^\d{16}$/);
+    expect(sensitive.cardNumber.slice(-4)).toBe(card.cardNumber.slice(-4));
+    for (const workflowId of [`card/${card.cardId}`, issuing.workflowId]) {
+      const { stored, decoded } = await historyTexts(await stack.client.workflow.getHandle(workflowId).fetchHistory(), stack.config.codec);
+      expect(decoded.length).toBeGreaterThan(100);
+      expect(stored).not.toContain(sensitive.cardNumber);
+      expect(decoded).not.toContain(sensitive.cardNumber);
+    }
+  });
+
+  test('failures surface as the workflow ApplicationFailure, with the field errors', async () => {
+    stack = await startStack({ cardProvisioningMs: 50 });
+    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+    const err = await client.issueCard({ cardBinId: 'bin_visa_us', initialAmount: 1000, firstName: 'Ada', lastName: 'Byron' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'ApplicationFailure', type: 'ValidationFailed' });
+    expect((err as { details: Array<{ errors: Record<string, string> }> }).details[0].errors).toHaveProperty('billingAddress');
+    const frozen = await client.freeze('crd_doesNotExist1').catch((e: unknown) => e);
+    expect(frozen).toMatchObject({ name: 'ApplicationFailure' });
+  });
+});
