@@ -7,10 +7,8 @@
  * prints a summary, the Temporal UI address and the sandbox ledger's verdict; then stops what
  * it started. `--keep` leaves everything running until Ctrl-C.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -25,7 +23,8 @@ import { connectionOptions } from './temporal/connection';
 import { freePort, startDevServer } from './temporal/dev-server';
 import { createWorkers } from './temporal/workers';
 import { applicationFailureOf, CardIssuingClient } from './starter';
-import type { DocumentRef, OnboardCardholderInput, WaitTimings } from './shared/types';
+import type { WaitTimings } from './shared/types';
+import { sampleKycForm, writeSampleDocuments } from './sandbox/kyc-samples';
 
 /** The sandbox answers in well under a second; short waits keep the demo brisk (a FAILED card sends no webhook). */
 const TIMINGS: WaitTimings = { webhookWaitMs: 2000, pollInitialIntervalMs: 250, pollMaxIntervalMs: 1000, deadlineMs: 60_000 };
@@ -218,16 +217,16 @@ async function runLaterFlows(r: Running, step: Step): Promise<void> {
   const { client } = r;
   const available = registeredWorkflows();
   if (available.has('onboardCardholder')) {
-    const docs = sampleDocuments();
+    const docs = writeSampleDocuments();
     try {
       await step('KYC onboarding', async (at) => {
-        const h = await client.startOnboardCardholder(kycForm(docs.refs, `P${randomBytes(5).toString('hex')}`));
+        const h = await client.startOnboardCardholder(sampleKycForm(docs.documents, { timings: TIMINGS }));
         at.workflowId = h.workflowId;
         const res = await h.result();
         return `${res.kycStatus} ${res.id}`;
       });
       await step('KYC onboarding (rejected)', async (at) => {
-        const h = await client.startOnboardCardholder(kycForm(docs.refs, `REJECT${randomBytes(4).toString('hex')}`));
+        const h = await client.startOnboardCardholder(sampleKycForm(docs.documents, { idNumber: `REJECT${randomBytes(4).toString('hex')}`, timings: TIMINGS }));
         at.workflowId = h.workflowId;
         const res = await h.result();
         // A rejection is a result of the flow; here it is the one asked for.
@@ -291,55 +290,6 @@ function failedOutcome(err: unknown, expectedFailure?: string): readonly [string
 }
 
 // --- KYC sample data -----------------------------------------------------------------------
-
-/** A PNG signature and a PDF header: all the sandbox checks. Written where the workers can read them. */
-function sampleDocuments(): { dir: string; refs: OnboardCardholderInput['documents'] } {
-  const dir = mkdtempSync(join(tmpdir(), 'card-issuing-demo-'));
-  const write = (name: string, bytes: Buffer, contentType: DocumentRef['contentType']): DocumentRef => {
-    writeFileSync(join(dir, name), bytes);
-    return { path: join(dir, name), contentType, fileName: name };
-  };
-  const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(64)]);
-  const pdf = Buffer.from('%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n');
-  return {
-    dir,
-    refs: {
-      idFront: write('passport.png', png, 'image/png'),
-      selfie: write('selfie.png', png, 'image/png'),
-      attachments: [write('verification-report.pdf', pdf, 'application/pdf')],
-    },
-  };
-}
-
-function kycForm(documents: OnboardCardholderInput['documents'], idNumber: string): OnboardCardholderInput {
-  return {
-    firstName: 'Ada',
-    lastName: 'Lovelace',
-    fullName: 'Ada Lovelace',
-    fullNameEn: 'Ada Lovelace',
-    mobilePrefix: '44',
-    mobile: '7700900123',
-    email: 'ada@example.com',
-    gender: 'FEMALE',
-    birthDate: '1990-12-10',
-    occupation: 'FREELANCER',
-    nationality: 'GB',
-    idType: 'PASSPORT',
-    idNumber,
-    idExpiryDate: `${new Date().getUTCFullYear() + 8}-01-01`,
-    country: 'GB',
-    state: 'London',
-    city: 'London',
-    street: '12 Analytical Row',
-    address: '12 Analytical Row, London',
-    addressEn: '12 Analytical Row, London',
-    postalCode: 'N1 1AA',
-    sourceOfFund: 'SALARY_OR_EMPLOYMENT_INCOME',
-    livingCountry: 'GB',
-    documents,
-    timings: TIMINGS,
-  };
-}
 
 // --- Output and helpers --------------------------------------------------------------------
 

@@ -1,14 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { DocumentRef, OnboardCardholderInput } from '../../src/shared/types';
+import { sampleKycForm, writeDocument, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { workflowFailure } from '../helpers/flows';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
 
-/** A PNG signature and a PDF header are all the sandbox needs to see. */
-const PNG_BYTES = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(64)]);
-const PDF_BYTES = Buffer.from('%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n');
 
 describe('onboardCardholder', () => {
   let stack: Stack;
@@ -19,44 +17,11 @@ describe('onboardCardholder', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   afterEach(async () => stack?.close());
 
-  const file = (name: string, bytes: Buffer, contentType: DocumentRef['contentType']): DocumentRef => {
-    const path = join(dir, name);
-    writeFileSync(path, bytes);
-    return { path, contentType };
-  };
-  const documents = () => ({
-    idFront: file('id-front.png', PNG_BYTES, 'image/png'),
-    selfie: file('selfie.png', PNG_BYTES, 'image/png'),
-    attachments: [file('report.pdf', PDF_BYTES, 'application/pdf')],
-  });
-  const form = (extra: Partial<OnboardCardholderInput> = {}): OnboardCardholderInput => ({
-    firstName: 'Ada',
-    lastName: 'Lovelace',
-    fullName: 'Ada Lovelace',
-    fullNameEn: 'Ada Lovelace',
-    mobilePrefix: '44',
-    mobile: '7700900123',
-    email: 'ada@example.com',
-    gender: 'FEMALE',
-    birthDate: '1990-12-10',
-    occupation: 'FREELANCER',
-    nationality: 'GB',
-    idType: 'PASSPORT',
-    idNumber: `P${randomBytes(6).toString('hex')}`,
-    idExpiryDate: '2035-01-01',
-    country: 'GB',
-    state: 'London',
-    city: 'London',
-    street: '12 Analytical Row',
-    address: '12 Analytical Row, London',
-    addressEn: '12 Analytical Row, London',
-    postalCode: 'N1 1AA',
-    sourceOfFund: 'SALARY_OR_EMPLOYMENT_INCOME',
-    livingCountry: 'GB',
-    documents: documents(),
-    timings: FAST_TIMINGS,
-    ...extra,
-  });
+  const file = (name: string, bytes: Buffer, contentType: DocumentRef['contentType']): DocumentRef => writeDocument(dir, name, bytes, contentType);
+  const documents = () => writeSampleDocuments(dir).documents;
+  const form = (extra: Partial<OnboardCardholderInput> = {}): OnboardCardholderInput =>
+    sampleKycForm(documents(), { timings: FAST_TIMINGS, ...extra });
+
   const onboard = (input: OnboardCardholderInput, workflowId = uniqueId('onboard')) =>
     stack.client.workflow.execute('onboardCardholder', { taskQueue: stack.taskQueue, workflowId, args: [input] });
 
