@@ -5,23 +5,21 @@
  * on PATH, the cache outside the clone, otherwise `go install` into that cache.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { cacheRoot, isExecutable, stderrLine, withDirLock } from './cache';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 /** Tags from v1.6 carry `replace` directives and cannot be `go install`ed. */
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 const MIN_GO = [1, 25] as const;
-const LOCK_STALE_MS = 30 * 60 * 1000;
 
 export class TemporalCliUnavailable extends Error {
   readonly type = 'TemporalCliUnavailable';
 }
 
 export function cacheDir(): string {
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
-  return join(base, 'card-issuing', 'temporal-cli', TEMPORAL_CLI_VERSION);
+  return join(cacheRoot(), 'temporal-cli', TEMPORAL_CLI_VERSION);
 }
 
 export function cachedCliPath(): string {
@@ -44,7 +42,7 @@ export async function ensureTemporalCli(explicitPath?: string, log: (line: strin
   const found = findTemporalCli(explicitPath);
   if (found) return found;
   checkGo();
-  return withBuildLock(async () => {
+  return withDirLock(join(cacheDir(), '.build-lock'), async () => {
     // Another process may have finished the build while we waited for the lock.
     if (isExecutable(cachedCliPath())) return cachedCliPath();
     await goInstall(log);
@@ -102,34 +100,3 @@ function goInstall(log: (line: string) => void): Promise<void> {
   });
 }
 
-/** Serialises concurrent builds (parallel test runs, a demo and a test) with an atomic mkdir. */
-async function withBuildLock<T>(fn: () => Promise<T>): Promise<T> {
-  const lock = join(cacheDir(), '.build-lock');
-  mkdirSync(cacheDir(), { recursive: true });
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) rmSync(lock, { recursive: true, force: true });
-      else await new Promise((r) => setTimeout(r, 2000));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    return existsSync(path) && statSync(path).isFile() && (statSync(path).mode & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
-
-function stderrLine(line: string): void {
-  process.stderr.write(`${line}\n`);
-}

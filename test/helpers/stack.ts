@@ -59,16 +59,7 @@ export async function startStack(sandboxConfig: Record<string, unknown> = {}, en
     ...env,
   });
   const bridge = await startBridge(config, { port: 0 });
-  const control = async <T = any>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${sandbox.url}/sandbox${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = await res.json();
-    if (!res.ok) throw new Error(`sandbox control ${method} ${path} answered ${res.status}: ${JSON.stringify(json)}`);
-    return json as T;
-  };
+  const control = sandboxControl(sandbox.url);
   await control('PUT', '/config', { webhookUrl: `${bridge.url}/webhooks/provider`, ...sandboxConfig });
   const connection = await Connection.connect(connectionOptions(config.temporal));
   const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
@@ -110,4 +101,20 @@ export const FAST_TIMINGS = { webhookWaitMs: 3000, pollInitialIntervalMs: 200, p
 
 export function uniqueId(prefix: string): string {
   return `${prefix}-${randomUUID()}`;
+}
+
+export type SandboxControl = <T = any>(method: string, path: string, body?: unknown) => Promise<T>;
+
+/** Calls the sandbox control API (CONTRACTS §5) at `sandboxUrl`; resolves the JSON answer, throws on a non-2xx. */
+export function sandboxControl(sandboxUrl: string): SandboxControl {
+  return async <T = any>(method: string, path: string, body?: unknown): Promise<T> => {
+    const res = await fetch(`${sandboxUrl}/sandbox${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json();
+    if (!res.ok) throw new Error(`sandbox control ${method} ${path} answered ${res.status}: ${JSON.stringify(json)}`);
+    return json as T;
+  };
 }

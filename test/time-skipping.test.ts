@@ -1,0 +1,147 @@
+/**
+ * Time skipping on Temporal's Java test server: the real issueCard workflow, the real workers
+ * and the real provider sandbox, with a card that stays CREATING for hours of workflow time.
+ * Every webhook is dropped, so the flow polls with its default (production) timings; the hours
+ * of timers elapse in seconds. This file builds its own environment and bundle: it needs
+ * neither the run's dev server nor its bundle (alone: SKIP_TEMPORAL=1 npx jest test/time-skipping.test.ts).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
+import { loadConfig, type Config } from '../src/config';
+import { createDataConverter, FAILURE_CONVERTER_PATH } from '../src/codec/payload-codec';
+import { startSandbox, type RunningSandbox } from '../src/sandbox';
+import { CARD_ID, FLOW_KIND, PROVIDER_STATUS, SEARCH_ATTRIBUTES } from '../src/shared/search-attributes';
+import type { CardView } from '../src/shared/types';
+import { ensureJavaTestServer } from '../src/temporal/java-test-server';
+import { createWorkers, type WorkerFleet } from '../src/temporal/workers';
+import { fixtureBins } from './helpers/provider';
+import { sandboxControl, type SandboxControl, type Stack } from './helpers/stack';
+import { deliveries } from './helpers/wait';
+
+const HOUR = 60 * 60 * 1000;
+const SKIPPED = 6 * HOUR;
+
+describe('time skipping (Java test server)', () => {
+  let env: TestWorkflowEnvironment;
+  let sandbox: RunningSandbox;
+  let fleet: WorkerFleet;
+  let running: Promise<void>;
+  let config: Config;
+  let bundleDir: string;
+
+  const control: SandboxControl = (method, path, body) => sandboxControl(sandbox.url)(method, path, body);
+
+  beforeAll(async () => {
+    const wrapper = await ensureJavaTestServer();
+    try {
+      // The test server advertises no server version; core warns about it once per worker.
+      Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
+    } catch {
+      // installed by an earlier test file in this process
+    }
+    const codecKey = randomBytes(32).toString('base64');
+    const codec = loadConfig({ PAYLOAD_CODEC_KEY: codecKey, PAYLOAD_CODEC_KEY_ID: 'test' }).codec;
+    const [started, bundle, sb] = await Promise.all([
+      TestWorkflowEnvironment.createTimeSkipping({
+        server: { executable: { type: 'existing-path', path: wrapper } },
+        client: { dataConverter: createDataConverter(codec) },
+      }),
+      bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger() }),
+      startSandbox({ port: 0 }),
+    ]);
+    env = started;
+    sandbox = sb;
+    bundleDir = mkdtempSync(join(tmpdir(), 'card-issuing-ts-'));
+    writeFileSync(join(bundleDir, 'workflow-bundle.js'), bundle.code);
+
+    // The dev server gets these as --search-attribute flags; the test server through the operator API
+    // (unregistered, the first upsert fails every workflow task: "BadSearchAttributes: search attribute FlowKind is not defined").
+    await env.connection.operatorService.addSearchAttributes({
+      namespace: env.namespace ?? 'default',
+      searchAttributes: Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+    });
+
+    const taskQueue = `test-${randomUUID()}`;
+    config = loadConfig({
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      PROVIDER_BASE_URL: sandbox.url,
+      PAYLOAD_CODEC_KEY: codecKey,
+      PAYLOAD_CODEC_KEY_ID: 'test',
+      PROVIDER_TIMEOUT_MS: '5000',
+    });
+    fleet = await createWorkers({ config, taskQueue, workflowBundlePath: join(bundleDir, 'workflow-bundle.js'), enforceRateBudget: false });
+    running = fleet.run();
+  });
+
+  afterAll(async () => {
+    fleet?.shutdown();
+    await running?.catch(() => undefined);
+    await env?.teardown();
+    await sandbox?.close();
+    if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
+  });
+
+  test('issueCard waits out hours of provisioning with its default timings, in seconds of wall time', async () => {
+    // The sandbox's longest provisioning (1 h) and no webhooks: only polling can see the card ENABLE.
+    // The provider's rate limit counts real time, which does not skip: hours of polls come within
+    // seconds, so the limit is lifted here (the budget itself is covered against the dev server).
+    await control('PUT', '/config', { cardProvisioningMs: HOUR, webhook: { dropRate: 1 }, rateLimit: { general: 1_000_000 } });
+    const { plain } = await fixtureBins({ config } as Stack);
+    const wallStart = Date.now();
+    const handle = await env.client.workflow.start('issueCard', {
+      taskQueue: config.temporal.taskQueue,
+      workflowId: `issue-card-${randomUUID()}`,
+      args: [{ cardBinId: plain.cardBinId, initialAmount: 1000, firstName: 'Rip', lastName: 'Van Winkle' }],
+    });
+    const cardId = await waitForCard();
+    const virtualStart = await env.currentTimeMs();
+
+    // Hours of workflow time: the webhook wait, then polls every 2 s, 4 s, ... up to every minute.
+    await env.sleep(SKIPPED);
+    expect(await env.currentTimeMs()).toBeGreaterThanOrEqual(virtualStart + SKIPPED);
+    expect((await control<{ cards: unknown[] }>('GET', '/ledger')).cards).toHaveLength(1);
+    await control('POST', `/cards/${cardId}/provisioning`, { status: 'ENABLE' });
+
+    const card = await handle.result() as CardView;
+    const wallMs = Date.now() - wallStart;
+    expect(card).toMatchObject({ cardId, status: 'ENABLE', availableBalance: 1000 });
+
+    const history = await handle.fetchHistory();
+    const timers = (history.events ?? []).filter((e) => e.timerStartedEventAttributes);
+    const fired = new Set((history.events ?? []).filter((e) => e.timerFiredEventAttributes).map((e) => String(e.timerFiredEventAttributes!.startedEventId)));
+    const skippedMs = timers
+      .filter((e) => fired.has(String(e.eventId)))
+      .reduce((sum, e) => sum + Number(e.timerStartedEventAttributes!.startToFireTimeout!.seconds ?? 0) * 1000, 0);
+    const polls = (await control<{ endpoints: Record<string, { requests: number }> }>('GET', '/stats')).endpoints.getCard.requests;
+    const dropped = (await deliveries(control)).filter((d) => d.eventType === 'CARD_CREATED').map((d) => d.status);
+    process.stderr.write(`time skipping: ${fired.size} timers fired, ${Math.round(skippedMs / 60000)} min of workflow time, ${polls} polls, ${wallMs} ms of wall time\n`);
+
+    expect(dropped).toEqual(['DROPPED']);
+    // The custom search attributes, upserted by the workflow, were accepted once registered.
+    const attrs = (await handle.describe()).typedSearchAttributes;
+    expect([attrs.get(FLOW_KIND), attrs.get(CARD_ID), attrs.get(PROVIDER_STATUS)]).toEqual(['issueCard', cardId, 'ENABLE']);
+    expect(skippedMs).toBeGreaterThanOrEqual(SKIPPED);
+    expect(skippedMs).toBeGreaterThan(100 * wallMs);
+    expect(polls).toBeGreaterThan(SKIPPED / (60 * 1000) - 10); // the interval caps at one minute
+
+    async function waitForCard(): Promise<string> {
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+        const { cards } = await control<{ cards: Array<{ cardId: string }> }>('GET', '/ledger');
+        if (cards.length > 0) return cards[0].cardId;
+      }
+      throw new Error('the workflow did not create a card within 30 s');
+    }
+  });
+});
+
+function quietLogger() {
+  const noop = () => undefined;
+  return { trace: noop, debug: noop, info: noop, warn: (m: string) => process.stderr.write(`${m}\n`), error: (m: string) => process.stderr.write(`${m}\n`), log: noop };
+}
