@@ -9,8 +9,8 @@
  */
 import type { z } from 'zod';
 import { invalidResponse, localValidationFailed } from './errors';
-import { HmacSha256Scheme, type SigningScheme } from './signing';
-import { ProviderTransport } from './transport';
+import { HmacSha256Scheme } from './signing';
+import { ProviderTransport, type TransportOptions } from './transport';
 import type { RateBudget } from './rate-budget';
 import {
   ENDPOINTS,
@@ -70,19 +70,8 @@ import {
   type WithdrawFromCardRequest,
 } from './schemas';
 
-export interface ProviderClientOptions {
-  /** Scheme, host and port of the provider, e.g. http://127.0.0.1:4010 (the API lives under /open-api/v1). */
-  baseUrl: string;
-  /** Signs every physical attempt; the only holder of the secret. */
-  signer: SigningScheme;
-  /** Deadline of one call. */
-  timeoutMs: number;
-  connections?: number;
-  rateBudget?: RateBudget;
-  /** Refuse locally (RateLimited) while the last answer said the window is spent. Default true. */
-  failFastWhenBudgetSpent?: boolean;
-  now?: () => number;
-}
+/** The client is configured exactly like its one transport. */
+export type ProviderClientOptions = TransportOptions;
 
 export interface CallOptions {
   /** Overrides the client's deadline for this call. */
