@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config';
 import { ensureTemporalCli } from '../../src/temporal/cli';
 import { freePort, startDevServer, type DevServer } from '../../src/temporal/dev-server';
-import { issueTestCard } from '../helpers/flows';
 import { deliveries, waitUntil, type Delivery } from '../helpers/wait';
-import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';
+import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
 
 describe('bridge during a Temporal outage', () => {
   let server: DevServer | undefined;
@@ -29,14 +28,20 @@ describe('bridge during a Temporal outage', () => {
     server = await start();
     stack = await startStack({ cardProvisioningMs: 6000, webhook: { retryBaseMs: 500 } }, { TEMPORAL_ADDRESS: server.address });
 
-    const issuing = issueTestCard(stack, 900, { timings: { ...FAST_TIMINGS, webhookWaitMs: 120_000, deadlineMs: 300_000 } });
+    // Only the workflow is started now: a client call left waiting across the outage would itself give up.
+    const workflowId = uniqueId('issue-card-outage');
+    await stack.client.workflow.start('issueCard', {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [{ cardBinId: 'bin_visa_basic', initialAmount: 900, firstName: 'Out', lastName: 'Age', timings: { ...FAST_TIMINGS, webhookWaitMs: 120_000, deadlineMs: 300_000 } }],
+    });
     // Wait until the card exists at the provider (the flow is now waiting for CARD_CREATED), then stop Temporal.
     await waitUntil(async () => (await stack!.control('GET', '/ledger')).cards.length === 1);
     await server.stop();
     const answered503 = (d: Delivery) => d.eventType === 'CARD_CREATED' && d.attempts.some((a) => a.statusCode === 503);
     await waitUntil(async () => (await deliveries(stack!.control)).some(answered503), 30_000, 'a 503 answer to CARD_CREATED');
     server = await start();
-    const card = await issuing;
+    const card = await stack.client.workflow.getHandle(workflowId).result();
     expect(card.status).toBe('ENABLE');
     const createdLog = (await deliveries(stack.control)).find((d) => d.eventType === 'CARD_CREATED')!;
     expect(createdLog.status).toBe('DELIVERED');
