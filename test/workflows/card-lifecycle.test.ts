@@ -59,14 +59,16 @@ describe('the card workflow', () => {
       expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
       expect(((err as WorkflowUpdateFailedError).cause as { type?: string }).type).toBe('ValidationFailed');
     }
-    const history = JSON.stringify(await handle.fetchHistory());
-    expect(history).not.toContain('WorkflowExecutionUpdateAccepted');
-    expect(history).not.toMatch(/UPDATE_ACCEPTED/);
+    // A rejected update leaves no event at all; the validators ran before acceptance.
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes || e.workflowExecutionUpdateCompletedEventAttributes)).toEqual([]);
+    const { endpoints } = await stack.control('GET', '/stats');
+    expect(endpoints.updateCardPin).toBeUndefined();
+    expect(endpoints.fundCard).toBeUndefined();
   });
 
   test('continues as new before its history grows large, keeping state and de-duplication', async () => {
-    stack = await startStack({ cardProvisioningMs: 50 });
-    const card = await issueTestCard(stack, 1000);
+    stack = await startStack();
     // A card workflow with a tiny history budget, for a second card id that the provider does not know.
     const cardId = `crd_${uniqueId('x').replace(/-/g, '').slice(0, 20)}`;
     const workflowId = uniqueId('card-can');
@@ -79,7 +81,6 @@ describe('the card workflow', () => {
     await waitUntil(async () => (await stack.client.workflow.getHandle(workflowId).query(cardStateQuery)).recentTransactions.length === 30);
     const state = await stack.client.workflow.getHandle(workflowId).query(cardStateQuery);
     expect(new Set(state.recentTransactions.map((t) => t.eventId)).size).toBe(30);
-    expect(card.status).toBe('ENABLE');
     await stack.client.workflow.getHandle(workflowId).terminate('test done');
   });
 
