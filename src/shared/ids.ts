@@ -19,9 +19,6 @@ export function entityWorkflowId(kind: EntityKind, entityId: string): string {
   return `${PREFIX[kind]}/${entityId}`;
 }
 
-/** The provider's idempotency-key rule: 1-64 characters of [a-zA-Z0-9_-]. */
-export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-
 /**
  * A key derived from the workflow's identity, so a repeated start with the same workflow ID
  * (even after the first run closed) reuses the same key and the provider applies it once.
@@ -31,7 +28,7 @@ export function deriveIdempotencyKey(purpose: string, workflowId: string): strin
 }
 
 /** Two FNV-1a 64-bit hashes with different offsets: collision-resistant enough for keys, no crypto needed in the workflow sandbox. */
-export function hash128(input: string): string {
+function hash128(input: string): string {
   return fnv1a64(input, 0xcbf29ce484222325n) + fnv1a64(input, 0x84222325cbf29ce4n);
 }
 

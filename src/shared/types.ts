@@ -2,7 +2,6 @@
  * Inputs and results of the workflows other services start (CONTRACTS §7), and the
  * state the entity workflows expose. Plain data: imported by workflows, clients and the bridge.
  */
-import type { FieldErrors } from './failures';
 import type { EntityKind } from './ids';
 
 export interface BillingAddress {
@@ -123,10 +122,6 @@ export interface CardLifecycleState {
 export interface SealedValue {
   keyId: string;
   sealed: string;
-}
-
-export interface ValidationFailureDetails {
-  errors: FieldErrors;
 }
 
 /** A document the workers can read from a filesystem they share: its bytes never enter workflow history. */
