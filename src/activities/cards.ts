@@ -1,7 +1,6 @@
 /** Card activities: BINs (cached), issuance, reads, the card's later life, and the sealed sensitive read. */
 import type { ProviderClient } from '../provider/client';
 import type { BinCache } from '../provider/bin-cache';
-import { isProviderError } from '../provider/errors';
 import type { CardBin } from '../provider/schemas';
 import type { ValueSealer } from '../codec/sealed-value';
 import { createCardBody, toCardView } from '../shared/card-rules';
@@ -34,8 +33,9 @@ export function createCardActivities({ provider, bins, sealer }: CardActivityDep
         try {
           return toCardView(await provider.createCard(createCardBody(input), { idempotencyKey }));
         } catch (err) {
-          // The BIN list changed under us: the next lookup must see the provider's current list.
-          if (isProviderError(err, 'StaleCardBin')) bins.invalidate();
+          // The BIN list changed under us: refresh it now, so the workflow's next lookup sees the provider's list.
+          // A failed refresh leaves the cache empty (the next lookup asks again) and must not hide the StaleCardBin.
+          await bins.noteCreateCardFailure(err).catch(() => undefined);
           throw err;
         }
       });

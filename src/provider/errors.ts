@@ -323,11 +323,15 @@ function messageCode(message: unknown): string | undefined {
   return m ? m[1] : undefined;
 }
 
-/** Keeps only string rules; values are the provider's rule names, not our input. */
+/**
+ * Field names and their string rules. Anything else in the map is replaced by a fixed text: a
+ * provider that echoed our input there (a card number, an id number) must not carry it into
+ * logs, failure details or workflow history.
+ */
 function fieldErrors(raw: unknown): Record<string, string> | undefined {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
   const out: Record<string, string> = {};
-  for (const [field, rule] of Object.entries(raw)) out[field] = typeof rule === 'string' ? rule : JSON.stringify(rule);
+  for (const [field, rule] of Object.entries(raw)) out[field] = typeof rule === 'string' ? rule : 'is invalid';
   return out;
 }
 

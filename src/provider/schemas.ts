@@ -141,20 +141,6 @@ export const API_BASE_PATH = '/open-api/v1';
 export const fieldErrorsSchema = z.record(z.string(), z.string());
 export type FieldErrors = z.infer<typeof fieldErrorsSchema>;
 
-export const apiFailureSchema = z.object({
-  code: z.number().int().min(400),
-  /** `<CODE>` or `<CODE>: <human text>` */
-  message: z.string(),
-  errors: fieldErrorsSchema.optional(),
-});
-export type ApiFailure = z.infer<typeof apiFailureSchema>;
-
-export function apiSuccessSchema<T extends z.ZodType>(data: T) {
-  return z.object({ code: z.literal(0), message: z.literal('SUCCESS'), data });
-}
-export type ApiSuccess<T> = { code: 0; message: 'SUCCESS'; data: T };
-export type ApiEnvelope<T> = ApiSuccess<T> | ApiFailure;
-
 /** Error codes: the first word of a failure `message`. */
 export const API_ERROR_CODES = {
   VALIDATION_FAILED: 400,
@@ -180,12 +166,6 @@ export const API_ERROR_CODES = {
   INTERNAL_ERROR: 500,
 } as const;
 export type ApiErrorCode = keyof typeof API_ERROR_CODES;
-
-/** Extracts the code word from a failure message ("RATE_LIMITED: retry in 3 seconds" → RATE_LIMITED). */
-export function errorCodeOf(message: string): string {
-  const colon = message.indexOf(':');
-  return (colon === -1 ? message : message.slice(0, colon)).trim();
-}
 
 // ---------------------------------------------------------------------------------------
 // Endpoints
@@ -448,9 +428,6 @@ export const presignedUploadSchema = z.object({
 });
 export type PresignedUpload = z.infer<typeof presignedUploadSchema>;
 
-/** Answer of the PUT to uploadUrl. */
-export const uploadResultSchema = z.object({ fileToken: z.string(), size: z.number().int(), contentType: z.string() });
-export type UploadResult = z.infer<typeof uploadResultSchema>;
 
 export const KYC_IMAGE_SLOTS = {
   idFrontToken: 'IDENTITY_PROOF',

@@ -77,6 +77,20 @@ describe('errorFromResponse', () => {
   });
 });
 
+describe('the errors map', () => {
+  it('keeps string rules and replaces anything else, so an echoed input cannot travel on', () => {
+    const err = errorFromResponse(
+      400,
+      { code: 400, message: 'VALIDATION_FAILED', errors: { amount: 'must be an integer', cardNumber: { received: '4111111111111111' } as unknown as string } },
+      {},
+      fundCard,
+      NOW,
+    );
+    expect(err.errors).toEqual({ amount: 'must be an integer', cardNumber: 'is invalid' });
+    expect(JSON.stringify(err)).not.toContain('4111111111111111');
+  });
+});
+
 describe('errorFromTransportFailure', () => {
   const withCode = (code: string) => Object.assign(new Error('x'), { code });
 
