@@ -10,19 +10,18 @@
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfigOrExit, type Config } from './config';
 import { startBridge } from './bridge';
 import { startCodecServer } from './codec/codec-server';
-import { createDataConverter, createPayloadCodec } from './codec/payload-codec';
+import { createPayloadCodec } from './codec/payload-codec';
 import { createProviderClient, type ProviderClient } from './provider/client';
 import { startSandbox } from './sandbox';
 import { ensureTemporalCli } from './temporal/cli';
-import { connectionOptions } from './temporal/connection';
 import { freePort, startDevServer } from './temporal/dev-server';
 import { createWorkers } from './temporal/workers';
-import { applicationFailureOf, CardIssuingClient } from './starter';
+import { applicationFailureOf, createCardIssuingClient, type CardIssuingClient } from './starter';
+import { renderTable } from './starter/output';
 import type { WaitTimings } from './shared/types';
 import { sampleKycForm, writeSampleDocuments } from './sandbox/kyc-samples';
 
@@ -113,14 +112,13 @@ async function startEverything(base: Config): Promise<Running> {
     await workersDone;
   });
 
-  const connection = await Connection.connect(connectionOptions(config.temporal));
-  stoppers.push(() => connection.close());
-  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
+  const client = await createCardIssuingClient(config);
+  stoppers.push(() => client.close());
   const provider = createProviderClient(config.provider);
   stoppers.push(() => provider.close());
   return {
     config,
-    client: new CardIssuingClient({ client: temporal, taskQueue: config.temporal.taskQueue, codec: config.codec }),
+    client,
     provider,
     sandboxUrl: sandbox.url,
     uiUrl: server.uiUrl,
@@ -294,10 +292,8 @@ function failedOutcome(err: unknown, expectedFailure?: string): readonly [string
 // --- Output and helpers --------------------------------------------------------------------
 
 function table(rows: FlowRow[]): string {
-  const cells = [['flow', 'workflow ID', 'outcome', 'ms'], ...rows.map((r) => [`${r.ok ? '✓' : '✗'} ${r.flow}`, r.workflowId, r.outcome, String(r.ms)])];
-  const widths = cells[0].map((_, i) => Math.max(...cells.map((c) => c[i].length)));
-  const line = (c: string[]) => c.map((cell, i) => (i === 3 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ');
-  return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+  const cells = rows.map((r) => ({ flow: `${r.ok ? '✓' : '✗'} ${r.flow}`, 'workflow ID': r.workflowId, outcome: r.outcome, ms: r.ms }));
+  return renderTable(cells, ['flow', 'workflow ID', 'outcome', 'ms'], { alignRight: ['ms'], rule: true });
 }
 
 async function checkLedger(sandboxUrl: string): Promise<boolean> {

@@ -168,7 +168,8 @@ function failWith(err: Error): never {
   throw err;
 }
 
-function parseObject(text: string): (FailureEnvelope & { data?: unknown }) | undefined {
+/** A JSON object (a provider envelope, or any failure body), or undefined for anything else. */
+export function parseObject(text: string): (FailureEnvelope & { data?: unknown }) | undefined {
   try {
     const v: unknown = JSON.parse(text);
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as FailureEnvelope & { data?: unknown }) : undefined;

@@ -16,6 +16,7 @@ import {
   type HeaderBag,
 } from './errors';
 import type { PresignedUpload, PresignedUploadRequest, UploadContentType, UploadType } from './schemas';
+import { parseObject } from './transport';
 
 /** The provider's limit per file. */
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
@@ -93,13 +94,4 @@ async function putBytes(uploadUrl: string, input: UploadDocumentInput, timeoutMs
 function isExpiredAnswer(status: number, body: FailureEnvelope | undefined): boolean {
   const message = typeof body?.message === 'string' ? body.message : '';
   return status === 410 || message.startsWith('UPLOAD_URL_EXPIRED') || status === 403 || status === 404;
-}
-
-function parseObject(text: string): FailureEnvelope | undefined {
-  try {
-    const v: unknown = JSON.parse(text);
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as FailureEnvelope) : undefined;
-  } catch {
-    return undefined;
-  }
 }

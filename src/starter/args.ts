@@ -4,6 +4,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
+import { MAX_UPLOAD_BYTES } from '../provider/uploads';
 import type { FieldErrors } from '../shared/failures';
 import type { DocumentRef } from '../shared/types';
 
@@ -78,8 +79,6 @@ const CONTENT_TYPES: Record<string, DocumentRef['contentType']> = {
   '.jpeg': 'image/jpeg',
   '.pdf': 'application/pdf',
 };
-/** The provider's limit per file (spec: 10 MB). */
-const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 
 /** A document the worker will read from this path: it must exist, be small enough and of a type the provider takes. */
 export function documentRef(path: string, flagName: string): DocumentRef {
@@ -94,7 +93,7 @@ export function documentRef(path: string, flagName: string): DocumentRef {
     if (err instanceof UsageError) throw err;
     throw new UsageError(`--${flagName} ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  if (size === 0 || size > MAX_DOCUMENT_BYTES) throw new UsageError(`--${flagName} ${path} must be between 1 byte and 10 MB`);
+  if (size === 0 || size > MAX_UPLOAD_BYTES) throw new UsageError(`--${flagName} ${path} must be between 1 byte and ${MAX_UPLOAD_BYTES / (1024 * 1024)} MB`);
   const absolute = resolve(path);
   return { path: absolute, contentType, fileName: absolute.split(/[\\/]/).pop() };
 }

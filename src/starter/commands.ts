@@ -3,7 +3,8 @@
  * into a validated plan (`parse`, before anything starts; UsageError → exit 2) and runs the
  * plan through the typed client (`run`). The runner in run.ts does the rest.
  */
-import { createPayoutRequestSchema, kycFormRequestSchema, purchaseEsimRequestSchema, rechargeEsimRequestSchema, type CardBin } from '../provider/schemas';
+import type { z } from 'zod';
+import { createPayoutRequestSchema, fieldErrorsFromZod, kycFormRequestSchema, purchaseEsimRequestSchema, rechargeEsimRequestSchema, type CardBin } from '../provider/schemas';
 import type { ProviderClient } from '../provider/client';
 import { issueCardErrors, moneyMovementErrors } from '../shared/card-rules';
 import type { FieldErrors } from '../shared/failures';
@@ -14,6 +15,7 @@ import type { CardIssuingClient, FlowHandle } from './client';
 import type { KycDocuments, OnboardCardholderInput } from './flow-types';
 import { onboardCardholderErrors } from '../shared/kyc-rules';
 import { renderFields, renderTable } from './output';
+import { definedOnly } from './status';
 
 export interface CommandContext {
   /** Connects on first use: parsing never needs Temporal. */
@@ -70,9 +72,9 @@ function keyFlag(flags: Flags): string | undefined {
   return key;
 }
 
-function schemaErrors(result: { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } }): FieldErrors {
-  if (result.success || !result.error) return {};
-  return Object.fromEntries(result.error.issues.map((i) => [i.path.map(String).join('.'), i.message]));
+/** The field errors of a schema check, none when it passed. */
+function schemaErrors(result: z.ZodSafeParseResult<unknown>): FieldErrors {
+  return result.success ? {} : fieldErrorsFromZod(result.error);
 }
 
 // --- issue-card ---------------------------------------------------------------------------
@@ -100,7 +102,7 @@ const issueCard: Command<{ input: IssueCardInput; workflowId?: string }> = {
   async parse(flags, _positional, ctx) {
     const billing = flag(flags, 'billing');
     const tags = listFlag(flags, 'tag');
-    const input = dropUndefined<IssueCardInput>({
+    const input = definedOnly<IssueCardInput>({
       cardBinId: flag(flags, 'bin', true),
       initialAmount: cents(flags, 'amount'),
       firstName: flag(flags, 'first'),
@@ -151,7 +153,7 @@ function moneyCommand(kind: MoneyMovementKind): Command<{ input: MoneyMovementIn
     usage: `${verb} --card ID --amount CENTS [--key K] [--workflow-id ID]`,
     options: { card: str, amount: str, key: str, ...workflowIdOption },
     parse(flags) {
-      const input = dropUndefined<MoneyMovementInput>({
+      const input = definedOnly<MoneyMovementInput>({
         cardId: cardIdArg(flag(flags, 'card', true), '--card'),
         amount: cents(flags, 'amount'),
         idempotencyKey: keyFlag(flags),
@@ -189,7 +191,7 @@ const kyc: Command<{ input: OnboardCardholderInput; workflowId?: string }> = {
       const path = flag(flags, name);
       return path === undefined ? undefined : documentRef(path, name);
     };
-    const documents = dropUndefined<KycDocuments>({
+    const documents = definedOnly<KycDocuments>({
       idFront: documentRef(flag(flags, 'id-front', true), 'id-front'),
       idBack: optionalDoc('id-back'),
       selfie: optionalDoc('selfie'),
@@ -220,7 +222,7 @@ const esimBuy: Command<{ planNo: string; idempotencyKey?: string; workflowId?: s
   parse(flags) {
     const planNo = flag(flags, 'plan', true);
     assertNoErrors(schemaErrors(purchaseEsimRequestSchema.safeParse({ planNo })), { planNo: '--plan' });
-    return dropUndefined({ planNo, idempotencyKey: keyFlag(flags), workflowId: flag(flags, 'workflow-id') });
+    return definedOnly({ planNo, idempotencyKey: keyFlag(flags), workflowId: flag(flags, 'workflow-id') });
   },
   async run({ workflowId, ...input }, ctx) {
     const client = await ctx.client();
@@ -235,7 +237,7 @@ const esimRecharge: Command<{ esimNo: string; idempotencyKey?: string; workflowI
   parse(flags) {
     const esimNo = flag(flags, 'esim', true);
     assertNoErrors(schemaErrors(rechargeEsimRequestSchema.safeParse({ esimNo })), { esimNo: '--esim' });
-    return dropUndefined({ esimNo, idempotencyKey: keyFlag(flags), workflowId: flag(flags, 'workflow-id') });
+    return definedOnly({ esimNo, idempotencyKey: keyFlag(flags), workflowId: flag(flags, 'workflow-id') });
   },
   async run({ workflowId, ...input }, ctx) {
     const client = await ctx.client();
@@ -249,8 +251,8 @@ const payout: Command<{ merOrderNo: string; workflowId?: string }> = {
   options: { 'mer-order-no': str, ...workflowIdOption },
   parse(flags) {
     const merOrderNo = flag(flags, 'mer-order-no', true);
-    assertNoErrors(schemaErrors(createPayoutRequestSchema.shape.merOrderNo.safeParse(merOrderNo)), { '': '--mer-order-no' });
-    return dropUndefined({ merOrderNo, workflowId: flag(flags, 'workflow-id') });
+    assertNoErrors(schemaErrors(createPayoutRequestSchema.pick({ merOrderNo: true }).safeParse({ merOrderNo })), { merOrderNo: '--mer-order-no' });
+    return definedOnly({ merOrderNo, workflowId: flag(flags, 'workflow-id') });
   },
   async run({ merOrderNo, workflowId }, ctx) {
     const client = await ctx.client();
@@ -329,8 +331,4 @@ export const COMMANDS: Record<string, Command<any>> = {
 
 export function defaultText(outcome: Outcome): string {
   return outcome.text ?? renderFields(outcome.result);
-}
-
-function dropUndefined<T>(obj: Record<string, unknown>): T {
-  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
 }

@@ -63,6 +63,7 @@ async function failureOf(handle: WorkflowHandle): Promise<FlowStatus['failure']>
   }
 }
 
-function definedOnly<T extends Record<string, unknown>>(obj: T): T {
+/** A copy of obj without its undefined properties, so they neither print nor serialise. */
+export function definedOnly<T extends object>(obj: T): T {
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
 }

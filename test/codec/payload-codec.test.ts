@@ -1,3 +1,4 @@
+import { KeyObject } from 'node:crypto';
 import { inspect } from 'node:util';
 import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload } from '@temporalio/common';
 import {
@@ -17,6 +18,18 @@ import {
 const PAN = '4111111111111111';
 const OLD = { keyId: 'k2024', key: Buffer.alloc(32, 1).toString('base64') };
 const NEW = { keyId: 'k2025', key: Buffer.alloc(32, 2).toString('base64') };
+
+/** A value as text, byte containers and secret KeyObjects as hex, so key material shows however it is held. */
+function exposed(value: unknown, seen = new Set<unknown>()): string {
+  if (value === null || typeof value !== 'object') return String(value);
+  if (seen.has(value)) return '';
+  seen.add(value);
+  if (value instanceof KeyObject) return value.type === 'secret' ? value.export().toString('hex') : '';
+  if (ArrayBuffer.isView(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex');
+  if (value instanceof ArrayBuffer) return Buffer.from(value).toString('hex');
+  const inner = value instanceof Map ? [...value.keys(), ...value.values()] : value instanceof Set ? [...value] : Reflect.ownKeys(value).map((k) => Reflect.get(value, k));
+  return inner.map((v) => exposed(v, seen)).join('\n');
+}
 
 const toPayload = (value: unknown): Payload => defaultPayloadConverter.toPayload(value)!;
 const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('utf8');
@@ -79,11 +92,23 @@ describe('EncryptionCodec', () => {
     await expect(codec.decode([{ ...encoded, data: data.subarray(0, 10) }])).rejects.toThrow(/too short/);
   });
 
-  it('keeps key material out of JSON, inspect and bad-key errors', () => {
+  it('keeps key material out of JSON, inspect, its own properties and bad-key errors', () => {
     const rotated = createPayloadCodec({ ...NEW, previousKeys: { [OLD.keyId]: OLD.key } });
-    const shown = JSON.stringify(rotated) + inspect(rotated, { showHidden: true, depth: 10 });
+    const shown = [
+      JSON.stringify(rotated),
+      inspect(rotated, { showHidden: true, depth: 10 }),
+      // Past the hand-written toJSON / [inspect.custom]: what the object really holds.
+      inspect(rotated, { customInspect: false, showHidden: true, depth: 5 }),
+      ...Object.values(rotated).map((v) => exposed(v)),
+      ...Reflect.ownKeys(rotated).map((k) => exposed(Reflect.get(rotated, k))),
+    ].join('\n');
     expect(shown).toContain('k2025');
-    for (const key of [NEW.key, OLD.key]) expect(shown).not.toContain(key);
+    for (const key of [NEW.key, OLD.key]) {
+      const hex = Buffer.from(key, 'base64').toString('hex');
+      expect(shown).not.toContain(key);
+      expect(shown).not.toContain(hex);
+      expect(shown).not.toContain(hex.replace(/(..)(?!$)/g, '$1 ')); // how inspect prints a Buffer
+    }
     const shortKey = Buffer.alloc(16, 9).toString('base64');
     expect(() => createPayloadCodec({ keyId: 'short', key: shortKey })).toThrow(/key "short" must be 32 bytes/);
     expect(() => createPayloadCodec({ keyId: 'short', key: shortKey })).not.toThrow(shortKey);

@@ -66,14 +66,49 @@ describe('rate limits', () => {
     expect((await h.control.stats('getWalletBalance')).byStatus[429]).toBe(1);
   });
 
-  it('retryDelayFor a real 429 never retries before the reset, and the retry then succeeds', async () => {
-    const { err } = await realRateLimit(1500);
+  it('retryDelayFor a real 429: the same client refuses locally before the delay, and succeeds after it', async () => {
+    const windowMs = 1500;
+    await h.control.config({ rateLimit: { windowMs, general: 2 } });
+    // Another client spends the window, so this one's own call meets the provider's 429 and learns the window from it.
+    const spender = h.client({ failFastWhenBudgetSpent: false });
+    const client = h.client(); // fail fast on: the default
+    let err: ProviderError | undefined;
+    for (let attempt = 0; attempt < 10 && !err; attempt++) {
+      for (let i = 0; ; i++) {
+        const spent = await spender.getWalletBalance().then(() => undefined, (e: unknown) => e);
+        if (isProviderError(spent, 'RateLimited')) break;
+        if (spent) throw spent;
+        if (i > 10) throw new Error('the sandbox never answered 429');
+      }
+      const e = await client.getWalletBalance().then(() => undefined, (e: unknown) => e);
+      if (e === undefined) continue; // a fresh window opened in between
+      if (!isProviderError(e, 'RateLimited')) throw e;
+      // Keep a 429 only with enough of its window left to try (and be refused) before the reset.
+      if (e.code === 'RATE_LIMITED' && e.resetAt! - Date.now() >= 300) err = e;
+      else await sleep(Math.max(0, e.resetAt! - Date.now()) + 5);
+    }
+    if (!err) throw new Error('no real 429 with time left in its window');
+    expect(err).toMatchObject({ type: 'RateLimited', status: 429, code: 'RATE_LIMITED' });
+    expect(client.rateBudget.get('getWalletBalance')).toMatchObject({ remaining: 0, resetAt: err.resetAt });
+
     const now = Date.now();
     const delay = retryDelayFor(err.resetAt!, now, randomJitter(50));
-    expect(now + delay).toBeGreaterThanOrEqual(err.resetAt!);
+    const before = await h.control.stats('getWalletBalance');
+    const sent = before.requests;
+
+    // Before the delay elapses the same client refuses locally: nothing reaches the sandbox.
+    const early = (await failureOf(client.getWalletBalance())) as ProviderError;
+    expect(Date.now()).toBeLessThan(now + delay);
+    expect(early).toMatchObject({ type: 'RateLimited', code: 'RATE_BUDGET_SPENT', status: undefined, resetAt: err.resetAt });
+    expect((await h.control.stats('getWalletBalance')).requests).toBe(sent);
+
+    // After waiting the delay, the same client's call goes through and succeeds.
     await sleep(delay);
-    const fresh = h.client({ failFastWhenBudgetSpent: false });
-    await expect(fresh.getWalletBalance()).resolves.toMatchObject({ currency: 'USD' });
+    while (Date.now() < now + delay) await sleep(1);
+    await expect(client.getWalletBalance()).resolves.toMatchObject({ currency: 'USD' });
+    const after = await h.control.stats('getWalletBalance');
+    expect(after.requests).toBe(sent + 1);
+    expect(after.byStatus[200]).toBe((before.byStatus[200] ?? 0) + 1);
   });
 
   it('fails fast without spending a request while the known window is spent', async () => {

@@ -66,7 +66,20 @@ describe('authentication', () => {
 
   it('never asks for authentication on the control API and never answers 401', async () => {
     expect((await h.control('GET', '/health')).body).toEqual({ ok: true });
-    const stats = await h.control<{ endpoints: Record<string, { byStatus: Record<string, number> }> }>('GET', '/stats');
-    for (const s of Object.values(stats.body.endpoints)) expect(s.byStatus['401']).toBeUndefined();
+    // Control calls are not counted in the stats: make signed and badly-signed API calls so there is something to check.
+    const answers = [
+      await h.api('GET', '/wallet/balance'),
+      await h.api('GET', '/card-bins'),
+      await h.api('GET', '/wallet/balance', { sign: { secret: 'secret_wrong' } }),
+      await h.api('GET', '/card-bins', { sign: false }),
+      await h.api('GET', '/wallet/balance', { sign: { timestamp: Date.now() - 6 * 60 * 1000 } }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 403, 403, 403]);
+    const stats = await h.control<{ endpoints: Record<string, { requests: number; byStatus: Record<string, number> }> }>('GET', '/stats');
+    const endpoints = Object.values(stats.body.endpoints);
+    expect(endpoints.length).toBeGreaterThan(0);
+    expect(endpoints.reduce((n, s) => n + s.requests, 0)).toBe(answers.length);
+    expect(endpoints.reduce((n, s) => n + (s.byStatus['403'] ?? 0), 0)).toBe(3);
+    for (const s of endpoints) expect(s.byStatus['401']).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 /** Issue points 1 and 6: every endpoint, the ones known by name only included, and the state machines. */
-import { Harness, kycForm, sleep, waitFor } from './helpers/harness';
+import { API_KEY, API_SECRET, BASE, Harness, kycForm, sleep, waitFor } from './helpers/harness';
+import { signHeaders } from './helpers/signer';
 
 const h = new Harness();
 beforeAll(() => h.start());
@@ -41,8 +42,21 @@ describe('cards', () => {
 
   it('can deliver CARD_CREATED before the POST /cards answer is read when provisioning takes 0 ms', async () => {
     await h.reset({ cardProvisioningMs: 0 });
-    const res = await h.api('POST', '/cards', { body: { cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Zero', lastName: 'Delay' } });
-    await waitFor(() => h.receiver.of('CARD_CREATED').find((d) => d.event.data.cardId === res.body.data.cardId));
+    const path = `${BASE}/cards`;
+    const raw = JSON.stringify({ cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Zero', lastName: 'Delay' });
+    const headers = { 'content-type': 'application/json', ...signHeaders('POST', path, raw, { apiKey: API_KEY, secret: API_SECRET }) };
+    const res = await fetch(h.url + path, { method: 'POST', headers, body: raw });
+    expect(res.status).toBe(200);
+    expect(res.bodyUsed).toBe(false);
+    // The answer's body is held unread: the webhook arrives all the same.
+    const created = await waitFor(() => h.receiver.of('CARD_CREATED')[0]);
+    expect(res.bodyUsed).toBe(false);
+    const answer = (await res.json()) as { data: { cardId: string; status: string } };
+    const readAt = Date.now();
+    // The webhook reported ENABLE for the very card whose POST answer, read only now, still says CREATING.
+    expect(created.event.data).toMatchObject({ cardId: answer.data.cardId, status: 'ENABLE' });
+    expect(answer.data.status).toBe('CREATING');
+    expect(created.at).toBeLessThanOrEqual(readAt);
   });
 
   it('provisions firstName FAIL to FAILED with no webhook and the money returned', async () => {

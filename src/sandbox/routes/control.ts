@@ -39,15 +39,18 @@ const schemas = {
   payoutStatus: z.object({ status: z.enum(PAYOUT_STATUSES, `must be one of ${PAYOUT_STATUSES.join(', ')}`) }),
 };
 
-function body<S extends z.ZodType>(req: FastifyRequest, schema: S): z.infer<S> {
+/** The request's JSON body (undefined when empty); 400 VALIDATION_FAILED when it is not JSON. */
+function jsonBody(req: FastifyRequest): unknown {
   const raw = rawBodyOf(req);
-  let json: unknown;
   try {
-    json = raw ? JSON.parse(raw.toString('utf8')) : undefined;
+    return raw ? JSON.parse(raw.toString('utf8')) : undefined;
   } catch {
     throw new ControlError(400, 'VALIDATION_FAILED', 'body must be valid JSON', { body: 'must be valid JSON' });
   }
-  const parsed = schema.safeParse(json);
+}
+
+function body<S extends z.ZodType>(req: FastifyRequest, schema: S): z.infer<S> {
+  const parsed = schema.safeParse(jsonBody(req));
   if (!parsed.success) throw new ControlError(400, 'VALIDATION_FAILED', 'invalid fields', fieldErrorsFromZod(parsed.error));
   return parsed.data;
 }
@@ -73,14 +76,7 @@ export function registerControlRoutes(app: FastifyInstance, sb: Sandbox): void {
   });
   route('GET', '/config', () => sb.config);
   route('PUT', '/config', (req) => {
-    const raw = rawBodyOf(req);
-    let patch: unknown;
-    try {
-      patch = raw ? JSON.parse(raw.toString('utf8')) : undefined;
-    } catch {
-      throw new ControlError(400, 'VALIDATION_FAILED', 'body must be valid JSON', { body: 'must be valid JSON' });
-    }
-    const result = mergeSandboxConfig(sb.config, patch);
+    const result = mergeSandboxConfig(sb.config, jsonBody(req));
     if (!result.ok) throw new ControlError(400, 'VALIDATION_FAILED', `invalid configuration: ${Object.keys(result.errors).join(', ')}`, result.errors);
     sb.config = result.config;
     return sb.config;
