@@ -10,7 +10,16 @@ const ms = (max = 3_600_000) => z.number().int('must be an integer').min(0, `mus
 const rate = z.number().min(0, 'must be a number between 0 and 1').max(1, 'must be a number between 0 and 1');
 const count = z.number().int('must be an integer').min(1, 'must be a positive integer').max(1_000_000, 'must be at most 1000000');
 
+/**
+ * `contract`: answers exactly as CONTRACTS says (the default). `minimal`: answers only the fields
+ * the spec lists, plain-text error messages, prefix-less fileTokens, the other payout spelling
+ * (SUCCESS, CANCELED) and webhooks without X-API-Key, eventId and createdAt (CONTRACTS §8).
+ */
+export const SANDBOX_PROFILES = ['contract', 'minimal'] as const;
+export type SandboxProfile = (typeof SANDBOX_PROFILES)[number];
+
 export const sandboxConfigSchema = z.object({
+  profile: z.enum(SANDBOX_PROFILES, `must be one of ${SANDBOX_PROFILES.join(', ')}`),
   cardProvisioningMs: ms(),
   kycReviewMs: ms(),
   esimIssueMs: ms(),
@@ -57,6 +66,7 @@ export type SandboxConfig = z.infer<typeof sandboxConfigSchema>;
 
 export function defaultSandboxConfig(webhookUrl: string): SandboxConfig {
   return {
+    profile: 'contract',
     cardProvisioningMs: 300,
     kycReviewMs: 500,
     esimIssueMs: 200,
