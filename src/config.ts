@@ -39,6 +39,8 @@ const envSchema = z.object({
   SANDBOX_PORT: port.default(4010),
   SANDBOX_WEBHOOK_URL: url.default('http://127.0.0.1:4020/webhooks/provider'),
   BRIDGE_PORT: port.default(4020),
+  BRIDGE_SIGNED_PATH: z.string().regex(/^\/[^\s?#]*$/, 'must be a path starting with /, e.g. /webhooks/provider').optional(),
+  BRIDGE_TIMESTAMP_TOLERANCE_MS: positiveInt.default(5 * 60 * 1000),
   LISTEN_HOST: z.string().refine((v) => isIP(v) !== 0, 'must be an IP address such as 127.0.0.1 or 0.0.0.0').default('127.0.0.1'),
   CODEC_SERVER_PORT: port.default(4030),
   CODEC_ALLOWED_ORIGINS: z
@@ -75,7 +77,12 @@ export interface Config {
   /** Where our HTTP listeners bind: loopback unless told otherwise (0.0.0.0 in containers). */
   listenHost: string;
   sandbox: { port: number; webhookUrl: string };
-  bridge: { port: number };
+  bridge: {
+    port: number;
+    /** The path webhook signatures cover, when a proxy rewrites it; unset: the request's own path. */
+    signedPath?: string;
+    timestampToleranceMs: number;
+  };
   codec: { keyId: string; key: string; isDevelopmentKey: boolean; serverPort: number; allowedOrigins?: string[] };
   logLevel: Env['LOG_LEVEL'];
 }
@@ -116,7 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     listenHost: e.LISTEN_HOST,
     sandbox: { port: e.SANDBOX_PORT, webhookUrl: e.SANDBOX_WEBHOOK_URL },
-    bridge: { port: e.BRIDGE_PORT },
+    bridge: { port: e.BRIDGE_PORT, signedPath: e.BRIDGE_SIGNED_PATH, timestampToleranceMs: e.BRIDGE_TIMESTAMP_TOLERANCE_MS },
     codec: {
       keyId: e.PAYLOAD_CODEC_KEY_ID,
       key: e.PAYLOAD_CODEC_KEY ?? DEVELOPMENT_CODEC_KEY,

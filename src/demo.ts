@@ -241,8 +241,8 @@ async function runLaterFlows(r: Running, step: Step): Promise<void> {
       const h = await client.startPurchaseEsim({ planNo: 'epln_global_1gb', timings: TIMINGS });
       at.workflowId = h.workflowId;
       const order = await h.result();
-      esimNo = order.esimNo;
-      return `${order.status} ${order.esimNo}, ${money(order.amount)}`;
+      esimNo = order.esimNo ?? null;
+      return `${order.status} ${order.esimNo}${order.amount === undefined ? '' : `, ${money(order.amount)}`}`;
     });
   }
   if (available.has('rechargeEsim') && esimNo) {
@@ -264,7 +264,7 @@ async function runLaterFlows(r: Running, step: Step): Promise<void> {
       const h = await client.startTrackPayout({ merOrderNo, timings: TIMINGS });
       at.workflowId = h.workflowId;
       const payout = await h.result();
-      return `${payout.status} ${payout.arriveAmount / 100} ${payout.arriveCurrency}`;
+      return `${payout.status} ${(payout.arriveAmount ?? 0) / 100} ${payout.arriveCurrency ?? ''}`;
     });
   }
 }

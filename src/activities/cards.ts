@@ -1,7 +1,7 @@
 /** Card activities: BINs (cached), issuance, reads, the card's later life, and the sealed sensitive read. */
 import type { ProviderClient } from '../provider/client';
 import type { BinCache } from '../provider/bin-cache';
-import type { CardBin } from '../provider/schemas';
+import type { CardBinAnswer } from '../provider/answers';
 import type { ValueSealer } from '../codec/sealed-value';
 import { createCardBody, toCardView } from '../shared/card-rules';
 import type { CardView, ContactInput, IssueCardInput, SealedValue } from '../shared/types';
@@ -14,14 +14,14 @@ export type CardChange =
 
 export interface CardActivityDeps {
   provider: ProviderClient;
-  bins: BinCache<CardBin>;
+  bins: BinCache<CardBinAnswer>;
   sealer: ValueSealer;
 }
 
 export function createCardActivities({ provider, bins, sealer }: CardActivityDeps) {
   return {
     /** The BIN from the 24 h cache (refreshed at once when asked); null when the project has no such BIN. */
-    async getCardBin({ cardBinId, refresh }: { cardBinId: string; refresh?: boolean }): Promise<CardBin | null> {
+    async getCardBin({ cardBinId, refresh }: { cardBinId: string; refresh?: boolean }): Promise<CardBinAnswer | null> {
       return providerCall(async () => {
         if (refresh) bins.invalidate();
         return (await bins.get(cardBinId)) ?? null;

@@ -5,9 +5,11 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ProviderClient } from '../provider/client';
-import type { EsimOrder, Operation } from '../provider/schemas';
+import type { EsimOrderAnswer as EsimOrder, OperationAnswer as Operation } from '../provider/answers';
+import { classifyMessage } from '../provider/errors';
 import { FailureType } from '../shared/failures';
-import { idempotencyConflict, postReconcilingFirst } from './idempotent-post';
+import { phaseOf } from '../shared/statuses';
+import { contradicts, idempotencyConflict, postReconcilingFirst } from './idempotent-post';
 import { providerCall } from './provider-call';
 
 export type EsimOrderRequest =
@@ -16,19 +18,17 @@ export type EsimOrderRequest =
 
 const OPERATION_TYPE = { purchase: 'ESIM_PURCHASE', recharge: 'ESIM_RECHARGE' } as const;
 
-/** The provider's failure codes that a FAILED operation without an order can carry, as our failure types. */
-const FAILURE_BY_REASON: Record<string, string> = {
-  PLAN_UNAVAILABLE: FailureType.PlanUnavailable,
-  INSUFFICIENT_FUNDS: FailureType.InsufficientFunds,
-};
+/** Reasons of a FAILED operation without an order that keep their own failure type. */
+const REASON_TYPES: ReadonlySet<string> = new Set([FailureType.PlanUnavailable, FailureType.InsufficientFunds]);
 
 export function createEsimActivities({ provider }: { provider: ProviderClient }) {
   /** What an earlier attempt under the key left: its order, its definitive failure, or nothing yet. */
   async function reconcile(req: EsimOrderRequest, op: Operation): Promise<EsimOrder | undefined> {
-    if (op.type !== OPERATION_TYPE[req.kind]) throw idempotencyConflict(req.idempotencyKey);
+    if (contradicts(op, { type: OPERATION_TYPE[req.kind] })) throw idempotencyConflict(req.idempotencyKey);
     if (op.orderNo) return assertOurs(req, await provider.getEsimOrder(op.orderNo));
-    if (op.status === 'FAILED') throw earlierFailure(req.idempotencyKey, op.failureReason);
-    // Accepted but no order yet: the POST under the same key answers IdempotencyInProgress until it has one.
+    if (phaseOf('operation', op.status) === 'failed') throw earlierFailure(req.idempotencyKey, op.failureReason);
+    // No order shown (the spec shows only the status): the POST under the same key answers the
+    // same order with no second charge, or IdempotencyInProgress until there is one.
     return undefined;
   }
 
@@ -57,16 +57,21 @@ export function createEsimActivities({ provider }: { provider: ProviderClient })
 
 /** An order found under our key must be for what we asked: the same plan, or the same eSIM. */
 function assertOurs(req: EsimOrderRequest, order: EsimOrder): EsimOrder {
-  const ours = req.kind === 'purchase' ? order.type === 'PURCHASE' && order.planNo === req.planNo : order.type === 'RECHARGE' && order.esimNo === req.esimNo;
-  if (!ours) throw idempotencyConflict(req.idempotencyKey);
+  const ours = req.kind === 'purchase' ? { type: 'PURCHASE', planNo: req.planNo } : { type: 'RECHARGE', esimNo: req.esimNo };
+  if (contradicts(order, ours)) throw idempotencyConflict(req.idempotencyKey);
   return order;
 }
 
 function earlierFailure(idempotencyKey: string, reason: string | undefined): ApplicationFailure {
   return ApplicationFailure.create({
-    type: (reason && FAILURE_BY_REASON[reason]) || FailureType.IdempotencyKeyTerminal,
+    type: reasonType(reason) ?? FailureType.IdempotencyKeyTerminal,
     message: `the order under idempotency key ${idempotencyKey} definitively failed (${reason ?? 'no reason given'})`,
     nonRetryable: true,
     details: [{ failureReason: reason }],
   });
+}
+
+function reasonType(reason: string | undefined): string | undefined {
+  const type = reason === undefined ? undefined : classifyMessage(reason);
+  return type !== undefined && REASON_TYPES.has(type) ? type : undefined;
 }

@@ -3,32 +3,47 @@
  * that a retry never repeats blindly: from the second attempt on, GET /operations/{key} says
  * first what became of the earlier attempt, and only when the provider has no record of the
  * key (or nothing to show yet) is the POST sent again, under the same key.
+ *
+ * An answer we cannot read after a POST that took effect (InvalidResponse) is reconciled the
+ * same way, at once; when even that says nothing, the failure carries the key, so an operator
+ * can find the money at the provider.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
-import type { Operation } from '../provider/schemas';
+import type { OperationAnswer } from '../provider/answers';
 import { FailureType } from '../shared/failures';
 import { currentAttempt } from './provider-call';
 
 export interface ReconcilingPost<T> {
   idempotencyKey: string;
   /** The outcome an earlier attempt left under the key; undefined when it has nothing to show, so the POST is sent. */
-  reconcile: (earlier: Operation) => Promise<T | undefined> | T | undefined;
+  reconcile: (earlier: OperationAnswer) => Promise<T | undefined> | T | undefined;
   post: () => Promise<T>;
 }
 
 export async function postReconcilingFirst<T>(provider: ProviderClient, spec: ReconcilingPost<T>): Promise<T> {
   if (currentAttempt() > 1) {
-    const earlier = await readOperation(provider, spec.idempotencyKey);
-    const known = earlier && (await spec.reconcile(earlier));
+    const known = await reconciled(provider, spec);
     if (known !== undefined) return known;
   }
-  return spec.post();
+  try {
+    return await spec.post();
+  } catch (err) {
+    if (!isProviderError(err, 'InvalidResponse')) throw err;
+    const known = await reconciled(provider, spec);
+    if (known !== undefined) return known;
+    throw unreadableAnswer(spec.idempotencyKey, err.endpoint);
+  }
+}
+
+async function reconciled<T>(provider: ProviderClient, spec: ReconcilingPost<T>): Promise<T | undefined> {
+  const earlier = await readOperation(provider, spec.idempotencyKey);
+  return earlier && (await spec.reconcile(earlier));
 }
 
 /** The provider's record of a key; undefined when it has none. */
-export async function readOperation(provider: ProviderClient, idempotencyKey: string): Promise<Operation | undefined> {
+export async function readOperation(provider: ProviderClient, idempotencyKey: string): Promise<OperationAnswer | undefined> {
   try {
     return await provider.getOperation(idempotencyKey);
   } catch (err) {
@@ -37,11 +52,30 @@ export async function readOperation(provider: ProviderClient, idempotencyKey: st
   }
 }
 
+/**
+ * Fields the provider chose to show that contradict our request: the key was used for
+ * something else. A field it did not show contradicts nothing (the spec shows only `status`).
+ */
+export function contradicts(shown: Record<string, unknown>, ours: Record<string, unknown>): boolean {
+  return Object.entries(ours).some(([field, value]) => shown[field] !== undefined && shown[field] !== value);
+}
+
 /** An operation found under our key that is not ours (another type, card, amount or order). */
 export function idempotencyConflict(idempotencyKey: string): ApplicationFailure {
   return ApplicationFailure.create({
     type: FailureType.IdempotencyConflict,
     message: `idempotency key ${idempotencyKey} was used for a different request`,
     nonRetryable: true,
+    details: [{ idempotencyKey }],
+  });
+}
+
+/** The POST took effect but neither its answer nor GET /operations/{key} can be read: stop, and say where to look. */
+function unreadableAnswer(idempotencyKey: string, endpoint: string | undefined): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: 'InvalidResponse',
+    message: `the provider's answer to ${endpoint ?? 'the call'} could not be read and GET /operations/${idempotencyKey} has no usable record; the call may have taken effect: reconcile under this key before trying again`,
+    nonRetryable: true,
+    details: [{ idempotencyKey, endpoint, mayHaveTakenEffect: true }],
   });
 }

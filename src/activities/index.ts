@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { ValueSealer } from '../codec/sealed-value';
 import type { BinCache } from '../provider/bin-cache';
 import type { ProviderClient } from '../provider/client';
-import type { CardBin } from '../provider/schemas';
+import type { CardBinAnswer } from '../provider/answers';
 import { createCardActivities } from './cards';
 import { createEarlierRunActivities } from './earlier-runs';
 import { createEntityActivities } from './entities';
@@ -18,7 +18,7 @@ import { createPayoutActivities } from './payouts';
 
 export interface ActivityDeps {
   provider: ProviderClient;
-  bins: BinCache<CardBin>;
+  bins: BinCache<CardBinAnswer>;
   temporal: Client;
   sealer: ValueSealer;
 }

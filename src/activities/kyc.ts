@@ -27,7 +27,7 @@ export function createKycActivities({ provider }: { provider: ProviderClient }) 
       return providerCall(async () => {
         try {
           const holder = await provider.getCardholder(id);
-          return { id: holder.id, kycStatus: holder.kycStatus, reason: holder.reason };
+          return { id: holder.id ?? id, kycStatus: holder.kycStatus, ...(holder.reason === undefined ? {} : { reason: holder.reason }) };
         } catch (err) {
           if (isProviderError(err, 'NotFound')) return null;
           throw err;
@@ -64,7 +64,8 @@ export function createKycActivities({ provider }: { provider: ProviderClient }) 
     async submitKycForm({ form }: { form: KycFormRequest }): Promise<{ id: string; kycStatus: string }> {
       return providerCall(async () => {
         const submitted = await provider.submitKycForm(form);
-        return { id: submitted.id, kycStatus: submitted.kycStatus };
+        // The spec: a new submission is always PENDING.
+        return { id: submitted.id, kycStatus: submitted.kycStatus ?? 'PENDING' };
       });
     },
   };

@@ -1,19 +1,22 @@
 /**
  * The webhook-to-signal bridge: the one public endpoint of our system. Each webhook is
  * handled in a fixed order: raw body (size-capped), signature over those bytes (constant
- * time, timestamp tolerance), nonce replay, JSON and schema, then signal-with-start to the
- * entity's workflow. 2xx is answered only after Temporal accepted the signal; when Temporal
- * cannot be reached in time the answer is 503, so the provider redelivers.
+ * time, timestamp tolerance), a delivery already accepted, JSON, then signal-with-start to
+ * the entity's workflow. 2xx is answered only after Temporal accepted the signal; when
+ * Temporal cannot take it within the deadline the answer is 503, always within that deadline,
+ * so the provider (which waits 10 s) redelivers.
+ *
+ * A nonce is consumed only by a 2xx: a delivery answered 503 and re-sent byte for byte is
+ * accepted; one already accepted and re-sent byte for byte is answered 200 again and not
+ * applied twice (the entity workflow also de-duplicates by eventId).
  */
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Client } from '@temporalio/client';
-import { z } from 'zod';
 import { NonceCache, type SigningScheme } from '../provider/signing';
-import { webhookEventSchema, fieldErrorsFromZod } from '../provider/schemas';
 import { providerEventSignal } from '../shared/messages';
-import type { ProviderEvent } from '../shared/types';
 import { signalEntity } from '../temporal/entity-signals';
 import { silentLogger, type Logger } from '../logging';
+import { parseEvent } from './events';
 import { entityFor } from './routing';
 
 export const WEBHOOK_PATH = '/webhooks/provider';
@@ -21,16 +24,6 @@ export const WEBHOOK_PATH = '/webhooks/provider';
 export const MAX_WEBHOOK_BYTES = 256 * 1024;
 /** The provider waits 10 s for our answer; Temporal must have taken the signal well before. */
 const SIGNAL_DEADLINE_MS = 5000;
-
-const KNOWN_EVENT_TYPES = new Set(webhookEventSchema.options.map((o) => o.shape.eventType.value as string));
-
-/** What every event has, whatever its type: unknown types are kept with this much checked. */
-const envelopeSchema = z.object({
-  eventId: z.string().min(1, 'is required').max(128, 'must be at most 128 characters'),
-  eventType: z.string().min(1, 'is required').max(64, 'must be at most 64 characters'),
-  createdAt: z.number().int('must be epoch milliseconds'),
-  data: z.record(z.string(), z.unknown()),
-});
 
 export interface BridgeOptions {
   temporal: Client;
@@ -40,11 +33,14 @@ export interface BridgeOptions {
   logger?: Logger;
   nonces?: NonceCache;
   signalDeadlineMs?: number;
+  /** The path signatures cover when a proxy rewrote it (BRIDGE_SIGNED_PATH); the request's own path otherwise. */
+  signedPath?: string;
 }
 
 export function buildBridge(opts: BridgeOptions): FastifyInstance {
   const log = opts.logger ?? silentLogger;
   const nonces = opts.nonces ?? new NonceCache();
+  const deadlineMs = opts.signalDeadlineMs ?? SIGNAL_DEADLINE_MS;
   const app = Fastify({ logger: false, bodyLimit: MAX_WEBHOOK_BYTES, return503OnClosing: true });
 
   // Keep the exact bytes: the signature covers them, so nothing may parse before it is checked.
@@ -56,23 +52,26 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
   app.post(WEBHOOK_PATH, async (req, reply) => {
     const started = Date.now();
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const verdict = opts.verifier.verify({ method: 'POST', pathWithQuery: req.url, body: raw }, req.headers);
+    const verdict = opts.verifier.verify({ method: 'POST', pathWithQuery: signedPathOf(req.url, opts.signedPath), body: raw }, req.headers);
     if (!verdict.ok) return refuse(reply, 401, verdict.reason, log, started);
-    if (!nonces.claim(verdict.nonce)) return refuse(reply, 401, 'NONCE_REUSED', log, started);
+    if (nonces.has(verdict.nonce)) {
+      log.info('webhook already accepted: answered again, not applied again', { ms: Date.now() - started });
+      return reply.code(200).send({ ok: true, duplicate: true });
+    }
 
-    const parsed = parseEvent(raw);
+    const parsed = parseEvent(raw, started);
     if ('errors' in parsed) {
       log.warn('webhook refused', { status: 400, reason: 'MALFORMED', fields: Object.keys(parsed.errors), ms: Date.now() - started });
       return reply.code(400).send({ error: 'MALFORMED_EVENT', errors: parsed.errors });
     }
-    const event = parsed.event;
+    const { event } = parsed;
     const entity = entityFor(event);
     try {
-      const deadline = Date.now() + (opts.signalDeadlineMs ?? SIGNAL_DEADLINE_MS);
-      const workflowId = await opts.temporal.connection.withDeadline(deadline, () =>
-        signalEntity(opts.temporal, opts.taskQueue, entity, providerEventSignal, [event]),
+      const workflowId = await withinDeadline(deadlineMs, (deadline) =>
+        opts.temporal.connection.withDeadline(deadline, () => signalEntity(opts.temporal, opts.taskQueue, entity, providerEventSignal, [event])),
       );
-      log.info('webhook delivered', { eventId: event.eventId, eventType: event.eventType, workflowId, ms: Date.now() - started });
+      nonces.claim(verdict.nonce);
+      log.info('webhook delivered', { eventId: event.eventId, eventType: event.eventType, derivedId: parsed.derivedId, workflowId, ms: Date.now() - started });
       return reply.code(200).send({ ok: true, eventId: event.eventId, workflowId });
     } catch (err) {
       log.error('webhook not delivered: Temporal did not take the signal', {
@@ -95,23 +94,30 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
   return app;
 }
 
+/** The configured path in place of the request's (a proxy rewrote it), with the request's own query. */
+export function signedPathOf(requestUrl: string, signedPath: string | undefined): string {
+  if (signedPath === undefined) return requestUrl;
+  const q = requestUrl.indexOf('?');
+  return q < 0 ? signedPath : signedPath + requestUrl.slice(q);
+}
+
+/**
+ * Settles with `work`, or rejects when the deadline passes first, whatever the connection is
+ * doing (a gRPC deadline alone does not bound a client that is waiting to reconnect).
+ */
+async function withinDeadline<T>(ms: number, work: (deadline: number) => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error('signal deadline passed'), { name: 'DeadlineExceeded' })), ms);
+  });
+  try {
+    return await Promise.race([work(Date.now() + ms), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function refuse(reply: FastifyReply, status: number, reason: string, log: Logger, started: number) {
   log.warn('webhook refused', { status, reason, ms: Date.now() - started });
   return reply.code(status).send({ error: 'UNAUTHORIZED', reason });
-}
-
-/** Known types are checked against their schema; unknown ones only against the envelope. */
-export function parseEvent(raw: Buffer): { event: ProviderEvent } | { errors: Record<string, string> } {
-  let json: unknown;
-  try {
-    json = JSON.parse(raw.toString('utf8'));
-  } catch {
-    return { errors: { body: 'must be a JSON object' } };
-  }
-  const envelope = envelopeSchema.safeParse(json);
-  if (!envelope.success) return { errors: fieldErrorsFromZod(envelope.error) };
-  if (!KNOWN_EVENT_TYPES.has(envelope.data.eventType)) return { event: envelope.data };
-  const typed = webhookEventSchema.safeParse(json);
-  if (!typed.success) return { errors: fieldErrorsFromZod(typed.error) };
-  return { event: typed.data as ProviderEvent };
 }

@@ -2,10 +2,20 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config';
 import { createDataConverter } from '../codec/payload-codec';
-import { HmacSha256Scheme } from '../provider/signing';
+import { HmacSha256Scheme, NonceCache } from '../provider/signing';
 import type { Logger } from '../logging';
 import { connectionOptions } from '../temporal/connection';
 import { buildBridge } from './app';
+
+/**
+ * gRPC waits out a growing reconnect backoff (up to 2 minutes) after the server went away; the
+ * provider redelivers only 8 times, so the bridge retries its connection at least every second.
+ */
+const FAST_RECONNECT = {
+  'grpc.initial_reconnect_backoff_ms': 200,
+  'grpc.min_reconnect_backoff_ms': 200,
+  'grpc.max_reconnect_backoff_ms': 1000,
+};
 
 export interface RunningBridge {
   url: string;
@@ -15,10 +25,15 @@ export interface RunningBridge {
 
 export async function startBridge(config: Config, opts: { port?: number; host?: string; logger?: Logger } = {}): Promise<RunningBridge> {
   // lazy: the bridge must start (and answer 503) even while Temporal is down.
-  const connection = Connection.lazy(connectionOptions(config.temporal));
+  const connection = Connection.lazy({ ...connectionOptions(config.temporal), channelArgs: FAST_RECONNECT });
   const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
-  const verifier = new HmacSha256Scheme({ apiKey: config.provider.apiKey, secret: config.provider.webhookSecret });
-  const app = buildBridge({ temporal, taskQueue: config.temporal.taskQueue, verifier, logger: opts.logger });
+  const verifier = new HmacSha256Scheme({
+    apiKey: config.provider.apiKey,
+    secret: config.provider.webhookSecret,
+    toleranceMs: config.bridge.timestampToleranceMs,
+  });
+  const nonces = new NonceCache(config.bridge.timestampToleranceMs);
+  const app = buildBridge({ temporal, taskQueue: config.temporal.taskQueue, verifier, nonces, logger: opts.logger, signedPath: config.bridge.signedPath });
   const host = opts.host ?? '127.0.0.1';
   await app.listen({ port: opts.port ?? config.bridge.port, host });
   const port = (app.server.address() as { port: number }).port;

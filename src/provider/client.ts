@@ -3,7 +3,8 @@
  * (stripe-node's resources over its HttpClient). Each method names its endpoint and
  * schemas and hands over to `#call`, which validates the request (the provider's own
  * rules, so a bad input fails as ValidationFailed without spending a request), sends
- * one signed attempt and validates the answer (a mismatch fails as InvalidResponse).
+ * one signed attempt and reads the answer tolerantly (answers.ts: only what the spec lists
+ * and the flow needs is required; a missing required field fails as InvalidResponse).
  *
  * The client never reads process.env and holds no secret: the SigningScheme does.
  */
@@ -15,60 +16,62 @@ import type { RateBudget } from './rate-budget';
 import {
   ENDPOINTS,
   IDEMPOTENCY_HEADER,
-  balanceMoveResultSchema,
-  cardSchema,
-  cardSensitiveSchema,
   createCardRequestSchema,
   createPayoutRequestSchema,
   endpointPath,
-  esimOrderSchema,
-  esimUsageSchema,
   fieldErrorsFromZod,
   fundCardRequestSchema,
   kycAutoRequestSchema,
-  kycCardholderSchema,
   kycFormRequestSchema,
   kycManualRequestSchema,
-  kycSubmissionSchema,
-  listCardBinsResponseSchema,
-  listEsimPlansResponseSchema,
-  operationSchema,
-  payoutSchema,
   presignedUploadRequestSchema,
-  presignedUploadSchema,
   purchaseEsimRequestSchema,
   rechargeEsimRequestSchema,
   updateCardContactRequestSchema,
   updateCardPinRequestSchema,
-  walletBalanceSchema,
   withdrawFromCardRequestSchema,
-  type BalanceMoveResult,
-  type Card,
-  type CardBin,
-  type CardSensitive,
   type CreateCardRequest,
   type CreatePayoutRequest,
   type EndpointDef,
-  type EsimOrder,
-  type EsimPlan,
-  type EsimUsage,
   type FundCardRequest,
   type KycAutoRequest,
-  type KycCardholder,
   type KycFormRequest,
   type KycManualRequest,
-  type KycSubmission,
-  type Operation,
-  type Payout,
-  type PresignedUpload,
   type PresignedUploadRequest,
   type PurchaseEsimRequest,
   type RechargeEsimRequest,
   type UpdateCardContactRequest,
   type UpdateCardPinRequest,
-  type WalletBalance,
   type WithdrawFromCardRequest,
 } from './schemas';
+import {
+  balanceMoveAnswerSchema,
+  cardAnswerSchema,
+  cardBinListAnswerSchema,
+  cardSensitiveAnswerSchema,
+  esimOrderAnswerSchema,
+  esimPlanListAnswerSchema,
+  esimUsageAnswerSchema,
+  kycCardholderAnswerSchema,
+  kycSubmissionAnswerSchema,
+  operationAnswerSchema,
+  payoutAnswerSchema,
+  presignedUploadAnswerSchema,
+  walletBalanceAnswerSchema,
+  type BalanceMoveAnswer as BalanceMoveResult,
+  type CardAnswer as Card,
+  type CardBinAnswer as CardBin,
+  type CardSensitiveAnswer as CardSensitive,
+  type EsimOrderAnswer as EsimOrder,
+  type EsimPlanAnswer as EsimPlan,
+  type EsimUsageAnswer as EsimUsage,
+  type KycCardholderAnswer as KycCardholder,
+  type KycSubmissionAnswer as KycSubmission,
+  type OperationAnswer as Operation,
+  type PayoutAnswer as Payout,
+  type PresignedUploadAnswer as PresignedUpload,
+  type WalletBalanceAnswer as WalletBalance,
+} from './answers';
 
 /** The client is configured exactly like its one transport. */
 export type ProviderClientOptions = TransportOptions;
@@ -109,118 +112,118 @@ export class ProviderClient {
   // --- Cards ---------------------------------------------------------------------------
 
   listCardBins(opts?: CallOptions): Promise<CardBin[]> {
-    return this.#call(ENDPOINTS.listCardBins, { response: listCardBinsResponseSchema, ...opts });
+    return this.#call(ENDPOINTS.listCardBins, { response: cardBinListAnswerSchema, ...opts });
   }
 
   /** Answers at once with status CREATING; the card is usable once CARD_CREATED arrives. */
   createCard(body: CreateCardRequest, opts?: IdempotentCallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.createCard, { body, request: createCardRequestSchema, response: cardSchema, ...opts });
+    return this.#call(ENDPOINTS.createCard, { body, request: createCardRequestSchema, response: cardAnswerSchema, ...opts });
   }
 
   getCard(cardId: string, opts?: CallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.getCard, { params: { cardId }, response: cardSchema, ...opts });
+    return this.#call(ENDPOINTS.getCard, { params: { cardId }, response: cardAnswerSchema, ...opts });
   }
 
   /** Full PAN, CVV and expiry: never log the result or put it in workflow history. */
   getSensitiveCard(cardId: string, opts?: CallOptions): Promise<CardSensitive> {
-    return this.#call(ENDPOINTS.getCardSensitive, { params: { cardId }, response: cardSensitiveSchema, ...opts });
+    return this.#call(ENDPOINTS.getCardSensitive, { params: { cardId }, response: cardSensitiveAnswerSchema, ...opts });
   }
 
   fundCard(cardId: string, body: FundCardRequest, opts?: IdempotentCallOptions): Promise<BalanceMoveResult> {
-    return this.#call(ENDPOINTS.fundCard, { params: { cardId }, body, request: fundCardRequestSchema, response: balanceMoveResultSchema, ...opts });
+    return this.#call(ENDPOINTS.fundCard, { params: { cardId }, body, request: fundCardRequestSchema, response: balanceMoveAnswerSchema, ...opts });
   }
 
   withdrawFromCard(cardId: string, body: WithdrawFromCardRequest, opts?: IdempotentCallOptions): Promise<BalanceMoveResult> {
-    return this.#call(ENDPOINTS.withdrawFromCard, { params: { cardId }, body, request: withdrawFromCardRequestSchema, response: balanceMoveResultSchema, ...opts });
+    return this.#call(ENDPOINTS.withdrawFromCard, { params: { cardId }, body, request: withdrawFromCardRequestSchema, response: balanceMoveAnswerSchema, ...opts });
   }
 
   /** The recorded outcome of a funding, withdrawal, eSIM or payout call made with this key. */
   getOperation(idempotencyKey: string, opts?: CallOptions): Promise<Operation> {
-    return this.#call(ENDPOINTS.getOperation, { params: { idempotencyKey }, response: operationSchema, ...opts });
+    return this.#call(ENDPOINTS.getOperation, { params: { idempotencyKey }, response: operationAnswerSchema, ...opts });
   }
 
   freezeCard(cardId: string, opts?: CallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.freezeCard, { params: { cardId }, response: cardSchema, ...opts });
+    return this.#call(ENDPOINTS.freezeCard, { params: { cardId }, response: cardAnswerSchema, ...opts });
   }
 
   unfreezeCard(cardId: string, opts?: CallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.unfreezeCard, { params: { cardId }, response: cardSchema, ...opts });
+    return this.#call(ENDPOINTS.unfreezeCard, { params: { cardId }, response: cardAnswerSchema, ...opts });
   }
 
   updatePin(cardId: string, body: UpdateCardPinRequest, opts?: CallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.updateCardPin, { params: { cardId }, body, request: updateCardPinRequestSchema, response: cardSchema, ...opts });
+    return this.#call(ENDPOINTS.updateCardPin, { params: { cardId }, body, request: updateCardPinRequestSchema, response: cardAnswerSchema, ...opts });
   }
 
   updateContact(cardId: string, body: UpdateCardContactRequest, opts?: CallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.updateCardContact, { params: { cardId }, body, request: updateCardContactRequestSchema, response: cardSchema, ...opts });
+    return this.#call(ENDPOINTS.updateCardContact, { params: { cardId }, body, request: updateCardContactRequestSchema, response: cardAnswerSchema, ...opts });
   }
 
   deleteCard(cardId: string, opts?: CallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.deleteCard, { params: { cardId }, response: cardSchema, ...opts });
+    return this.#call(ENDPOINTS.deleteCard, { params: { cardId }, response: cardAnswerSchema, ...opts });
   }
 
   // --- Wallet --------------------------------------------------------------------------
 
   getWalletBalance(opts?: CallOptions): Promise<WalletBalance> {
-    return this.#call(ENDPOINTS.getWalletBalance, { response: walletBalanceSchema, ...opts });
+    return this.#call(ENDPOINTS.getWalletBalance, { response: walletBalanceAnswerSchema, ...opts });
   }
 
   // --- KYC -----------------------------------------------------------------------------
 
   /** Step 1 of an upload; see uploads.ts for the whole of it. */
   createPresignedUpload(body: PresignedUploadRequest, opts?: CallOptions): Promise<PresignedUpload> {
-    return this.#call(ENDPOINTS.createPresignedUpload, { body, request: presignedUploadRequestSchema, response: presignedUploadSchema, ...opts });
+    return this.#call(ENDPOINTS.createPresignedUpload, { body, request: presignedUploadRequestSchema, response: presignedUploadAnswerSchema, ...opts });
   }
 
   submitKycForm(body: KycFormRequest, opts?: CallOptions): Promise<KycSubmission> {
-    return this.#call(ENDPOINTS.submitKycForm, { body, request: kycFormRequestSchema, response: kycSubmissionSchema, ...opts });
+    return this.#call(ENDPOINTS.submitKycForm, { body, request: kycFormRequestSchema, response: kycSubmissionAnswerSchema, ...opts });
   }
 
   /** @deprecated by the provider (removal 10 August 2026): use submitKycForm. */
   submitKycManual(body: KycManualRequest, opts?: CallOptions): Promise<KycSubmission> {
-    return this.#call(ENDPOINTS.submitKycManual, { body, request: kycManualRequestSchema, response: kycSubmissionSchema, ...opts });
+    return this.#call(ENDPOINTS.submitKycManual, { body, request: kycManualRequestSchema, response: kycSubmissionAnswerSchema, ...opts });
   }
 
   startHostedKyc(body: KycAutoRequest, opts?: CallOptions): Promise<KycSubmission> {
-    return this.#call(ENDPOINTS.startHostedKyc, { body, request: kycAutoRequestSchema, response: kycSubmissionSchema, ...opts });
+    return this.#call(ENDPOINTS.startHostedKyc, { body, request: kycAutoRequestSchema, response: kycSubmissionAnswerSchema, ...opts });
   }
 
   getCardholder(id: string, opts?: CallOptions): Promise<KycCardholder> {
-    return this.#call(ENDPOINTS.getKycCardholder, { params: { id }, response: kycCardholderSchema, ...opts });
+    return this.#call(ENDPOINTS.getKycCardholder, { params: { id }, response: kycCardholderAnswerSchema, ...opts });
   }
 
   // --- Payouts -------------------------------------------------------------------------
 
   getPayout(merOrderNo: string, opts?: CallOptions): Promise<Payout> {
-    return this.#call(ENDPOINTS.getPayout, { params: { merOrderNo }, response: payoutSchema, ...opts });
+    return this.#call(ENDPOINTS.getPayout, { params: { merOrderNo }, response: payoutAnswerSchema, ...opts });
   }
 
   /** The key is required by the provider; a retry with it returns the original order. */
   createPayout(body: CreatePayoutRequest, opts: RequiredIdempotencyOptions): Promise<Payout> {
-    return this.#call(ENDPOINTS.createPayout, { body, request: createPayoutRequestSchema, response: payoutSchema, ...opts });
+    return this.#call(ENDPOINTS.createPayout, { body, request: createPayoutRequestSchema, response: payoutAnswerSchema, ...opts });
   }
 
   // --- eSIM ----------------------------------------------------------------------------
 
   listEsimPlans(opts?: CallOptions): Promise<EsimPlan[]> {
-    return this.#call(ENDPOINTS.listEsimPlans, { response: listEsimPlansResponseSchema, ...opts });
+    return this.#call(ENDPOINTS.listEsimPlans, { response: esimPlanListAnswerSchema, ...opts });
   }
 
   /** Charges the wallet; answers ISSUED or PAID (then wait for ESIM_ISSUED or poll the order). */
   purchaseEsim(body: PurchaseEsimRequest, opts?: IdempotentCallOptions): Promise<EsimOrder> {
-    return this.#call(ENDPOINTS.purchaseEsim, { body, request: purchaseEsimRequestSchema, response: esimOrderSchema, ...opts });
+    return this.#call(ENDPOINTS.purchaseEsim, { body, request: purchaseEsimRequestSchema, response: esimOrderAnswerSchema, ...opts });
   }
 
   rechargeEsim(body: RechargeEsimRequest, opts?: IdempotentCallOptions): Promise<EsimOrder> {
-    return this.#call(ENDPOINTS.rechargeEsim, { body, request: rechargeEsimRequestSchema, response: esimOrderSchema, ...opts });
+    return this.#call(ENDPOINTS.rechargeEsim, { body, request: rechargeEsimRequestSchema, response: esimOrderAnswerSchema, ...opts });
   }
 
   getEsimOrder(orderNo: string, opts?: CallOptions): Promise<EsimOrder> {
-    return this.#call(ENDPOINTS.getEsimOrder, { params: { orderNo }, response: esimOrderSchema, ...opts });
+    return this.#call(ENDPOINTS.getEsimOrder, { params: { orderNo }, response: esimOrderAnswerSchema, ...opts });
   }
 
   getEsimUsage(esimNo: string, opts?: CallOptions): Promise<EsimUsage> {
-    return this.#call(ENDPOINTS.getEsimUsage, { params: { esimNo }, response: esimUsageSchema, ...opts });
+    return this.#call(ENDPOINTS.getEsimUsage, { params: { esimNo }, response: esimUsageAnswerSchema, ...opts });
   }
 
   // --- Lifecycle -----------------------------------------------------------------------

@@ -186,34 +186,55 @@ export interface FailureEnvelope {
 
 export type HeaderBag = Record<string, string | string[] | undefined>;
 
-/** The provider's message codes (the part of `message` before any colon). */
-const TYPE_BY_CODE: Readonly<Record<string, ProviderErrorType>> = {
-  RATE_LIMITED: 'RateLimited',
-  INVALID_SIGNATURE: 'InvalidSignature',
-  IP_NOT_WHITELISTED: 'IpNotWhitelisted',
-  NONCE_REUSED: 'NonceReused',
-  IDEMPOTENCY_CONFLICT: 'IdempotencyConflict',
-  IDEMPOTENCY_IN_PROGRESS: 'IdempotencyInProgress',
-  IDEMPOTENCY_KEY_TERMINAL: 'IdempotencyKeyTerminal',
-  INSUFFICIENT_FUNDS: 'InsufficientFunds',
-  PLAN_UNAVAILABLE: 'PlanUnavailable',
-  CARDHOLDER_NOT_APPROVED: 'CardholderNotApproved',
-  CARD_LIMIT_REACHED: 'CardLimitReached',
-  DUPLICATE_CARDHOLDER: 'DuplicateCardholder',
-  INVALID_STATE: 'InvalidState',
-  VALIDATION_FAILED: 'ValidationFailed',
-  NOT_FOUND: 'NotFound',
-  INTERNAL_ERROR: 'ServerError',
-  UPLOAD_URL_EXPIRED: 'UploadUrlExpired',
-  // A used single-use URL is as good as expired: the remedy is the same, a new URL.
-  UPLOAD_URL_USED: 'UploadUrlExpired',
-  UNSUPPORTED_MEDIA_TYPE: 'ValidationFailed',
-  FILE_TOO_LARGE: 'FileTooLarge',
-  PAYLOAD_TOO_LARGE: 'FileTooLarge',
-};
+/**
+ * THE classification table. The spec gives few status codes and no list of messages, so a
+ * failure is read from its HTTP status, its `errors` map and the words of its `message`:
+ * the code words our sandbox's contract profile sends (the message's first word), or plain
+ * provider wording matched case-insensitively. Rows are tried in order; the first match wins.
+ * Word matches apply to refusals (4xx) only: a 5xx stays a ServerError whatever it says,
+ * because its retry semantics differ. Each row has a test with plain wording.
+ */
+interface ClassificationRow {
+  type: ProviderErrorType;
+  /** Code words (the message's first word, before any colon). */
+  codes: readonly string[];
+  /** Plain wording: the row matches when every pattern of any one group matches. */
+  words: ReadonlyArray<readonly RegExp[]>;
+}
+
+const row = (type: ProviderErrorType, codes: readonly string[], ...words: RegExp[][]): ClassificationRow => ({ type, codes, words });
+
+export const CLASSIFICATION: readonly ClassificationRow[] = [
+  row('RateLimited', ['RATE_LIMITED'], [/rate.?limit|too many requests/i]),
+  row('IpNotWhitelisted', ['IP_NOT_WHITELISTED'], [/\bip\b|whitelist|allowlist/i]),
+  row('InvalidSignature', ['INVALID_SIGNATURE'], [/signature/i]),
+  row('NonceReused', ['NONCE_REUSED'], [/nonce/i]),
+  row('IdempotencyInProgress', ['IDEMPOTENCY_IN_PROGRESS'], [/in progress|still (being )?process|retry shortly/i]),
+  row('IdempotencyKeyTerminal', ['IDEMPOTENCY_KEY_TERMINAL'], [/idempotency|\bkey\b/i, /terminal|definitively failed|already failed|previously failed/i]),
+  row('IdempotencyConflict', ['IDEMPOTENCY_CONFLICT'], [/idempotency|\bkey\b/i, /different|mismatch|conflict|another/i]),
+  row('InsufficientFunds', ['INSUFFICIENT_FUNDS'], [/insufficient/i, /balance|fund/i], [/not enough/i, /balance|fund|money/i]),
+  row('PlanUnavailable', ['PLAN_UNAVAILABLE'], [/plan/i, /unavailable|not available|sold out/i]),
+  row('CardholderNotApproved', ['CARDHOLDER_NOT_APPROVED'], [/not approved/i], [/cardholder/i, /pending|rejected|not verified/i]),
+  row('CardLimitReached', ['CARD_LIMIT_REACHED'], [/maxCardCount|card limit|too many cards/i], [/limit/i, /\bcards\b/i]),
+  row('DuplicateCardholder', ['DUPLICATE_CARDHOLDER'], [/duplicate|already exists|already (pending|approved)/i]),
+  row('UploadUrlExpired', ['UPLOAD_URL_EXPIRED', 'UPLOAD_URL_USED'], [/expired/i, /url|upload|link/i], [/url|link/i, /already used/i]),
+  row('FileTooLarge', ['FILE_TOO_LARGE', 'PAYLOAD_TOO_LARGE'], [/too large|exceeds/i, /file|size|payload/i]),
+  row('NotFound', ['NOT_FOUND'], [/not found|does not exist|no such/i]),
+  row('InvalidState', ['INVALID_STATE'], [/invalid state|not allowed in (its|the) current state/i]),
+  row('ValidationFailed', ['VALIDATION_FAILED', 'UNSUPPORTED_MEDIA_TYPE']),
+  row('ServerError', ['INTERNAL_ERROR']),
+];
+
+/** The type a provider's message names, by code word or wording; undefined when no row matches. */
+export function classifyMessage(message: string): ProviderErrorType | undefined {
+  const code = messageCode(message);
+  const byCode = code === undefined ? undefined : CLASSIFICATION.find((r) => r.codes.includes(code));
+  if (byCode) return byCode.type;
+  return CLASSIFICATION.find((r) => r.words.some((group) => group.every((re) => re.test(message))))?.type;
+}
 
 /**
- * When the code is missing or unknown (a proxy page, a future code) the status decides,
+ * When neither code nor wording is known (a proxy page, a future message) the status decides,
  * choosing the reading that makes a retry policy do the safe thing.
  */
 function typeByStatus(status: number): ProviderErrorType {
@@ -253,9 +274,12 @@ export function errorFromResponse(
   endpoint?: EndpointRef,
   now: number = Date.now(),
 ): ProviderError {
-  const code = messageCode(envelope?.message);
+  const message = typeof envelope?.message === 'string' ? envelope.message : '';
+  const code = messageCode(message);
   const errors = fieldErrors(envelope?.errors);
-  let type: ProviderErrorType = (code && TYPE_BY_CODE[code]) || typeByStatus(status);
+  // 429 is a rate limit whatever it says; a 5xx is a server error whatever it says.
+  const byWords = status === 429 || status >= 500 ? undefined : classifyMessage(message);
+  let type: ProviderErrorType = byWords ?? typeByStatus(status);
   if (type === 'ValidationFailed' && isStaleCardBin(endpoint, errors)) type = 'StaleCardBin';
   // A 4xx is a refusal: whatever we could not classify, the provider did not apply it.
   const refused = type === 'InvalidResponse' && status >= 400 && status < 500 ? { mayHaveTakenEffect: false } : {};
@@ -337,7 +361,10 @@ function fieldErrors(raw: unknown): Record<string, string> | undefined {
 
 function rateLimitTiming(message: unknown, headers: HeaderBag, now: number): { resetAt?: number; retryAfterMs?: number } {
   const fromHeader = parseResetHeader(headers);
-  const seconds = typeof message === 'string' ? /retry in (\d+(?:\.\d+)?) seconds?/i.exec(message)?.[1] : undefined;
+  // "retry in 12 seconds", "please wait 12s", "try again after 12 sec": the spec says only that it states the seconds.
+  // The last figure in seconds: "limit of 70 per 60s reached, retry in 12 seconds" waits 12.
+  const figures = typeof message === 'string' ? [...message.matchAll(/(\d+(?:\.\d+)?)\s*(?:s|secs?|seconds?)\b/gi)] : [];
+  const seconds = figures.at(-1)?.[1];
   const fromMessage = seconds !== undefined ? now + Number(seconds) * 1000 : undefined;
   const resetAt = fromHeader ?? fromMessage;
   return { resetAt, retryAfterMs: resetAt !== undefined ? Math.max(0, resetAt - now) : undefined };

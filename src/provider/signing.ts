@@ -30,7 +30,7 @@ export interface SignedHeaders {
   'x-signature': string;
 }
 
-export type VerifyFailure = 'MISSING_HEADER' | 'STALE_TIMESTAMP' | 'BAD_SIGNATURE';
+export type VerifyFailure = 'MISSING_HEADER' | 'STALE_TIMESTAMP' | 'BAD_SIGNATURE' | 'WRONG_API_KEY';
 export type VerifyResult = { ok: true; nonce: string; timestamp: number } | { ok: false; reason: VerifyFailure };
 
 /** What callers depend on: sign a physical attempt, or verify one. */
@@ -64,7 +64,7 @@ export class HmacSha256Scheme implements SigningScheme {
 
   sign(req: SignableRequest): SignedHeaders {
     const timestamp = String(this.#now());
-    const nonce = randomBytes(18).toString('base64url');
+    const nonce = randomBytes(16).toString('hex');
     return {
       'x-api-key': this.#apiKey,
       'x-timestamp': timestamp,
@@ -77,9 +77,10 @@ export class HmacSha256Scheme implements SigningScheme {
     const timestamp = single(headers[SIGNATURE_HEADERS.timestamp]);
     const nonce = single(headers[SIGNATURE_HEADERS.nonce]);
     const signature = single(headers[SIGNATURE_HEADERS.signature]);
-    if (!timestamp || !nonce || !signature || !single(headers[SIGNATURE_HEADERS.apiKey])) {
-      return { ok: false, reason: 'MISSING_HEADER' };
-    }
+    if (!timestamp || !nonce || !signature) return { ok: false, reason: 'MISSING_HEADER' };
+    // The signature does not cover X-API-Key, and the spec does not say webhooks carry it: optional, but never another project's.
+    const apiKey = single(headers[SIGNATURE_HEADERS.apiKey]);
+    if (apiKey !== undefined && apiKey !== this.#apiKey) return { ok: false, reason: 'WRONG_API_KEY' };
     const ts = Number(timestamp);
     if (!/^\d{1,16}$/.test(timestamp) || Math.abs(this.#now() - ts) > this.#toleranceMs) {
       return { ok: false, reason: 'STALE_TIMESTAMP' };
@@ -132,6 +133,12 @@ export class NonceCache {
     if (this.#seen.has(nonce)) return false;
     this.#seen.set(nonce, now + this.windowMs);
     return true;
+  }
+
+  /** True when the nonce was claimed within the window. */
+  has(nonce: string): boolean {
+    this.#evict(this.now());
+    return this.#seen.has(nonce);
   }
 
   #evict(now: number): void {

@@ -24,7 +24,7 @@ import { RateBudget } from './rate-budget';
 import { API_BASE_PATH, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN } from './schemas';
 
 export interface TransportOptions {
-  /** Scheme, host and port (an optional path prefix is kept), e.g. http://127.0.0.1:4010 */
+  /** Scheme, host and port (an optional path prefix is kept), with or without the trailing /open-api/v1. */
   baseUrl: string;
   signer: SigningScheme;
   /** Deadline of one call: connect, headers and body together. */
@@ -75,7 +75,7 @@ export class ProviderTransport {
   constructor(opts: TransportOptions) {
     const url = new URL(opts.baseUrl);
     this.#origin = url.origin;
-    this.#pathPrefix = url.pathname.replace(/\/+$/, '') + API_BASE_PATH;
+    this.#pathPrefix = apiPathPrefix(url.pathname);
     this.#pool = new Pool(url.origin, {
       connections: opts.connections ?? 16,
       keepAliveTimeout: 30_000,
@@ -184,4 +184,10 @@ function queryString(query: Record<string, QueryValue> | undefined): string {
   for (const [k, v] of Object.entries(query)) if (v !== undefined) params.append(k, String(v));
   const s = params.toString();
   return s ? `?${s}` : '';
+}
+
+/** The base URL's path, whether or not it already ends in /open-api/v1, with the API prefix once. */
+export function apiPathPrefix(basePath: string): string {
+  const trimmed = basePath.replace(/\/+$/, '');
+  return trimmed.endsWith(API_BASE_PATH) ? trimmed : trimmed + API_BASE_PATH;
 }

@@ -15,7 +15,8 @@ import {
   type FailureEnvelope,
   type HeaderBag,
 } from './errors';
-import type { PresignedUpload, PresignedUploadRequest, UploadContentType, UploadType } from './schemas';
+import type { PresignedUploadRequest, UploadContentType, UploadType } from './schemas';
+import type { PresignedUploadAnswer as PresignedUpload } from './answers';
 import { parseObject } from './transport';
 
 /** The provider's limit per file. */

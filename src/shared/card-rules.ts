@@ -12,7 +12,7 @@ import {
   pinSchema,
   updateCardContactRequestSchema,
   withdrawFromCardRequestSchema,
-  type CardBin,
+  type BinConditions,
   type CreateCardRequest,
 } from '../provider/schemas';
 import type { FieldErrors } from './failures';
@@ -25,7 +25,7 @@ export function createCardBody(input: IssueCardInput): CreateCardRequest {
 }
 
 /** Field errors of an issueCard input; `bin` adds the BIN's conditions when known. */
-export function issueCardErrors(input: IssueCardInput, bin?: CardBin): FieldErrors {
+export function issueCardErrors(input: IssueCardInput, bin?: BinConditions): FieldErrors {
   const errors: FieldErrors = {};
   const parsed = createCardRequestSchema.safeParse(createCardBody(input));
   if (!parsed.success) Object.assign(errors, fieldErrorsFromZod(parsed.error));

@@ -4,7 +4,8 @@
  * plan through the typed client (`run`). The runner in run.ts does the rest.
  */
 import type { z } from 'zod';
-import { createPayoutRequestSchema, fieldErrorsFromZod, kycFormRequestSchema, purchaseEsimRequestSchema, rechargeEsimRequestSchema, type CardBin } from '../provider/schemas';
+import { createPayoutRequestSchema, fieldErrorsFromZod, kycFormRequestSchema, purchaseEsimRequestSchema, rechargeEsimRequestSchema } from '../provider/schemas';
+import type { CardBinAnswer } from '../provider/answers';
 import type { ProviderClient } from '../provider/client';
 import { issueCardErrors, moneyMovementErrors } from '../shared/card-rules';
 import type { FieldErrors } from '../shared/failures';
@@ -132,8 +133,8 @@ const issueCard: Command<{ input: IssueCardInput; workflowId?: string }> = {
  * workflow would refuse is refused before it starts. If the provider cannot be asked, the
  * workflow still checks them.
  */
-async function lookUpBin(ctx: CommandContext, cardBinId: string): Promise<CardBin | undefined> {
-  let bins: CardBin[];
+async function lookUpBin(ctx: CommandContext, cardBinId: string): Promise<CardBinAnswer | undefined> {
+  let bins: CardBinAnswer[];
   try {
     bins = await ctx.provider().listCardBins();
   } catch (err) {

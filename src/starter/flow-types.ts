@@ -1,5 +1,5 @@
 /** Inputs and results of the flows of CONTRACTS §7 that the client starts, in one place for its callers. */
-import type { EsimOrder, Payout } from '../provider/schemas';
+import type { EsimOrderAnswer as EsimOrder, PayoutAnswer as Payout } from '../provider/answers';
 
 export type {
   DocumentRef,

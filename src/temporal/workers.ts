@@ -12,7 +12,7 @@ import { createDataConverter } from '../codec/payload-codec';
 import { ValueSealer } from '../codec/sealed-value';
 import { BinCache } from '../provider/bin-cache';
 import { createProviderClient } from '../provider/client';
-import type { CardBin } from '../provider/schemas';
+import type { CardBinAnswer } from '../provider/answers';
 import { RATE_CLASSES, RATE_CLASS_LIMITS, rateClassQueue } from '../shared/task-queues';
 import { connectionOptions } from './connection';
 
@@ -44,7 +44,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
   const provider = createProviderClient(config.provider);
   const activities = createActivities({
     provider,
-    bins: new BinCache<CardBin>(provider),
+    bins: new BinCache<CardBinAnswer>(provider),
     temporal: new Client({ connection, namespace: config.temporal.namespace, dataConverter }),
     sealer: new ValueSealer(config.codec),
   });

@@ -5,14 +5,15 @@
  * polling GET /cards/{cardId} with growing intervals when no webhook comes in time.
  */
 import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { CardBin } from '../provider/schemas';
+import type { CardBinAnswer } from '../provider/answers';
 import { describeErrors, hasErrors, issueCardErrors, toCardView } from '../shared/card-rules';
 import { FailureType } from '../shared/failures';
 import { deriveIdempotencyKey } from '../shared/ids';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
+import { phaseOf } from '../shared/statuses';
 import type { CardView, IssueCardInput } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
-import { applicationCause, failWith, providerActivities, typedFailures, withRateBudget } from './lib/provider';
+import { applicationCause, failWith, providerActivities, typedFailures, underIdempotencyKey, withRateBudget } from './lib/provider';
 
 export async function issueCard(input: IssueCardInput): Promise<CardView> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'issueCard' }]);
@@ -31,7 +32,6 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
   const outcome = await awaitOutcome({
     kind: 'card',
     entityId: created.cardId,
-    isConclusive: (status) => status !== 'CREATING',
     poll: async () => {
       const card = await typedFailures(() => withRateBudget(() => general.getCard({ cardId: created.cardId })));
       return { status: card.status, data: card as unknown as Record<string, unknown> };
@@ -42,12 +42,12 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
     failWith(FailureType.CardProvisioningTimedOut, `card ${created.cardId} was still CREATING when the deadline passed`, [{ cardId: created.cardId }]);
   }
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: outcome.status }]);
-  if (outcome.status === 'FAILED') {
+  if (phaseOf('card', outcome.status) === 'failed') {
     failWith(FailureType.CardProvisioningFailed, `the provider could not provision card ${created.cardId}`, [{ cardId: created.cardId }]);
   }
   return toCardView(outcome.data);
 
-  async function loadBin(req: IssueCardInput, refresh: boolean): Promise<CardBin> {
+  async function loadBin(req: IssueCardInput, refresh: boolean): Promise<CardBinAnswer> {
     const found = await typedFailures(() => withRateBudget(() => general.getCardBin({ cardBinId: req.cardBinId, refresh })));
     if (!found) {
       const errors = { cardBinId: 'is not a BIN available to this project (GET /card-bins)' };
@@ -68,7 +68,8 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
 
   /** A stale BIN is refreshed and the request checked again against it before one more try. */
   async function createCard(req: IssueCardInput, key: string): Promise<CardView> {
-    const attempt = () => typedFailures(() => withRateBudget(() => general.createCard({ input: req, idempotencyKey: key })));
+    // Under the key: a failure after the card may have been created names the key in its details.
+    const attempt = () => underIdempotencyKey(() => withRateBudget(() => general.createCard({ input: req, idempotencyKey: key })), key);
     try {
       return await attempt();
     } catch (err) {
@@ -79,7 +80,7 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
   }
 }
 
-function assertValid(input: IssueCardInput, bin?: CardBin): void {
+function assertValid(input: IssueCardInput, bin?: CardBinAnswer): void {
   const errors = issueCardErrors(input ?? ({} as IssueCardInput), bin);
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid card request: ${describeErrors(errors)}`, [{ errors }]);
 }

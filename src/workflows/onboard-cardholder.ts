@@ -35,7 +35,6 @@ interface SubmissionRecord {
 
 /** Tries of a submission whose failures certainly did not reach the provider (refused connection, reused nonce). */
 const SUBMIT_TRIES = 5;
-const REVIEWED = ['APPROVED', 'REJECTED'];
 
 export async function onboardCardholder(input: OnboardCardholderInput): Promise<OnboardCardholderResult> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'onboardCardholder' }]);
@@ -48,7 +47,6 @@ export async function onboardCardholder(input: OnboardCardholderInput): Promise<
   const outcome = await awaitOutcome({
     kind: 'kyc',
     entityId: cardholderId,
-    isConclusive: (status) => REVIEWED.includes(status),
     poll: async () => {
       const holder = await typedFailures(() => withRateBudget(() => general.getCardholder({ id: cardholderId })));
       if (!holder) failWith(FailureType.NotFound, `the provider knows no cardholder ${cardholderId}`, [{ cardholderId }]);

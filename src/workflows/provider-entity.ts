@@ -8,6 +8,7 @@
 import { continueAsNew, upsertSearchAttributes } from '@temporalio/workflow';
 import type { EntityKind } from '../shared/ids';
 import { FLOW_KIND } from '../shared/search-attributes';
+import { isFinal } from '../shared/statuses';
 import type { EntityState } from '../shared/types';
 import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inbox';
 import { runEntityLoop, wireInbox } from './lib/entity-loop';
@@ -20,19 +21,12 @@ export interface ProviderEntityInput {
   maxHistoryEvents?: number;
 }
 
-const FINAL_STATUSES: Partial<Record<EntityKind, readonly string[]>> = {
-  kyc: ['APPROVED', 'REJECTED'],
-  esimOrder: ['ISSUED', 'REFUNDED'],
-  esim: ['EXPIRED', 'DEPLETED'],
-  payout: ['COMPLETED', 'FAILED', 'CANCELLED'],
-};
-
 export async function providerEntity(input: ProviderEntityInput): Promise<EntityState> {
   const inbox = new EntityInbox(input.snapshot ?? emptySnapshot(input.kind, input.entityId));
   wireInbox(inbox);
   upsertSearchAttributes([{ key: FLOW_KIND, value: `entity:${input.kind}` }]);
   await runEntityLoop(inbox, {
-    isFinal: () => FINAL_STATUSES[input.kind]?.includes(inbox.state.status ?? '') ?? false,
+    isFinal: () => isFinal(input.kind, inbox.state.status),
     lingerMs: input.lingerMs,
     maxHistoryEvents: input.maxHistoryEvents,
     continueAsNew: () => continueAsNew<typeof providerEntity>({ ...input, snapshot: inbox.snapshot() }),

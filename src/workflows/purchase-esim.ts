@@ -4,7 +4,7 @@
  * PlanUnavailable, an underfunded wallet InsufficientFunds, both with no charge; an issuance
  * that fails is refunded in full by the provider and ends EsimRefunded.
  */
-import type { EsimOrder } from '../provider/schemas';
+import type { EsimOrderAnswer as EsimOrder } from '../provider/answers';
 import type { PurchaseEsimInput } from '../shared/types';
 import { esimOrderFlow } from './lib/esim-order';
 

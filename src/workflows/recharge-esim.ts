@@ -3,7 +3,7 @@
  * (or the caller's), and answers the recharge order once terminal: ISSUED is the result, a
  * refunded recharge ends EsimRefunded.
  */
-import type { EsimOrder } from '../provider/schemas';
+import type { EsimOrderAnswer as EsimOrder } from '../provider/answers';
 import type { RechargeEsimInput } from '../shared/types';
 import { esimOrderFlow } from './lib/esim-order';
 

@@ -1,5 +1,5 @@
 /**
- * trackPayout: follows a payout to a terminal status (COMPLETED, FAILED or CANCELLED) and
+ * trackPayout: follows a payout to a terminal status (COMPLETED or SUCCESS, FAILED, CANCELLED or CANCELED) and
  * answers the Payout order. It reads the order first, which finds an unknown merOrderNo
  * (NotFound) and a payout that ended long ago at once; otherwise its PAYOUT_<STATUS> webhooks
  * (through the payout's entity workflow) or polling GET /payouts/{merOrderNo} say how it ended.
@@ -10,17 +10,17 @@
  * means the tracking itself could not be done: bad input, NotFound, or the deadline passed.
  */
 import { upsertSearchAttributes } from '@temporalio/workflow';
-import { createPayoutRequestSchema, PAYOUT_TERMINAL_STATUSES, type Payout } from '../provider/schemas';
+import { createPayoutRequestSchema } from '../provider/schemas';
+import type { PayoutAnswer as Payout } from '../provider/answers';
 import { FailureType } from '../shared/failures';
 import { FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
+import { isFinal } from '../shared/statuses';
 import type { TrackPayoutInput, WaitTimings } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
 import { failWith, providerActivities, typedFailures, withRateBudget } from './lib/provider';
 
 /** Bank transfers may take days: the default deadline is longer than other flows'. */
 const DEFAULT_PAYOUT_DEADLINE_MS = 7 * 24 * 60 * 60 * 1000;
-
-const isTerminal = (status: string) => (PAYOUT_TERMINAL_STATUSES as readonly string[]).includes(status);
 
 export async function trackPayout(input: TrackPayoutInput): Promise<Payout> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'trackPayout' }]);
@@ -30,13 +30,12 @@ export async function trackPayout(input: TrackPayoutInput): Promise<Payout> {
 
   const first = await readPayout();
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: first.status }]);
-  if (isTerminal(first.status)) return first;
+  if (isFinal('payout', first.status)) return first;
 
   const timings: WaitTimings = { deadlineMs: DEFAULT_PAYOUT_DEADLINE_MS, ...input.timings };
   const outcome = await awaitOutcome({
     kind: 'payout',
     entityId: input.merOrderNo,
-    isConclusive: isTerminal,
     poll: async () => {
       const payout = await readPayout();
       return { status: payout.status, data: payout as unknown as Record<string, unknown> };

@@ -1,6 +1,6 @@
 /** Reads of the sandbox through our real provider client, for test set-up (finding fixture BINs). */
 import { createProviderClient } from '../../src/provider/client';
-import type { CardBin } from '../../src/provider/schemas';
+import type { CardBinAnswer as CardBin } from '../../src/provider/answers';
 import type { Stack } from './stack';
 
 export async function fixtureBins(stack: Stack): Promise<Record<'plain' | 'us' | 'contact' | 'pin' | 'kyc', CardBin>> {
@@ -16,9 +16,9 @@ export async function fixtureBins(stack: Stack): Promise<Record<'plain' | 'us' |
     return {
       plain: find((b) => plainRules(b) && !b.supportPin, 'plain'),
       us: find((b) => b.issuingCountry === 'US' && !b.requireKycCardholder, 'US'),
-      contact: find((b) => b.mobile && b.email && !b.requireKycCardholder, 'mobile+email'),
-      pin: find((b) => b.supportPin && !b.mobile && !b.email && !b.requireKycCardholder && b.issuingCountry !== 'US', 'PIN'),
-      kyc: find((b) => b.requireKycCardholder, 'KYC'),
+      contact: find((b) => !!b.mobile && !!b.email && !b.requireKycCardholder, 'mobile+email'),
+      pin: find((b) => !!b.supportPin && !b.mobile && !b.email && !b.requireKycCardholder && b.issuingCountry !== 'US', 'PIN'),
+      kyc: find((b) => !!b.requireKycCardholder, 'KYC'),
     };
   } finally {
     await client.close();

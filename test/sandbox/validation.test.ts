@@ -8,7 +8,7 @@ afterAll(() => h.stop());
 beforeEach(() => h.reset());
 
 describe('envelope and field errors', () => {
-  it('names every bad field of POST /cards with its rule', async () => {
+  it('names every bad field of POST /cards with its rule (the spec gives email no format: not refused)', async () => {
     const res = await h.api('POST', '/cards', {
       body: { cardBinId: 'bin_mc_contact', initialAmount: 99, firstName: 'R2-D2', lastName: 'x'.repeat(26), pin: '1123', tags: ['a', 'b', 'c', 'd', 'e', 'f', 'g'], email: 'nope' },
     });
@@ -22,7 +22,6 @@ describe('envelope and field errors', () => {
         lastName: 'must be 1-25 letters, spaces, apostrophes or hyphens',
         pin: 'must be 4 digits, no digit repeated',
         tags: 'must be an array of up to 6 tags',
-        email: 'must be an email address',
         mobilePrefix: 'is required for this cardBinId',
         mobile: 'is required for this cardBinId',
       },

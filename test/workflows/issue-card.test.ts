@@ -1,4 +1,4 @@
-import type { CardBin } from '../../src/provider/schemas';
+import type { CardBinAnswer as CardBin } from '../../src/provider/answers';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { cardStateQuery, entityStateQuery } from '../../src/shared/messages';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';

@@ -1,9 +1,13 @@
 /**
  * Waiting for the outside world: subscribe to the entity workflow that receives the
- * provider's webhooks, wait for a conclusive status, and poll the provider with growing
- * intervals when no webhook comes in time. A webhook that arrives while polling still wins.
+ * provider's webhooks, wait for a final status (shared/statuses.ts says which are), and poll
+ * the provider with growing intervals when no webhook comes in time. A webhook that arrives
+ * while polling still wins. A status the table does not know is recorded (log and the
+ * ProviderStatus search attribute) and waited past, until the deadline.
  */
-import { condition, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, getExternalWorkflowHandle, log, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { PROVIDER_STATUS } from '../../shared/search-attributes';
+import { isFinal, isUnknownStatus } from '../../shared/statuses';
 import { entityObservedSignal, entityStateSignal } from '../../shared/messages';
 import { entityWorkflowId, type EntityKind } from '../../shared/ids';
 import type { EntityState, WaitTimings } from '../../shared/types';
@@ -24,7 +28,6 @@ export interface Observation {
 export interface AwaitOutcomeOptions {
   kind: EntityKind;
   entityId: string;
-  isConclusive: (status: string) => boolean;
   poll: () => Promise<Observation>;
   timings?: WaitTimings;
 }
@@ -38,7 +41,8 @@ export async function awaitOutcome(opts: AwaitOutcomeOptions): Promise<Outcome |
   setHandler(entityStateSignal, (state) => {
     if (state.kind === opts.kind && state.entityId === opts.entityId) latest = state;
   });
-  const conclusive = () => latest?.status !== undefined && opts.isConclusive(latest.status);
+  const isConclusive = (status: string | undefined) => isFinal(opts.kind, status);
+  const conclusive = () => isConclusive(latest?.status);
   const fromWebhook = (): Outcome => ({ status: latest!.status!, data: latest!.data ?? {}, source: 'webhook' });
 
   await localActivities.subscribeToEntity({ kind: opts.kind, entityId: opts.entityId, subscriberWorkflowId: workflowInfo().workflowId });
@@ -49,7 +53,8 @@ export async function awaitOutcome(opts: AwaitOutcomeOptions): Promise<Outcome |
   for (;;) {
     const seen = await opts.poll();
     if (conclusive()) return fromWebhook();
-    if (opts.isConclusive(seen.status)) {
+    if (isUnknownStatus(opts.kind, seen.status)) recordUnknown(opts, seen.status);
+    if (isConclusive(seen.status)) {
       await tellEntity(opts.kind, opts.entityId, seen);
       return { ...seen, source: 'poll' };
     }
@@ -58,6 +63,11 @@ export async function awaitOutcome(opts: AwaitOutcomeOptions): Promise<Outcome |
     if (await condition(conclusive, Math.min(interval, remaining))) return fromWebhook();
     interval = Math.min(interval * 2, t.pollMaxIntervalMs);
   }
+}
+
+function recordUnknown(opts: AwaitOutcomeOptions, status: string): void {
+  log.warn('provider status not in our vocabulary: treated as not final until the deadline', { kind: opts.kind, entityId: opts.entityId, status });
+  upsertSearchAttributes([{ key: PROVIDER_STATUS, value: status }]);
 }
 
 /** The entity workflow exists (we subscribed through signal-with-start): tell it what polling found. */

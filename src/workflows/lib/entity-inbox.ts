@@ -6,20 +6,12 @@
 import { getExternalWorkflowHandle } from '@temporalio/workflow';
 import { entityStateSignal } from '../../shared/messages';
 import type { EntityKind } from '../../shared/ids';
+import { statusRank } from '../../shared/statuses';
 import type { EntityState, ProviderEvent } from '../../shared/types';
 
 /** eventIds remembered for de-duplication; older ones are forgotten first. */
 const MAX_REMEMBERED_EVENTS = 2000;
 
-/** Higher rank = later in the entity's life. Unknown statuses rank in the middle. */
-const STATUS_RANK: Record<EntityKind, Record<string, number>> = {
-  card: { CREATING: 0, FAILED: 1, ENABLE: 1, DISABLE: 1, EXPIRED: 2, DELETING: 2, DELETED: 3 },
-  kyc: { PENDING: 0, APPROVED: 2, REJECTED: 2 },
-  esimOrder: { PAID: 0, ISSUING: 1, FAILED: 2, ISSUED: 3, REFUNDED: 3 },
-  esim: { ACTIVE: 0, EXPIRING: 1, DEPLETED: 2, EXPIRED: 2 },
-  payout: { PENDING: 0, PROCESSING: 1, COMPLETED: 2, FAILED: 2, CANCELLED: 2 },
-  unrouted: {},
-};
 
 export interface InboxSnapshot {
   state: EntityState;
@@ -107,9 +99,8 @@ export class EntityInbox {
 /** An older status never overwrites a newer one: rank first, then the event's time. */
 export function isNewer(current: EntityState, status: string, at: number): boolean {
   if (current.status === undefined) return true;
-  const ranks = STATUS_RANK[current.kind];
-  const next = ranks[status] ?? 1;
-  const now = ranks[current.status] ?? 1;
+  const next = statusRank(current.kind, status);
+  const now = statusRank(current.kind, current.status);
   if (next !== now) return next > now;
   return at >= (current.lastEventAt ?? 0) && status !== current.status;
 }

@@ -7,12 +7,14 @@
  * order's entity workflow) or polling GET /esim/orders/{orderNo} says how it ended.
  */
 import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { idempotencyKeySchema, purchaseEsimRequestSchema, rechargeEsimRequestSchema, fieldErrorsFromZod, type EsimOrder } from '../../provider/schemas';
+import { idempotencyKeySchema, purchaseEsimRequestSchema, rechargeEsimRequestSchema, fieldErrorsFromZod } from '../../provider/schemas';
+import type { EsimOrderAnswer as EsimOrder } from '../../provider/answers';
 import type { EsimOrderRequest } from '../../activities/esim';
 import { describeErrors, hasErrors } from '../../shared/card-rules';
 import { FailureType, type FieldErrors } from '../../shared/failures';
 import { deriveIdempotencyKey } from '../../shared/ids';
 import { FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
+import { isFinal, phaseOf } from '../../shared/statuses';
 import type { PurchaseEsimInput, RechargeEsimInput } from '../../shared/types';
 import { awaitOutcome } from './await-outcome';
 import { failWith, providerActivities, typedFailures, underIdempotencyKey, withRateBudget } from './provider';
@@ -24,7 +26,6 @@ const chargeRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval
 
 const FLOW_NAME = { purchase: 'purchaseEsim', recharge: 'rechargeEsim' } as const;
 const KEY_PURPOSE = { purchase: 'esim', recharge: 'esimrc' } as const;
-const FINAL_STATUSES: readonly string[] = ['ISSUED', 'REFUNDED'];
 
 /** The body of purchaseEsim and rechargeEsim: the order once ISSUED; a refund fails EsimRefunded. */
 export async function esimOrderFlow(input: EsimOrderInput): Promise<EsimOrder> {
@@ -37,9 +38,9 @@ export async function esimOrderFlow(input: EsimOrderInput): Promise<EsimOrder> {
   const charging = providerActivities('general', { retry: chargeRetry });
   const placed = await underIdempotencyKey(() => withRateBudget(() => charging.placeEsimOrder(request)), idempotencyKey);
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: placed.status }]);
-  const order = FINAL_STATUSES.includes(placed.status) ? placed : await awaitFinalOrder(placed.orderNo, input);
+  const order = isFinal('esimOrder', placed.status) ? placed : await awaitFinalOrder(placed.orderNo, input);
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: order.status }]);
-  if (order.status === 'REFUNDED') {
+  if (phaseOf('esimOrder', order.status) === 'failed') {
     failWith(FailureType.EsimRefunded, `eSIM order ${order.orderNo} could not be completed and was refunded in full`, [
       { orderNo: order.orderNo, esimNo: order.esimNo, refundAmount: order.amount, failureReason: order.failureReason, idempotencyKey },
     ]);
@@ -57,7 +58,6 @@ async function awaitFinalOrder(orderNo: string, input: EsimOrderInput): Promise<
   const outcome = await awaitOutcome({
     kind: 'esimOrder',
     entityId: orderNo,
-    isConclusive: (status) => FINAL_STATUSES.includes(status),
     poll: async () => {
       const order = await readOrder(orderNo);
       return { status: order.status, data: order as unknown as Record<string, unknown> };

@@ -5,7 +5,8 @@
  * activity's input, so it is in history and every retry reuses it.
  */
 import { sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { CARD_ID, FLOW_KIND } from '../../shared/search-attributes';
+import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
+import { isUnknownStatus, phaseOf } from '../../shared/statuses';
 import { deriveIdempotencyKey } from '../../shared/ids';
 import { FailureType } from '../../shared/failures';
 import { describeErrors, hasErrors, moneyMovementErrors } from '../../shared/card-rules';
@@ -29,14 +30,17 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
 
   let outcome = await underIdempotencyKey(() => withRateBudget(() => acts.moveMoney(request)), idempotencyKey);
   let interval = input.timings?.pollInitialIntervalMs ?? 1000;
-  while (outcome.status === 'PROCESSING') {
+  // PROCESSING, or a status the spec does not show: not final, so asked again (a movement has no deadline).
+  while (phaseOf('operation', outcome.status) === 'pending') {
+    if (isUnknownStatus('operation', outcome.status)) upsertSearchAttributes([{ key: PROVIDER_STATUS, value: outcome.status }]);
     await sleep(interval);
     interval = Math.min(interval * 2, input.timings?.pollMaxIntervalMs ?? DEFAULT_TIMINGS.pollMaxIntervalMs);
     outcome = await underIdempotencyKey(() => withRateBudget(() => acts.getOperation({ idempotencyKey })), idempotencyKey);
   }
-  if (outcome.status === 'FAILED') {
-    const type = outcome.failureReason === 'INSUFFICIENT_FUNDS' ? FailureType.InsufficientFunds : FailureType.OperationFailed;
-    failWith(type, `${kind} under key ${idempotencyKey} failed at the provider (${outcome.failureReason ?? 'no reason given'}); a new idempotency key is needed to try again`, [
+  if (phaseOf('operation', outcome.status) === 'failed') {
+    const type = outcome.failureType === FailureType.InsufficientFunds ? FailureType.InsufficientFunds : FailureType.OperationFailed;
+    // The provider's reason may be free text: it stays in the details, out of the message.
+    failWith(type, `${kind} under key ${idempotencyKey} failed at the provider (${outcome.failureType ?? 'reason in details'}); a new idempotency key is needed to try again`, [
       { idempotencyKey, failureReason: outcome.failureReason },
     ]);
   }

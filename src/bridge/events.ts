@@ -1,0 +1,53 @@
+/**
+ * Reading a verified webhook body. The spec shows no payload shape (CONTRACTS §4): only
+ * `eventType` and a `data` object are required. A missing `eventId` is derived from a hash of
+ * the type and the data (so a redelivery of the same content de-duplicates in the entity
+ * workflow); a missing `createdAt` becomes the time the bridge received the event. Unknown
+ * fields are kept; no event type's data is checked beyond what routing needs (routing.ts).
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { fieldErrorsFromZod } from '../provider/schemas';
+import type { ProviderEvent } from '../shared/types';
+
+const envelopeSchema = z.looseObject({
+  eventType: z.string('is required').min(1, 'is required').max(64, 'must be at most 64 characters'),
+  data: z.record(z.string(), z.unknown(), 'must be a JSON object'),
+  eventId: z.string().min(1).max(128).optional().catch(undefined),
+  createdAt: z.number().int().optional().catch(undefined),
+});
+
+export type ParsedEvent = { event: ProviderEvent; derivedId: boolean } | { errors: Record<string, string> };
+
+export function parseEvent(raw: Buffer, receivedAt: number): ParsedEvent {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return { errors: { body: 'must be a JSON object' } };
+  }
+  const envelope = envelopeSchema.safeParse(json);
+  if (!envelope.success) return { errors: fieldErrorsFromZod(envelope.error) };
+  const { eventType, data, eventId, createdAt } = envelope.data;
+  return {
+    event: { eventId: eventId ?? deriveEventId(eventType, data), eventType, createdAt: createdAt ?? receivedAt, data },
+    derivedId: eventId === undefined,
+  };
+}
+
+/** evt_ + SHA-256 of the type and the canonical JSON of the data: the same content always gets the same id. */
+export function deriveEventId(eventType: string, data: Record<string, unknown>): string {
+  return 'evt_' + createHash('sha256').update(eventType).update('\u0000').update(canonicalJson(data)).digest('hex').slice(0, 40);
+}
+
+/** JSON with object keys sorted at every depth, so key order does not change the hash. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

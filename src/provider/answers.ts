@@ -1,0 +1,133 @@
+/**
+ * The provider's answers as our client reads them (CONTRACTS §8): each schema requires only
+ * what the spec lists AND our flows need; every other field is optional, a field of an
+ * unexpected type is dropped rather than fatal, unknown fields are kept, and statuses are
+ * plain strings whose meaning lives in shared/statuses.ts. What the sandbox answers in its
+ * default profile (a superset) is described in schemas.ts; docs/provider-fidelity.md lists
+ * each choice.
+ */
+import { z } from 'zod';
+
+/** A field the flow can do without: absent, null or of another type, it reads as undefined. */
+function opt<T extends z.ZodType>(schema: T) {
+  return schema.optional().catch(undefined);
+}
+
+const str = () => opt(z.string());
+const int = () => opt(z.number().int());
+const bool = () => opt(z.boolean());
+const nullableStr = () => opt(z.string().nullable());
+
+// --- Cards --------------------------------------------------------------------------------
+
+/** The BIN's conditions, when the provider states them; an absent condition is not enforced locally. */
+export const cardBinAnswerSchema = z.looseObject({
+  cardBinId: z.string(),
+  bin: str(),
+  brand: str(),
+  issuingCountry: str(),
+  currency: str(),
+  mobile: bool(),
+  email: bool(),
+  supportPin: bool(),
+  requireKycCardholder: bool(),
+});
+export type CardBinAnswer = z.infer<typeof cardBinAnswerSchema>;
+export const cardBinListAnswerSchema = z.array(cardBinAnswerSchema);
+
+export const cardAnswerSchema = z.looseObject({
+  cardId: z.string(),
+  status: z.string(),
+  name: str(),
+  cardNumber: str(),
+  availableBalance: int(),
+  totalConsumption: int(),
+  cardBinId: str(),
+  supportPin: bool(),
+  brand: str(),
+  cardholderName: str(),
+  cardholderId: str(),
+  createdAt: int(),
+  updatedAt: int(),
+});
+export type CardAnswer = z.infer<typeof cardAnswerSchema>;
+
+/** Field names not shown by the spec: kept whole, sealed for the caller before it leaves the activity. */
+export const cardSensitiveAnswerSchema = z.looseObject({});
+export type CardSensitiveAnswer = z.infer<typeof cardSensitiveAnswerSchema>;
+
+/** Funding and withdrawal. Without `success` the outcome is read from GET /operations/{key}. */
+export const balanceMoveAnswerSchema = z.looseObject({ success: bool(), message: str(), operationId: str() });
+export type BalanceMoveAnswer = z.infer<typeof balanceMoveAnswerSchema>;
+
+/** GET /operations/{key}: the spec shows `status` only; the rest, when given, is checked against our request. */
+export const operationAnswerSchema = z.looseObject({
+  status: z.string(),
+  operationId: str(),
+  idempotencyKey: str(),
+  type: str(),
+  cardId: str(),
+  amount: int(),
+  orderNo: str(),
+  failureReason: str(),
+});
+export type OperationAnswer = z.infer<typeof operationAnswerSchema>;
+
+export const walletBalanceAnswerSchema = z.looseObject({ availableBalance: int(), currency: str() });
+export type WalletBalanceAnswer = z.infer<typeof walletBalanceAnswerSchema>;
+
+// --- KYC ----------------------------------------------------------------------------------
+
+export const presignedUploadAnswerSchema = z.looseObject({ uploadUrl: z.string(), fileToken: z.string(), expiresIn: int() });
+export type PresignedUploadAnswer = z.infer<typeof presignedUploadAnswerSchema>;
+
+export const kycSubmissionAnswerSchema = z.looseObject({ id: z.string(), kycStatus: str(), mode: str(), verificationUrl: str() });
+export type KycSubmissionAnswer = z.infer<typeof kycSubmissionAnswerSchema>;
+
+/** GET /kyc/cardholders/{id}: fields not shown; the review needs the status, and the reason when there is one. */
+export const kycCardholderAnswerSchema = z.looseObject({ kycStatus: z.string(), id: str(), reason: str() });
+export type KycCardholderAnswer = z.infer<typeof kycCardholderAnswerSchema>;
+
+// --- Payouts ------------------------------------------------------------------------------
+
+export const payoutAnswerSchema = z.looseObject({
+  status: z.string(),
+  merOrderNo: str(),
+  paymentType: str(),
+  arriveCurrency: str(),
+  arriveAmount: int(),
+  quoteRate: opt(z.number()),
+  settleAmount: int(),
+  payeeFirstName: str(),
+  payeeLastName: str(),
+  payeeAccountNo: str(),
+  remark: str(),
+  createdAt: int(),
+  completedAt: opt(z.number().int().nullable()),
+  canCancel: bool(),
+  failureReason: str(),
+});
+export type PayoutAnswer = z.infer<typeof payoutAnswerSchema>;
+
+// --- eSIM ---------------------------------------------------------------------------------
+
+export const esimOrderAnswerSchema = z.looseObject({
+  orderNo: z.string(),
+  status: z.string(),
+  iccid: nullableStr(),
+  qrCode: nullableStr(),
+  esimNo: nullableStr(),
+  operationId: str(),
+  type: str(),
+  planNo: str(),
+  amount: int(),
+  failureReason: str(),
+});
+export type EsimOrderAnswer = z.infer<typeof esimOrderAnswerSchema>;
+
+/** Shapes not shown: kept whole for the caller. */
+export const esimPlanAnswerSchema = z.looseObject({ planNo: str(), priceUsd: opt(z.number()) });
+export type EsimPlanAnswer = z.infer<typeof esimPlanAnswerSchema>;
+export const esimPlanListAnswerSchema = z.array(esimPlanAnswerSchema);
+export const esimUsageAnswerSchema = z.looseObject({ esimNo: str() });
+export type EsimUsageAnswer = z.infer<typeof esimUsageAnswerSchema>;
