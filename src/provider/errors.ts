@@ -245,6 +245,7 @@ function typeByStatus(status: number): ProviderErrorType {
   if (status === 409) return 'IdempotencyConflict';
   if (status === 410) return 'UploadUrlExpired';
   if (status === 413) return 'FileTooLarge';
+  if (status === 415) return 'ValidationFailed';
   if (status === 422) return 'InvalidState';
   if (status === 429) return 'RateLimited';
   if (status >= 500) return 'ServerError';

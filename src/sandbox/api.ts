@@ -14,6 +14,7 @@ import { ApiError, errorBody, successBody, validationFailed, type ApiResult, typ
 import type { IdempotencyRule, KeyHandle } from './idempotency';
 import type { RateDecision } from './rate-limit';
 import type { Sandbox } from './sandbox';
+import { presentAnswer } from './profiles';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -51,26 +52,28 @@ export function registerApiRoutes(app: FastifyInstance, sandbox: Sandbox, handle
 
 async function serveApi(sb: Sandbox, endpoint: EndpointDef, handler: ApiHandler, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   req.endpointKey = endpoint.key;
+  // Every answer is worded by the profile (profiles.ts); the contract profile leaves it as is.
+  const answer = (status: number, body: unknown) => send(reply, status, presentAnswer(sb.config.profile, endpoint.key as EndpointKey, body));
   const raw = rawBodyOf(req);
   const rejection = authenticate(sb, req, raw);
   if (rejection) {
     setRateHeaders(reply, sb.rateLimiter.peek(sb.apiKey, endpoint.key, endpoint.rateClass));
-    return send(reply, rejection.status, rejection.body);
+    return answer(rejection.status, rejection.body);
   }
   const rate = sb.rateLimiter.take(sb.apiKey, endpoint.key, endpoint.rateClass);
   setRateHeaders(reply, rate);
   if (!rate.allowed) {
     const seconds = Math.max(1, Math.ceil((rate.resetAt - sb.now()) / 1000));
-    return send(reply, 429, errorBody(429, `RATE_LIMITED: rate limit exceeded, retry in ${seconds} seconds`));
+    return answer(429, errorBody(429, `RATE_LIMITED: rate limit exceeded, retry in ${seconds} seconds`));
   }
 
   const { faults } = sb.config;
   await sb.timers.sleep(faults.latencyMs);
   const fault = pickFault(sb);
-  if (fault === 'error-before') return send(reply, 500, INTERNAL());
+  if (fault === 'error-before') return answer(500, INTERNAL());
   if (fault === 'hang-before') {
     await sb.timers.sleep(faults.hangMs);
-    return send(reply, 500, INTERNAL());
+    return answer(500, INTERNAL());
   }
 
   let status: number;
@@ -87,9 +90,9 @@ async function serveApi(sb: Sandbox, endpoint: EndpointDef, handler: ApiHandler,
     body = known?.body ?? INTERNAL();
   }
   // Half of the faults strike after the side effect: only an idempotent retry is then safe.
-  if (fault === 'error-after') return send(reply, 500, INTERNAL());
+  if (fault === 'error-after') return answer(500, INTERNAL());
   if (fault === 'hang-after') await sb.timers.sleep(faults.hangMs);
-  return send(reply, status, body);
+  return answer(status, body);
 }
 
 type Fault = 'none' | 'error-before' | 'error-after' | 'hang-before' | 'hang-after';

@@ -5,10 +5,15 @@ const ALPHANUMERIC = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'
 
 /** e.g. newId('crd') → crd_8fK2mQx9Lw3pTz4R */
 export function newId(prefix: string, length = 16): string {
+  return `${prefix}_${randomChars(length)}`;
+}
+
+/** Letters and digits without look-alikes. */
+export function randomChars(length: number): string {
   const bytes = randomBytes(length);
   let out = '';
   for (const b of bytes) out += ALPHANUMERIC[b % ALPHANUMERIC.length];
-  return `${prefix}_${out}`;
+  return out;
 }
 
 export function randomDigits(n: number): string {

@@ -8,6 +8,7 @@ import { Agent, request } from 'undici';
 import type { WebhookEventData, WebhookEventType } from '../provider/schemas';
 import { HmacSha256Scheme } from '../provider/signing';
 import type { SandboxConfig } from './config';
+import { presentEvent } from './profiles';
 import { newId } from './ids';
 import type { Timers } from './timers';
 
@@ -113,18 +114,19 @@ export class WebhookDispatcher {
     if (!entry) return;
     const copies = this.opts.random() < webhook.duplicateRate ? 2 : 1;
     entry.copies = copies;
-    const body = JSON.stringify(event);
+    const presented = presentEvent(this.opts.config().profile, event);
+    const body = JSON.stringify(presented.body);
     for (let copy = 1; copy <= copies; copy++) {
       // setImmediate at least, so the emitting request is never delayed by delivery.
-      this.opts.timers.after(webhook.delayMs, () => void this.#attempt(event.eventId, body, copy, 1));
+      this.opts.timers.after(webhook.delayMs, () => void this.#attempt(event.eventId, body, presented.withApiKey, copy, 1));
     }
   }
 
-  async #attempt(eventId: string, body: string, copy: number, attempt: number): Promise<void> {
+  async #attempt(eventId: string, body: string, withApiKey: boolean, copy: number, attempt: number): Promise<void> {
     const entry = this.#log.get(eventId);
     if (!entry || this.#closed) return;
     const { webhook, webhookUrl } = this.opts.config();
-    const statusCode = await this.#post(webhookUrl, body, webhook.timeoutMs).catch((err: Error) => err);
+    const statusCode = await this.#post(webhookUrl, body, withApiKey, webhook.timeoutMs).catch((err: Error) => err);
     if (this.#log.get(eventId) !== entry) return; // reset meanwhile
     const ok = typeof statusCode === 'number' && statusCode >= 200 && statusCode < 300;
     entry.attempts.push({
@@ -145,13 +147,14 @@ export class WebhookDispatcher {
       return;
     }
     const delay = webhook.retryBaseMs * 2 ** (attempt - 1);
-    this.opts.timers.after(delay, () => void this.#attempt(eventId, body, copy, attempt + 1));
+    this.opts.timers.after(delay, () => void this.#attempt(eventId, body, withApiKey, copy, attempt + 1));
   }
 
   /** One signed POST; resolves with the status code, rejects on timeout or connection error. */
-  async #post(url: string, body: string, timeoutMs: number): Promise<number> {
+  async #post(url: string, body: string, withApiKey: boolean, timeoutMs: number): Promise<number> {
     const target = new URL(url);
-    const headers = this.#signer.sign({ method: 'POST', pathWithQuery: target.pathname + target.search, body });
+    const { 'x-api-key': apiKey, ...signature } = this.#signer.sign({ method: 'POST', pathWithQuery: target.pathname + target.search, body });
+    const headers = withApiKey ? { ...signature, 'x-api-key': apiKey } : signature;
     const controller = new AbortController();
     this.#inFlight.add(controller);
     const timer = this.opts.timers.after(timeoutMs, () => controller.abort());

@@ -27,6 +27,15 @@ function availablePlan(planNo: string): PlanFixture {
   return plan;
 }
 
+/**
+ * The answer of POST /esim/purchase and /esim/recharge: the spec allows only ISSUED or PAID
+ * there, so an order still issuing (or already failing) reads PAID; GET /esim/orders says more.
+ */
+export function placedOrderView(sb: Sandbox, o: EsimOrderRecord): EsimOrder {
+  const view = orderView(sb, o);
+  return view.status === 'ISSUED' ? view : { ...view, status: 'PAID' };
+}
+
 export function orderView(sb: Sandbox, o: EsimOrderRecord): EsimOrder {
   const esim = sb.state.esims.get(o.esimNo);
   const issued = o.status === 'ISSUED' && esim?.issued === true;

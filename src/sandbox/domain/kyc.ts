@@ -8,7 +8,7 @@ import {
   type PresignedUploadRequest, type UploadType,
 } from '../../provider/schemas';
 import { ApiError, notFound } from '../errors';
-import { newId } from '../ids';
+import { newId, randomChars } from '../ids';
 import { EXTERNAL, InsufficientBalance, WALLET } from '../ledger';
 import type { Sandbox } from '../sandbox';
 import type { CardholderRecord, UploadRecord } from '../state';
@@ -18,7 +18,8 @@ export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 export function createUpload(sb: Sandbox, req: PresignedUploadRequest): PresignedUpload {
   const upload: UploadRecord = {
     uploadId: newId('upl', 24),
-    fileToken: newId('ftok', 24),
+    // The spec gives fileTokens no prefix; the minimal profile shows a client that needs none.
+    fileToken: sb.config.profile === 'minimal' ? randomChars(32) : newId('ftok', 24),
     type: req.type,
     contentType: req.contentType,
     fileName: req.fileName,

@@ -11,6 +11,7 @@ import { cardView, expireCard, finishProvisioning, getCard, simulateTransaction 
 import { finishOrder, getOrder, orderView, setUsage, usageView } from '../domain/esim';
 import { cardholderView, decideKyc } from '../domain/kyc';
 import { payoutView, setPayoutStatus } from '../domain/payouts';
+import { ourPayoutStatus } from '../profiles';
 import { ApiError } from '../errors';
 import { CONTROL, InsufficientBalance, WALLET, cardAccount } from '../ledger';
 import type { Sandbox } from '../sandbox';
@@ -36,7 +37,10 @@ const schemas = {
   }),
   esimOutcome: z.object({ status: z.enum(['ISSUED', 'FAILED'], 'must be ISSUED or FAILED') }),
   esimUsage: z.object({ dataUsedMb: z.number('must be a non-negative integer').int('must be a non-negative integer').min(0, 'must be a non-negative integer') }),
-  payoutStatus: z.object({ status: z.enum(PAYOUT_STATUSES, `must be one of ${PAYOUT_STATUSES.join(', ')}`) }),
+  // Either spelling (CONTRACTS §8): SUCCESS and CANCELED are read as COMPLETED and CANCELLED.
+  payoutStatus: z.object({
+    status: z.preprocess((v) => (typeof v === 'string' ? ourPayoutStatus(v) : v), z.enum(PAYOUT_STATUSES, `must be one of ${PAYOUT_STATUSES.join(', ')}, SUCCESS, CANCELED`)),
+  }),
 };
 
 /** The request's JSON body (undefined when empty); 400 VALIDATION_FAILED when it is not JSON. */

@@ -1,7 +1,7 @@
 /** eSIM endpoints: catalog, purchase, recharge, order lookup, usage. */
 import { purchaseEsimRequestSchema, rechargeEsimRequestSchema, type FieldErrors } from '../../provider/schemas';
 import { idempotent, validate, type ApiCall, type ApiHandlers } from '../api';
-import { getOrder, orderView, planView, purchase, recharge, usage, waitForIssuance } from '../domain/esim';
+import { getOrder, orderView, placedOrderView, planView, purchase, recharge, usage, waitForIssuance } from '../domain/esim';
 import { ESIM_PLANS } from '../fixtures';
 import { ok } from '../errors';
 import type { EsimOrderRecord } from '../state';
@@ -14,11 +14,11 @@ import type { KeyHandle } from '../idempotency';
 async function placeOrder(call: ApiCall, handle: KeyHandle | undefined, create: (key?: string, operationId?: string) => EsimOrderRecord) {
   const order = create(handle?.key, handle?.operationId);
   handle?.describe({ orderNo: order.orderNo, amount: order.amount });
-  handle?.replayWith(() => ok(orderView(call.sandbox, order)));
+  handle?.replayWith(() => ok(placedOrderView(call.sandbox, order)));
   // The Operation completes or fails with the order, not with this answer.
   handle?.keepProcessing();
   await waitForIssuance(call.sandbox, order);
-  return ok(orderView(call.sandbox, order));
+  return ok(placedOrderView(call.sandbox, order));
 }
 
 export const esimRoutes = {
