@@ -214,9 +214,10 @@ export const CLASSIFICATION: readonly ClassificationRow[] = [
   row('IdempotencyConflict', ['IDEMPOTENCY_CONFLICT'], [/idempotency|\bkey\b/i, /different|mismatch|conflict|another/i]),
   row('InsufficientFunds', ['INSUFFICIENT_FUNDS'], [/insufficient/i, /balance|fund/i], [/not enough/i, /balance|fund|money/i]),
   row('PlanUnavailable', ['PLAN_UNAVAILABLE'], [/plan/i, /unavailable|not available|sold out/i]),
+  // Before CardholderNotApproved: a duplicate's wording names the earlier one as pending or approved.
+  row('DuplicateCardholder', ['DUPLICATE_CARDHOLDER'], [/duplicate|already exists|already (pending|approved)/i]),
   row('CardholderNotApproved', ['CARDHOLDER_NOT_APPROVED'], [/not approved/i], [/cardholder/i, /pending|rejected|not verified/i]),
   row('CardLimitReached', ['CARD_LIMIT_REACHED'], [/maxCardCount|card limit|too many cards/i], [/limit/i, /\bcards\b/i]),
-  row('DuplicateCardholder', ['DUPLICATE_CARDHOLDER'], [/duplicate|already exists|already (pending|approved)/i]),
   row('UploadUrlExpired', ['UPLOAD_URL_EXPIRED', 'UPLOAD_URL_USED'], [/expired/i, /url|upload|link/i], [/url|link/i, /already used/i]),
   row('FileTooLarge', ['FILE_TOO_LARGE', 'PAYLOAD_TOO_LARGE'], [/too large|exceeds/i, /file|size|payload/i]),
   row('NotFound', ['NOT_FOUND'], [/not found|does not exist|no such/i]),

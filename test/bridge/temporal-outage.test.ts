@@ -7,6 +7,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config';
+import { HmacSha256Scheme } from '../../src/provider/signing';
+import { entityWorkflowId } from '../../src/shared/ids';
+import { entityStateQuery } from '../../src/shared/messages';
 import { ensureTemporalCli } from '../../src/temporal/cli';
 import { freePort, startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { deliveries, waitUntil, type Delivery } from '../helpers/wait';
@@ -49,5 +52,51 @@ describe('bridge during a Temporal outage', () => {
     // Never a 2xx for an event Temporal did not take: the 2xx is the last answer.
     expect(createdLog.attempts.filter((a) => a.statusCode === 200)).toHaveLength(1);
   }, 240_000);
+
+  test('Temporal down 30 s under a webhook every 3 s: each 503 within the deadline; after it is back, the first webhook and a byte-for-byte resend of a 503 are accepted at once', async () => {
+    await stack?.close();
+    await server?.stop();
+    const cliPath = await ensureTemporalCli(loadConfig().temporal.cliPath);
+    const dbFile = join(mkdtempSync(join(tmpdir(), 'outage-load-')), 'temporal.db');
+    const port = await freePort();
+    const start = () => startDevServer({ cliPath, port, dbFile, headless: true });
+    server = await start();
+    stack = await startStack({}, { TEMPORAL_ADDRESS: server.address });
+    const signer = new HmacSha256Scheme({ apiKey: stack.config.provider.apiKey, secret: stack.config.provider.webhookSecret });
+    const url = `${stack.bridge.url}/webhooks/provider`;
+    const signed = (n: number) => {
+      const body = JSON.stringify({ eventId: `evt_outage_${n}`, eventType: 'CARDHOLDER_KYC_STATUS', createdAt: Date.now(), data: { id: `kyc_outage_${n}`, kycStatus: 'APPROVED' } });
+      return { body, headers: { ...signer.sign({ method: 'POST', pathWithQuery: '/webhooks/provider', body }), 'content-type': 'application/json' } };
+    };
+    const post = async (d: { body: string; headers: Record<string, string> }) => {
+      const t0 = Date.now();
+      const res = await fetch(url, { method: 'POST', headers: d.headers, body: d.body });
+      return { status: res.status, ms: Date.now() - t0 };
+    };
+    expect((await post(signed(0))).status).toBe(200);
+
+    await server.stop();
+    // The provider does not wait for one answer before sending the next event.
+    const inFlight: Array<Promise<{ status: number; ms: number }>> = [];
+    const first503 = signed(1);
+    for (let n = 1; n <= 10; n++) {
+      inFlight.push(post(n === 1 ? first503 : signed(n)));
+      await new Promise((r) => setTimeout(r, 3000));
+    }
+    const answers = await Promise.all(inFlight);
+    for (const a of answers) expect(a.status).toBe(503);
+    // The bridge's deadline is 5 s (the provider gives up after 10 s); a little slack for the event loop.
+    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThanOrEqual(5500);
+
+    server = await start();
+    const back = Date.now();
+    const firstAfter = await post(signed(999));
+    expect(firstAfter.status).toBe(200);
+    expect(Date.now() - back).toBeLessThanOrEqual(2000);
+    // The provider re-sends the delivery that got 503, byte for byte: accepted, since a 503 consumed no nonce.
+    expect((await post(first503)).status).toBe(200);
+    const state = await stack.client.workflow.getHandle(entityWorkflowId('kyc', 'kyc_outage_1')).query(entityStateQuery);
+    expect(state).toMatchObject({ eventCount: 1, status: 'APPROVED' });
+  }, 180_000);
 });
 

@@ -1,6 +1,8 @@
 /** The mapping from the provider's answers to error types, without a server. */
 import {
+  CLASSIFICATION,
   ERROR_TRAITS,
+  classifyMessage,
   PROVIDER_ERROR_TYPES,
   ProviderError,
   errorFromResponse,
@@ -74,6 +76,54 @@ describe('errorFromResponse', () => {
     const err = errorFromResponse(400, { code: 400, message: 'VALIDATION_FAILED: card 4111111111111111 cvv 123' }, {}, fundCard, NOW);
     expect(err.message).not.toContain('4111');
     expect(JSON.stringify(err)).not.toContain('4111');
+  });
+});
+
+describe('the classification table, with plain provider wording', () => {
+  // One case per row of CLASSIFICATION: [HTTP status, the provider's plain message, expected type].
+  const plain: Array<[number, string, string]> = [
+    [429, 'Too many requests, please wait 12s before retrying', 'RateLimited'],
+    [403, 'Request IP address is not whitelisted', 'IpNotWhitelisted'],
+    [403, 'Invalid signature', 'InvalidSignature'],
+    [409, 'Nonce has already been used', 'NonceReused'],
+    [409, 'A request with this idempotency key is still being processed', 'IdempotencyInProgress'],
+    [409, 'The request with this idempotency key already failed; use a new key', 'IdempotencyKeyTerminal'],
+    [409, 'Idempotency key was used with a different request', 'IdempotencyConflict'],
+    [400, 'Insufficient wallet balance', 'InsufficientFunds'],
+    [422, 'Not enough balance in wallet', 'InsufficientFunds'],
+    [400, 'This plan is currently unavailable', 'PlanUnavailable'],
+    [400, 'Cardholder is not approved', 'CardholderNotApproved'],
+    [400, 'Card limit reached for this cardholder', 'CardLimitReached'],
+    [409, 'Duplicate cardholder: a submission with this ID document is pending or approved', 'DuplicateCardholder'],
+    [403, 'Upload URL has expired', 'UploadUrlExpired'],
+    [413, 'File is too large', 'FileTooLarge'],
+    [404, 'Resource not found', 'NotFound'],
+    [400, 'Operation not allowed in the current state', 'InvalidState'],
+    [400, 'Invalid request parameters', 'ValidationFailed'],
+    [500, 'Internal server error', 'ServerError'],
+  ];
+  it.each(plain)('%i "%s" → %s', (status, message, type) => {
+    expect(errorFromResponse(status, { code: status, message }, {}, fundCard, NOW).type).toBe(type);
+  });
+
+  it('has a plain-wording case for every row', () => {
+    expect(new Set(plain.map(([, , type]) => type))).toEqual(new Set(CLASSIFICATION.map((r) => r.type)));
+  });
+
+  it('reads the code words the sandbox sends, case-insensitive wording, and nothing for unknown text', () => {
+    expect(classifyMessage('INSUFFICIENT_FUNDS')).toBe('InsufficientFunds');
+    expect(classifyMessage('INSUFFICIENT BALANCE')).toBe('InsufficientFunds');
+    expect(classifyMessage('something else happened')).toBeUndefined();
+  });
+
+  it('a 5xx stays a ServerError and a 429 a RateLimited, whatever the words say', () => {
+    expect(errorFromResponse(503, { code: 503, message: 'Insufficient wallet balance' }, {}, fundCard, NOW).type).toBe('ServerError');
+    expect(errorFromResponse(429, { code: 429, message: 'Cardholder is not approved' }, {}, fundCard, NOW).type).toBe('RateLimited');
+  });
+
+  it('reads the seconds to wait from plain wording', () => {
+    const err = errorFromResponse(429, { code: 429, message: 'Too many requests, please wait 12s before retrying' }, {}, fundCard, NOW);
+    expect(err).toMatchObject({ resetAt: NOW + 12_000, retryAfterMs: 12_000 });
   });
 });
 
