@@ -31,7 +31,7 @@ describe.each(PROFILES)('every flow on the %s profile', (profile) => {
     rmSync(docsDir, { recursive: true, force: true });
   });
 
-  const run = <T = any>(type: string, input: Record<string, unknown>): Promise<T> =>
+  const run = <T = any>(type: string, input: object): Promise<T> =>
     stack.client.workflow.execute(type, { taskQueue: stack.taskQueue, workflowId: uniqueId(type), args: [{ timings: FAST_TIMINGS, ...input }] });
   const record = (flow: string, resource: StatusResource, status: string) => {
     outcomes[profile][flow] = phaseOf(resource, status);

@@ -27,9 +27,16 @@ describe('fresh signature per physical attempt', () => {
 
     expect(signer.nonces).toHaveLength(9);
     expect(new Set(signer.nonces).size).toBe(9);
-    for (const n of signer.nonces) expect(n.length).toBeGreaterThanOrEqual(16);
+    for (const n of signer.nonces) expect(n).toMatch(/^[0-9a-f]{32}$/);
     // The provider saw no replay either.
     expect((await h.control.stats('getWalletBalance')).byStatus).toEqual({ 200: 1, 500: 3 });
+  });
+
+  it('reaches the API whether or not PROVIDER_BASE_URL ends in /open-api/v1', async () => {
+    for (const suffix of ['', '/', '/open-api/v1', '/open-api/v1/']) {
+      const client = h.client({ baseUrl: h.sandbox.url + suffix });
+      await expect(client.listCardBins()).resolves.toEqual(expect.arrayContaining([expect.objectContaining({ cardBinId: expect.any(String) })]));
+    }
   });
 
   it('sends a failed call once: no hidden retries in the transport', async () => {
