@@ -9,7 +9,7 @@ import type { EsimOrderAnswer as EsimOrder, OperationAnswer as Operation } from 
 import { classifyMessage } from '../provider/errors';
 import { FailureType } from '../shared/failures';
 import { phaseOf } from '../shared/statuses';
-import { contradicts, idempotencyConflict, postReconcilingFirst } from './idempotent-post';
+import { contradicts, fromOperation, idempotencyConflict, postReconcilingFirst } from './idempotent-post';
 import { providerCall } from './provider-call';
 
 export type EsimOrderRequest =
@@ -41,9 +41,9 @@ export function createEsimActivities({ provider }: { provider: ProviderClient })
     /** Charges the wallet once per key; answers the order as the provider has it (ISSUED, PAID, ISSUING or REFUNDED). */
     async placeEsimOrder(req: EsimOrderRequest): Promise<EsimOrder> {
       return providerCall(() =>
-        postReconcilingFirst(provider, {
+        postReconcilingFirst({
           idempotencyKey: req.idempotencyKey,
-          reconcile: (earlier) => reconcile(req, earlier),
+          recall: fromOperation(provider, req.idempotencyKey, (earlier) => reconcile(req, earlier)),
           post: () => place(req),
         }),
       );
@@ -51,6 +51,15 @@ export function createEsimActivities({ provider }: { provider: ProviderClient })
 
     async getEsimOrder({ orderNo }: { orderNo: string }): Promise<EsimOrder> {
       return providerCall(() => provider.getEsimOrder(orderNo));
+    },
+
+    /** Shape not shown: the provider's record, whole. */
+    async getEsimUsage({ esimNo }: { esimNo: string }): Promise<Record<string, unknown>> {
+      return providerCall(() => provider.getEsimUsage(esimNo));
+    },
+
+    async listEsimPlans(): Promise<Array<Record<string, unknown>>> {
+      return providerCall(() => provider.listEsimPlans());
     },
   };
 }

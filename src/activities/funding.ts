@@ -8,7 +8,7 @@ import type { OperationAnswer } from '../provider/answers';
 import { classifyMessage } from '../provider/errors';
 import { phaseOf } from '../shared/statuses';
 import type { MoneyMovementKind } from '../shared/types';
-import { contradicts, idempotencyConflict, postReconcilingFirst, readOperation } from './idempotent-post';
+import { contradicts, fromOperation, idempotencyConflict, postReconcilingFirst, readOperation } from './idempotent-post';
 import { providerCall } from './provider-call';
 
 export interface OperationOutcome {
@@ -31,9 +31,9 @@ export function createFundingActivities({ provider }: { provider: ProviderClient
   return {
     async moveMoney(req: MoveMoneyRequest): Promise<OperationOutcome> {
       return providerCall(() =>
-        postReconcilingFirst(provider, {
+        postReconcilingFirst({
           idempotencyKey: req.idempotencyKey,
-          reconcile: (earlier) => reconcile(req, earlier),
+          recall: fromOperation(provider, req.idempotencyKey, (earlier) => reconcile(req, earlier)),
           post: async () => {
             const call = req.kind === 'funding' ? provider.fundCard.bind(provider) : provider.withdrawFromCard.bind(provider);
             const answer = await call(req.cardId, { amount: req.amount }, { idempotencyKey: req.idempotencyKey });

@@ -1,8 +1,9 @@
 /**
- * A POST under a durable idempotency key (funding, withdrawal, eSIM purchase and recharge)
- * that a retry never repeats blindly: from the second attempt on, GET /operations/{key} says
- * first what became of the earlier attempt, and only when the provider has no record of the
- * key (or nothing to show yet) is the POST sent again, under the same key.
+ * A POST under a durable idempotency key (funding, withdrawal, eSIM purchase and recharge,
+ * payouts) that a retry never repeats blindly: from the second attempt on, the provider says
+ * first what became of the earlier attempt (GET /operations/{key}, or the payout's lookup),
+ * and only when it has no record (or nothing to show yet) is the POST sent again, under the
+ * same key.
  *
  * An answer we cannot read after a POST that took effect (InvalidResponse) is reconciled the
  * same way, at once; when even that says nothing, the failure carries the key, so an operator
@@ -17,29 +18,36 @@ import { currentAttempt } from './provider-call';
 
 export interface ReconcilingPost<T> {
   idempotencyKey: string;
-  /** The outcome an earlier attempt left under the key; undefined when it has nothing to show, so the POST is sent. */
-  reconcile: (earlier: OperationAnswer) => Promise<T | undefined> | T | undefined;
+  /** The outcome an earlier attempt left; undefined when the provider has nothing to show, so the POST is sent. */
+  recall: () => Promise<T | undefined>;
   post: () => Promise<T>;
 }
 
-export async function postReconcilingFirst<T>(provider: ProviderClient, spec: ReconcilingPost<T>): Promise<T> {
+export async function postReconcilingFirst<T>(spec: ReconcilingPost<T>): Promise<T> {
   if (currentAttempt() > 1) {
-    const known = await reconciled(provider, spec);
+    const known = await spec.recall();
     if (known !== undefined) return known;
   }
   try {
     return await spec.post();
   } catch (err) {
     if (!isProviderError(err, 'InvalidResponse')) throw err;
-    const known = await reconciled(provider, spec);
+    const known = await spec.recall();
     if (known !== undefined) return known;
     throw unreadableAnswer(spec.idempotencyKey, err.endpoint);
   }
 }
 
-async function reconciled<T>(provider: ProviderClient, spec: ReconcilingPost<T>): Promise<T | undefined> {
-  const earlier = await readOperation(provider, spec.idempotencyKey);
-  return earlier && (await spec.reconcile(earlier));
+/** Recall through GET /operations/{key}: `reconcile` reads the record into an outcome, or undefined to POST again. */
+export function fromOperation<T>(
+  provider: ProviderClient,
+  idempotencyKey: string,
+  reconcile: (earlier: OperationAnswer) => Promise<T | undefined> | T | undefined,
+): () => Promise<T | undefined> {
+  return async () => {
+    const earlier = await readOperation(provider, idempotencyKey);
+    return earlier && (await reconcile(earlier));
+  };
 }
 
 /** The provider's record of a key; undefined when it has none. */

@@ -15,6 +15,7 @@ import { createEsimActivities } from './esim';
 import { createFundingActivities } from './funding';
 import { createKycActivities } from './kyc';
 import { createPayoutActivities } from './payouts';
+import { createWalletActivities } from './wallet';
 
 export interface ActivityDeps {
   provider: ProviderClient;
@@ -30,6 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createKycActivities(deps),
     ...createEsimActivities(deps),
     ...createPayoutActivities(deps),
+    ...createWalletActivities(deps),
     ...createEntityActivities(deps),
     ...createEarlierRunActivities(deps),
   };

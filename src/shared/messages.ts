@@ -8,6 +8,7 @@ import type {
   CardView,
   ContactInput,
   EntityState,
+  EsimWatchState,
   MoneyMovementInput,
   MoneyMovementResult,
   ProviderEvent,
@@ -24,6 +25,10 @@ export const entityStateSignal = defineSignal<[EntityState]>('entityState');
 export const entityObservedSignal = defineSignal<[{ status: string; data: Record<string, unknown> }]>('entityObserved');
 
 export const entityStateQuery = defineQuery<EntityState>('entityState');
+/** `esim/<esimNo>`: the latest usage read and the alerts received. */
+export const esimWatchQuery = defineQuery<EsimWatchState>('esimWatch');
+/** `esim/<esimNo>`: reads the usage again unless the last read is under a minute old (the provider syncs no faster). */
+export const refreshEsimUsageUpdate = defineUpdate<EsimWatchState, []>('refreshEsimUsage');
 export const cardStateQuery = defineQuery<CardLifecycleState>('cardState');
 
 export const freezeCardUpdate = defineUpdate<CardView, []>('freezeCard');

@@ -101,6 +101,25 @@ export interface EntityState {
   eventCount: number;
 }
 
+/** An eSIM's usage or expiry event, as its entity workflow records it (ESIM_USAGE_ALERT, ESIM_EXPIRING, ESIM_EXPIRED). */
+export interface EsimAlert {
+  eventId: string;
+  eventType: string;
+  createdAt: number;
+  /** The event's figures (thresholdPercent, dataUsedMb, expiresAt, reason, … as the provider sends them). */
+  data: Record<string, unknown>;
+}
+
+/** What the `esim/<esimNo>` workflow knows: the latest usage it read (at most once a minute) and the alerts it received. */
+export interface EsimWatchState {
+  esimNo: string;
+  /** GET /esim/esims/{esimNo}/usage as the provider answered it (shape not shown). */
+  usage?: Record<string, unknown>;
+  /** When the usage was read, epoch ms. */
+  usageReadAt?: number;
+  alerts: EsimAlert[];
+}
+
 export interface CardTransaction {
   eventId: string;
   amount: number;
@@ -193,5 +212,23 @@ export interface RechargeEsimInput {
 
 export interface TrackPayoutInput {
   merOrderNo: string;
+  timings?: WaitTimings;
+}
+
+/** POST /payouts (shape not shown; docs/provider-fidelity.md) plus our options. */
+export interface SendPayoutInput {
+  /** The caller's order number: the payout is looked up by it. */
+  merOrderNo: string;
+  paymentType: string;
+  /** ISO 4217 code of the currency the payee receives. */
+  arriveCurrency: string;
+  /** Minor units of arriveCurrency. */
+  arriveAmount: number;
+  payeeFirstName: string;
+  payeeLastName: string;
+  payeeAccountNo: string;
+  remark?: string;
+  /** Caller-chosen key for POST /payouts; derived from the workflow ID when absent. */
+  idempotencyKey?: string;
   timings?: WaitTimings;
 }

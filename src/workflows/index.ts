@@ -8,3 +8,5 @@ export { onboardCardholder } from './onboard-cardholder';
 export { purchaseEsim } from './purchase-esim';
 export { rechargeEsim } from './recharge-esim';
 export { trackPayout } from './track-payout';
+export { sendPayout } from './send-payout';
+export { walletBalance, esimPlans } from './provider-reads';

@@ -9,27 +9,33 @@ import { continueAsNew, upsertSearchAttributes } from '@temporalio/workflow';
 import type { EntityKind } from '../shared/ids';
 import { FLOW_KIND } from '../shared/search-attributes';
 import { isFinal } from '../shared/statuses';
-import type { EntityState } from '../shared/types';
+import type { EntityState, EsimWatchState } from '../shared/types';
 import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inbox';
 import { runEntityLoop, wireInbox } from './lib/entity-loop';
+import { EsimWatch } from './lib/esim-watch';
 
 export interface ProviderEntityInput {
   kind: EntityKind;
   entityId: string;
   snapshot?: InboxSnapshot;
+  /** kind esim: usage and alerts, carried across continue-as-new. */
+  esim?: EsimWatchState;
   lingerMs?: number;
   maxHistoryEvents?: number;
 }
 
 export async function providerEntity(input: ProviderEntityInput): Promise<EntityState> {
   const inbox = new EntityInbox(input.snapshot ?? emptySnapshot(input.kind, input.entityId));
-  wireInbox(inbox);
+  const esim = input.kind === 'esim' ? new EsimWatch(input.entityId, input.esim) : undefined;
+  esim?.wire();
+  // An alert changes no status, but subscribers hear of it with the entity's state.
+  wireInbox(inbox, (event) => esim?.record(event) && inbox.touch());
   upsertSearchAttributes([{ key: FLOW_KIND, value: `entity:${input.kind}` }]);
   await runEntityLoop(inbox, {
     isFinal: () => isFinal(input.kind, inbox.state.status),
     lingerMs: input.lingerMs,
     maxHistoryEvents: input.maxHistoryEvents,
-    continueAsNew: () => continueAsNew<typeof providerEntity>({ ...input, snapshot: inbox.snapshot() }),
+    continueAsNew: () => continueAsNew<typeof providerEntity>({ ...input, snapshot: inbox.snapshot(), ...(esim ? { esim: esim.state } : {}) }),
   });
   return inbox.state;
 }

@@ -57,6 +57,11 @@ export class EntityInbox {
     this.#notifyPending = true;
   }
 
+  /** Something subscribers should hear of happened without a status change (an eSIM alert). */
+  touch(): void {
+    if (this.#subscribers.size > 0) this.#notifyPending = true;
+  }
+
   subscribe(workflowId: string): void {
     this.#subscribers.add(workflowId);
     if (this.state.status !== undefined) this.#notifyPending = true;

@@ -1,0 +1,47 @@
+/**
+ * sendPayout: creates a payout once, under a durable idempotency key (the caller's, or derived
+ * from the workflow ID, so a repeated start reuses it), then follows it to its terminal status
+ * as trackPayout does. Money leaves the wallet here, so:
+ * - the input is checked against the provider's rules before any call (ValidationFailed);
+ * - creation is retried until its outcome is known, each retry looking the payout up first
+ *   (activities/payouts.ts): a payout is created once whatever the failures;
+ * - a FAILED payout (insufficient balance included) is a result with its reason, not a stuck
+ *   or failed flow.
+ */
+import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { PayoutAnswer } from '../provider/answers';
+import { createPayoutRequestSchema, fieldErrorsFromZod, idempotencyKeySchema } from '../provider/schemas';
+import { describeErrors, hasErrors } from '../shared/card-rules';
+import { FailureType, type FieldErrors } from '../shared/failures';
+import { deriveIdempotencyKey } from '../shared/ids';
+import { FLOW_KIND } from '../shared/search-attributes';
+import type { SendPayoutInput } from '../shared/types';
+import { followPayout } from './lib/payout';
+import { failWith, providerActivities, underIdempotencyKey, withRateBudget } from './lib/provider';
+
+/** A payout must never be given up while its outcome is unknown: attempts are bounded by time, not count. */
+const creationRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
+
+export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> {
+  upsertSearchAttributes([{ key: FLOW_KIND, value: 'sendPayout' }]);
+  const errors = sendPayoutErrors(input ?? ({} as SendPayoutInput));
+  if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid payout: ${describeErrors(errors)}`, [{ errors }]);
+
+  const { idempotencyKey: givenKey, timings, ...request } = input;
+  const idempotencyKey = givenKey ?? deriveIdempotencyKey('payout', workflowInfo().workflowId);
+  const creating = providerActivities('general', { retry: creationRetry });
+  const created = await underIdempotencyKey(() => withRateBudget(() => creating.createPayout({ request, idempotencyKey })), idempotencyKey);
+  return followPayout(input.merOrderNo, created, timings);
+}
+
+function sendPayoutErrors(input: SendPayoutInput): FieldErrors {
+  const { idempotencyKey, timings: _timings, ...request } = input;
+  const errors: FieldErrors = {};
+  const parsed = createPayoutRequestSchema.safeParse(request);
+  if (!parsed.success) Object.assign(errors, fieldErrorsFromZod(parsed.error));
+  if (idempotencyKey !== undefined) {
+    const key = idempotencyKeySchema.safeParse(idempotencyKey);
+    if (!key.success) errors.idempotencyKey = key.error.issues[0].message;
+  }
+  return errors;
+}
