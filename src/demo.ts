@@ -15,7 +15,6 @@ import { loadConfigOrExit, type Config } from './config';
 import { startBridge } from './bridge';
 import { startCodecServer } from './codec/codec-server';
 import { createPayloadCodec } from './codec/payload-codec';
-import { createProviderClient, type ProviderClient } from './provider/client';
 import { startSandbox } from './sandbox';
 import { ensureTemporalCli } from './temporal/cli';
 import { freePort, startDevServer } from './temporal/dev-server';
@@ -32,7 +31,6 @@ const UI_PORT = 8233;
 interface Running {
   config: Config;
   client: CardIssuingClient;
-  provider: ProviderClient;
   sandboxUrl: string;
   uiUrl?: string;
   addresses: string[];
@@ -114,12 +112,9 @@ async function startEverything(base: Config): Promise<Running> {
 
   const client = await createCardIssuingClient(config);
   stoppers.push(() => client.close());
-  const provider = createProviderClient(config.provider);
-  stoppers.push(() => provider.close());
   return {
     config,
     client,
-    provider,
     sandboxUrl: sandbox.url,
     uiUrl: server.uiUrl,
     addresses: [`Temporal ${server.address}`, `UI ${server.uiUrl}`, `codec ${codec.url}`, `sandbox ${sandbox.url}`, `bridge ${bridge.url}`],
@@ -254,19 +249,19 @@ async function runLaterFlows(r: Running, step: Step): Promise<void> {
       return `${order.status} ${order.orderNo}`;
     });
   }
-  if (available.has('trackPayout')) {
-    await step('payout tracking', async (at) => {
+  if (available.has('sendPayout')) {
+    await step('payout', async (at) => {
       const merOrderNo = `demo_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
-      await r.provider.createPayout(
-        { merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000, payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819' },
-        { idempotencyKey: merOrderNo },
-      );
-      const h = await client.startTrackPayout({ merOrderNo, timings: TIMINGS });
+      const h = await client.startSendPayout({
+        merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000,
+        payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819', timings: TIMINGS,
+      });
       at.workflowId = h.workflowId;
       const payout = await h.result();
       return `${payout.status} ${(payout.arriveAmount ?? 0) / 100} ${payout.arriveCurrency ?? ''}`;
     });
   }
+
 }
 
 /** The workflow types this build registers (the worker bundles the same module). */

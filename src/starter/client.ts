@@ -23,10 +23,15 @@ import { ValueSealer } from '../codec/sealed-value';
 import type { CardSensitive } from '../provider/schemas';
 import { toCardView } from '../shared/card-rules';
 import { entityWorkflowId } from '../shared/ids';
+import { signalEntity } from '../temporal/entity-signals';
+import type { EsimPlanAnswer as EsimPlan, WalletBalanceAnswer as WalletBalance } from '../provider/answers';
 import {
   cardStateQuery,
   deleteCardUpdate,
+  esimWatchQuery,
   freezeCardUpdate,
+  refreshEsimUsageUpdate,
+  subscribeSignal,
   fundCardUpdate,
   revealSensitiveUpdate,
   setPinUpdate,
@@ -34,7 +39,7 @@ import {
   updateContactUpdate,
   withdrawFromCardUpdate,
 } from '../shared/messages';
-import type { CardLifecycleState, CardView, ContactInput, IssueCardInput, MoneyMovementInput, MoneyMovementResult } from '../shared/types';
+import type { CardLifecycleState, CardView, ContactInput, EsimWatchState, IssueCardInput, MoneyMovementInput, MoneyMovementResult } from '../shared/types';
 import { connectionOptions } from '../temporal/connection';
 import type {
   EsimOrderResult,
@@ -43,6 +48,7 @@ import type {
   PayoutResult,
   PurchaseEsimInput,
   RechargeEsimInput,
+  SendPayoutInput,
   TrackPayoutInput,
 } from './flow-types';
 import { describeFlow, type FlowStatus } from './status';
@@ -141,6 +147,43 @@ export class CardIssuingClient {
     return (await this.startTrackPayout(input, opts)).result();
   }
 
+  /**
+   * One payout per merOrderNo: a repeated start with the same order number joins the running
+   * flow, or starts one that reuses the first one's idempotency key (derived from the workflow ID).
+   */
+  startSendPayout(input: SendPayoutInput, opts?: StartOptions): Promise<FlowHandle<PayoutResult>> {
+    return this.#start('sendPayout', `send-payout/${input.merOrderNo}`, input, opts);
+  }
+
+  async sendPayout(input: SendPayoutInput, opts?: StartOptions): Promise<PayoutResult> {
+    return (await this.startSendPayout(input, opts)).result();
+  }
+
+  // --- Reads (through workflows: callers hold no provider credentials) ------------------
+
+  async walletBalance(): Promise<WalletBalance> {
+    return (await this.#start<undefined, WalletBalance>('walletBalance', readableId('wallet-balance'), undefined)).result();
+  }
+
+  async esimPlans(): Promise<EsimPlan[]> {
+    return (await this.#start<undefined, EsimPlan[]>('esimPlans', readableId('esim-plans'), undefined)).result();
+  }
+
+  /** The eSIM's usage, read again only when the last read is a minute old, and its alerts. */
+  esimUsage(esimNo: string): Promise<EsimWatchState> {
+    return unwrapFailure(this.#temporal.workflow.executeUpdateWithStart(refreshEsimUsageUpdate, { args: [], startWorkflowOperation: this.#entityStart('esim', esimNo) }));
+  }
+
+  /** What the eSIM's workflow recorded, without asking the provider. */
+  esimWatch(esimNo: string): Promise<EsimWatchState> {
+    return this.#temporal.workflow.getHandle(entityWorkflowId('esim', esimNo)).query(esimWatchQuery);
+  }
+
+  /** Sends the eSIM's state (alerts included) to a workflow of the caller's on every change, as `entityState` signals. */
+  async subscribeToEsim(esimNo: string, subscriberWorkflowId: string): Promise<void> {
+    await signalEntity(this.#temporal, this.#taskQueue, { kind: 'esim', entityId: esimNo }, subscribeSignal, [{ workflowId: subscriberWorkflowId }]);
+  }
+
   // --- One card, through its workflow's updates ----------------------------------------
 
   freeze(cardId: string): Promise<CardView> {
@@ -198,6 +241,15 @@ export class CardIssuingClient {
   /** Closes the connection when this client opened it. */
   async close(): Promise<void> {
     await this.#ownConnection?.close();
+  }
+
+  #entityStart(kind: 'esim', entityId: string): WithStartWorkflowOperation<Workflow> {
+    return new WithStartWorkflowOperation<Workflow>('providerEntity', {
+      workflowId: entityWorkflowId(kind, entityId),
+      taskQueue: this.#taskQueue,
+      args: [{ kind, entityId }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
   }
 
   async #start<I, R>(workflowType: string, defaultId: string, input: I, opts: StartOptions = {}): Promise<FlowHandle<R>> {

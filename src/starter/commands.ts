@@ -13,7 +13,8 @@ import type { IssueCardInput, MoneyMovementInput, MoneyMovementKind } from '../s
 import { idempotencyKeySchema } from '../provider/schemas';
 import { UsageError, assertNoErrors, cents, documentRef, flag, listFlag, readJsonObject, type Flags } from './args';
 import type { CardIssuingClient, FlowHandle } from './client';
-import type { KycDocuments, OnboardCardholderInput } from './flow-types';
+import type { KycDocuments, OnboardCardholderInput, SendPayoutInput } from './flow-types';
+import { phaseOf } from '../shared/statuses';
 import { onboardCardholderErrors } from '../shared/kyc-rules';
 import { renderFields, renderTable } from './output';
 import { definedOnly } from './status';
@@ -51,7 +52,8 @@ const str: OptionSpec = { type: 'string' };
 const many: OptionSpec = { type: 'string', multiple: true };
 const workflowIdOption = { 'workflow-id': str };
 
-const CARD_ID = /^crd_[A-Za-z0-9]{1,64}$/;
+/** The spec gives card ids no format: anything a path segment can carry. */
+const CARD_ID = /^[^\s/?#]{1,128}$/;
 
 /** Starts a flow, reports it, waits for its result. */
 async function follow<R>(ctx: CommandContext, start: Promise<FlowHandle<R>>, waitingFor: string): Promise<{ workflowId: string; result: R }> {
@@ -62,8 +64,8 @@ async function follow<R>(ctx: CommandContext, start: Promise<FlowHandle<R>>, wai
 }
 
 function cardIdArg(value: string | undefined, what = 'ID'): string {
-  if (!value) throw new UsageError(`${what} is required (a crd_ card id)`);
-  if (!CARD_ID.test(value)) throw new UsageError(`${what} must be a crd_ card id (got "${value}")`);
+  if (!value) throw new UsageError(`${what} is required (a card id)`);
+  if (!CARD_ID.test(value)) throw new UsageError(`${what} must be a card id: 1-128 characters without spaces, '/', '?' or '#' (got "${value}")`);
   return value;
 }
 
@@ -228,7 +230,7 @@ const esimBuy: Command<{ planNo: string; idempotencyKey?: string; workflowId?: s
   async run({ workflowId, ...input }, ctx) {
     const client = await ctx.client();
     const flow = await follow(ctx, client.startPurchaseEsim(input, { workflowId }), 'the eSIM to be issued (or refunded)');
-    return { ok: flow.result.status === 'ISSUED', ...flow };
+    return { ok: phaseOf('esimOrder', flow.result.status) === 'succeeded', ...flow };
   },
 };
 
@@ -243,7 +245,7 @@ const esimRecharge: Command<{ esimNo: string; idempotencyKey?: string; workflowI
   async run({ workflowId, ...input }, ctx) {
     const client = await ctx.client();
     const flow = await follow(ctx, client.startRechargeEsim(input, { workflowId }), 'the recharge to finish');
-    return { ok: !['FAILED', 'REFUNDED'].includes(flow.result.status), ...flow };
+    return { ok: phaseOf('esimOrder', flow.result.status) === 'succeeded', ...flow };
   },
 };
 
@@ -258,7 +260,74 @@ const payout: Command<{ merOrderNo: string; workflowId?: string }> = {
   async run({ merOrderNo, workflowId }, ctx) {
     const client = await ctx.client();
     const flow = await follow(ctx, client.startTrackPayout({ merOrderNo }, { workflowId }), 'the payout to reach a terminal status');
-    return { ok: flow.result.status === 'COMPLETED', ...flow };
+    return { ok: phaseOf('payout', flow.result.status) === 'succeeded', ...flow };
+  },
+};
+
+const PAYOUT_FLAGS: Record<string, string> = {
+  merOrderNo: '--mer-order-no', paymentType: '--payment-type', arriveCurrency: '--currency', arriveAmount: '--amount',
+  payeeFirstName: '--first', payeeLastName: '--last', payeeAccountNo: '--account', remark: '--remark', idempotencyKey: '--key',
+};
+
+const payoutSend: Command<{ input: SendPayoutInput; workflowId?: string }> = {
+  usage: 'payout-send --mer-order-no NO --payment-type TYPE --currency CUR --amount MINOR_UNITS --first NAME --last NAME --account NO [--remark TEXT] [--key K] [--workflow-id ID]',
+  options: {
+    'mer-order-no': str, 'payment-type': str, currency: str, amount: str, first: str, last: str, account: str, remark: str, key: str, ...workflowIdOption,
+  },
+  parse(flags) {
+    const input = definedOnly<SendPayoutInput>({
+      merOrderNo: flag(flags, 'mer-order-no', true),
+      paymentType: flag(flags, 'payment-type', true),
+      arriveCurrency: flag(flags, 'currency', true),
+      arriveAmount: cents(flags, 'amount'),
+      payeeFirstName: flag(flags, 'first', true),
+      payeeLastName: flag(flags, 'last', true),
+      payeeAccountNo: flag(flags, 'account', true),
+      remark: flag(flags, 'remark'),
+      idempotencyKey: keyFlag(flags),
+    });
+    const { idempotencyKey: _key, ...request } = input;
+    assertNoErrors(schemaErrors(createPayoutRequestSchema.safeParse(request)), PAYOUT_FLAGS);
+    return { input, workflowId: flag(flags, 'workflow-id') };
+  },
+  async run({ input, workflowId }, ctx) {
+    const client = await ctx.client();
+    const flow = await follow(ctx, client.startSendPayout(input, { workflowId }), 'the payout to reach a terminal status');
+    return { ok: phaseOf('payout', flow.result.status) === 'succeeded', ...flow };
+  },
+};
+
+const wallet: Command<null> = {
+  usage: 'wallet',
+  options: {},
+  parse: () => null,
+  async run(_plan, ctx) {
+    return { ok: true, result: await (await ctx.client()).walletBalance() };
+  },
+};
+
+const esimPlans: Command<null> = {
+  usage: 'esim-plans',
+  options: {},
+  parse: () => null,
+  async run(_plan, ctx) {
+    const plans = await (await ctx.client()).esimPlans();
+    return { ok: true, result: { plans }, text: renderTable(plans, ['planNo', 'name', 'priceUsd', 'dataMb', 'validityDays', 'available']) };
+  },
+};
+
+const esimUsage: Command<string> = {
+  usage: 'esim-usage --esim esim_…',
+  options: { esim: str },
+  parse(flags) {
+    const esimNo = flag(flags, 'esim', true);
+    assertNoErrors(schemaErrors(rechargeEsimRequestSchema.pick({ esimNo: true }).safeParse({ esimNo })), { esimNo: '--esim' });
+    return esimNo;
+  },
+  async run(esimNo, ctx) {
+    ctx.progress(`reading the usage of ${esimNo} through its workflow (at most once a minute from the provider)`);
+    const watch = await (await ctx.client()).esimUsage(esimNo);
+    return { ok: true, workflowId: `esim/${esimNo}`, result: watch, text: renderFields({ ...watch.usage, usageReadAt: watch.usageReadAt, alerts: watch.alerts.length }) };
   },
 };
 
@@ -323,6 +392,10 @@ export const COMMANDS: Record<string, Command<any>> = {
   'esim-buy': esimBuy,
   'esim-recharge': esimRecharge,
   payout,
+  'payout-send': payoutSend,
+  wallet,
+  'esim-plans': esimPlans,
+  'esim-usage': esimUsage,
   card,
   freeze: cardChange('freeze'),
   unfreeze: cardChange('unfreeze'),

@@ -8,6 +8,7 @@ export type {
   OnboardCardholderResult,
   PurchaseEsimInput,
   RechargeEsimInput,
+  SendPayoutInput,
   TrackPayoutInput,
 } from '../shared/types';
 

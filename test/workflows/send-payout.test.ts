@@ -1,0 +1,81 @@
+/** sendPayout on the real server, with the sandbox's ledger and stats as the truth of what moved. */
+import type { PayoutAnswer } from '../../src/provider/answers';
+import type { SendPayoutInput } from '../../src/shared/types';
+import { workflowFailure } from '../helpers/flows';
+import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
+
+describe('sendPayout', () => {
+  let stack: Stack;
+  afterEach(async () => stack?.close());
+
+  const request = (extra: Partial<SendPayoutInput> = {}): SendPayoutInput => ({
+    merOrderNo: uniqueId('po').slice(0, 40),
+    paymentType: 'BANK_TRANSFER',
+    arriveCurrency: 'EUR',
+    arriveAmount: 10_000,
+    payeeFirstName: 'Ada',
+    payeeLastName: 'Lovelace',
+    payeeAccountNo: 'GB29NWBK60161331926819',
+    timings: FAST_TIMINGS,
+    ...extra,
+  });
+  const send = (input: SendPayoutInput, workflowId = uniqueId('send-payout')): Promise<PayoutAnswer> =>
+    stack.client.workflow.execute('sendPayout', { taskQueue: stack.taskQueue, workflowId, args: [input] });
+  const payoutRequests = async (): Promise<number> => (await stack.control('GET', '/stats')).endpoints.createPayout?.requests ?? 0;
+
+  test.each(['contract', 'minimal'])('creates the payout and ends with its success status (%s profile), debiting the wallet once', async (profile) => {
+    stack = await startStack({ profile, payoutProcessingMs: 200 });
+    const before = (await stack.control('GET', '/wallet')).availableBalance;
+    const payout = await send(request());
+    expect(payout.status).toBe(profile === 'minimal' ? 'SUCCESS' : 'COMPLETED');
+    expect(payout.settleAmount).toBeGreaterThan(0);
+    expect((await stack.control('GET', '/wallet')).availableBalance).toBe(before - payout.settleAmount!);
+    expect((await stack.control('GET', '/ledger')).violations).toEqual([]);
+  });
+
+  test('a payout the provider fails is a FAILED result with its reason, and the money comes back', async () => {
+    stack = await startStack({ payoutProcessingMs: 200 });
+    const before = (await stack.control('GET', '/wallet')).availableBalance;
+    const payout = await send(request({ payeeAccountNo: 'FAIL0000001' }));
+    expect(payout).toMatchObject({ status: 'FAILED', failureReason: expect.any(String) });
+    expect((await stack.control('GET', '/wallet')).availableBalance).toBe(before);
+  });
+
+  test('the same caller key twice creates one payout; the second flow answers the first one', async () => {
+    stack = await startStack({ payoutProcessingMs: 200 });
+    const before = (await stack.control('GET', '/wallet')).availableBalance;
+    const input = request({ idempotencyKey: uniqueId('key').slice(0, 40) });
+    const [first, second] = await Promise.all([send(input), send(input)]);
+    expect(second.merOrderNo).toBe(first.merOrderNo);
+    expect(second.status).toBe(first.status);
+    const ledger = await stack.control('GET', '/ledger');
+    expect(ledger.violations).toEqual([]);
+    expect(ledger.totals.charged).toBe(first.settleAmount);
+    expect((await stack.control('GET', '/wallet')).availableBalance).toBe(before - first.settleAmount!);
+  });
+
+  test('retries after answers lost (500s, half of them after the payout was created) create the payout once', async () => {
+    stack = await startStack({ payoutProcessingMs: 200 });
+    const before = (await stack.control('GET', '/wallet')).availableBalance;
+    await stack.control('PUT', '/config', { faults: { errorRate: 1 } });
+    const flow = send(request());
+    // Let several attempts fail (POST and lookups alike), then let the provider answer again.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await payoutRequests()).toBeGreaterThan(0);
+    await stack.control('PUT', '/config', { faults: { errorRate: 0 } });
+    const payout = await flow;
+    expect(payout.status).toBe('COMPLETED');
+    const ledger = await stack.control('GET', '/ledger');
+    expect(ledger.violations).toEqual([]);
+    expect(ledger.totals.charged).toBe(payout.settleAmount);
+    expect((await stack.control('GET', '/wallet')).availableBalance).toBe(before - payout.settleAmount!);
+  });
+
+  test('input that breaks the rules fails ValidationFailed naming each field, before any provider call', async () => {
+    stack = await startStack();
+    const failure = await workflowFailure(send({ ...request(), arriveAmount: 12.5, arriveCurrency: 'euro', idempotencyKey: 'bad key!' }));
+    expect(failure.type).toBe('ValidationFailed');
+    expect(Object.keys((failure.details![0] as { errors: Record<string, string> }).errors).sort()).toEqual(['arriveAmount', 'arriveCurrency', 'idempotencyKey']);
+    expect(await payoutRequests()).toBe(0);
+  });
+});
