@@ -60,3 +60,15 @@ export function retryDelayFor(resetAt: number, now: number, jitterMs: number): n
 export function randomJitter(maxMs: number): number {
   return Math.floor(Math.random() * Math.max(0, maxMs));
 }
+
+/**
+ * The fleet-wide rate (per second) of a task queue whose activities call one endpoint limited to
+ * `limit` calls per fixed window of `windowMs`. The server's token bucket may dispatch about one
+ * second's worth at once after an idle spell, on top of the steady rate, so a window sees at most
+ * rate × (window + 1 s); one more call is kept back for a dispatch that reaches the provider just
+ * after its window turned. That uses ≥ 95 % of a window of 30 s or more and never exceeds it.
+ */
+export function fleetRate(limit: number, windowMs: number): number {
+  const windowSec = windowMs / 1000;
+  return Math.max(limit - 1, 0.1) / (windowSec + 1);
+}

@@ -1,15 +1,45 @@
 /**
- * Provider calls run on one task queue per rate class, each with a server-side rate
- * (maxTaskQueueActivitiesPerSecond), so that the whole fleet of workers stays under the
- * provider's per-endpoint limits. See docs/rate-budget.md.
+ * Provider calls run on rate-limited task queues, so that the whole fleet of workers stays under
+ * the provider's limits (docs/rate-budget.md). The provider counts per endpoint: an endpoint busy
+ * enough to need its whole window has a queue of its own (its activity is named below); every
+ * other call shares the queue of its rate class, whose rate is one endpoint's budget for all of them.
  */
 export type RateClass = 'general' | 'sensitive' | 'funding' | 'withdrawal';
 
+/** A rate-limited queue: a rate class, or one hot endpoint's own. */
+export type RateQueue = RateClass | 'card-create' | 'card-read';
+
 export const RATE_CLASSES: readonly RateClass[] = ['general', 'sensitive', 'funding', 'withdrawal'];
 
-/** Provider limit per window for each class (the provider counts per endpoint; funding and withdrawal separately). */
-export const RATE_CLASS_LIMITS: Record<RateClass, number> = { general: 100, sensitive: 70, funding: 70, withdrawal: 70 };
+export const RATE_QUEUES: readonly RateQueue[] = [...RATE_CLASSES, 'card-create', 'card-read'];
 
-export function rateClassQueue(mainQueue: string, rateClass: RateClass): string {
-  return `${mainQueue}-provider-${rateClass}`;
+/** Provider limit per window of the endpoint(s) behind each queue (funding and withdrawal count separately). */
+export const RATE_QUEUE_LIMITS: Record<RateQueue, number> = {
+  general: 100,
+  sensitive: 70,
+  funding: 70,
+  withdrawal: 70,
+  'card-create': 100,
+  'card-read': 100,
+};
+
+/** @deprecated kept for callers of the per-class table; the same numbers as RATE_QUEUE_LIMITS. */
+export const RATE_CLASS_LIMITS: Record<RateClass, number> = RATE_QUEUE_LIMITS;
+
+/**
+ * Activities that call exactly one hot endpoint and get that endpoint's whole budget:
+ * createCard → POST /cards, getCard → GET /cards/{cardId} (issuing and its status polls).
+ */
+export const DEDICATED_QUEUES: ReadonlyMap<string, RateQueue> = new Map<string, RateQueue>([
+  ['createCard', 'card-create'],
+  ['getCard', 'card-read'],
+]);
+
+/** The queue an activity runs on when a workflow calls it through its rate class. */
+export function rateQueueFor(rateClass: RateClass, activityName: string): RateQueue {
+  return (rateClass === 'general' && DEDICATED_QUEUES.get(activityName)) || rateClass;
+}
+
+export function rateClassQueue(mainQueue: string, queue: RateQueue): string {
+  return `${mainQueue}-provider-${queue}`;
 }

@@ -1,10 +1,11 @@
 /**
  * The workers of one process: the main task queue (workflows, and activities that only talk
- * to Temporal) and one queue per provider rate class, each with a server-side activity rate
- * so that every worker of the fleet together stays under the provider's limits
- * (docs/rate-budget.md). Activities are built once, here, from their dependencies.
+ * to Temporal) and one rate-limited queue per hot endpoint or rate class, each with a
+ * server-side activity rate so that every worker of the fleet together stays under the
+ * provider's limits (docs/rate-budget.md). Activities are built once, here, from their dependencies.
  */
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../config';
 import { createActivities } from '../activities';
@@ -13,11 +14,17 @@ import { ValueSealer } from '../codec/sealed-value';
 import { BinCache } from '../provider/bin-cache';
 import { createProviderClient } from '../provider/client';
 import type { CardBinAnswer } from '../provider/answers';
-import { RATE_CLASSES, RATE_CLASS_LIMITS, rateClassQueue } from '../shared/task-queues';
+import { fleetRate } from '../provider/rate-budget';
+import { RATE_QUEUES, RATE_QUEUE_LIMITS, rateClassQueue } from '../shared/task-queues';
 import { connectionOptions } from './connection';
 
-/** Stay this far under the provider's limit: other clients of the same project share it. */
-const RATE_SAFETY = 0.9;
+/**
+ * Modules preloaded once into the shared V8 context instead of evaluated again in every
+ * workflow's own module cache. Empty on purpose: the SDK freezes what is shared, and zod 4
+ * memoises lazily with defineProperty, so preloaded schemas fail every workflow task
+ * ("Cannot define property safeParse, object is not extensible"; docs/performance.md, P4).
+ */
+export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [];
 
 export interface WorkerSetup {
   config: Config;
@@ -25,8 +32,17 @@ export interface WorkerSetup {
   taskQueue?: string;
   /** A prebuilt bundle (tests build one per run); otherwise the worker bundles src/workflows. */
   workflowBundlePath?: string;
-  /** Whether to set maxTaskQueueActivitiesPerSecond on the rate-class queues (default true). */
+  /**
+   * Whether this process sets the rate-limited queues' fleet-wide rate (default true): as a
+   * queue-level limit through the API, which no worker's own setting overrides, and as the
+   * worker's maxTaskQueueActivitiesPerSecond for servers without that API. False sets
+   * nothing, and so lifts nothing that another process set (tests on a queue of their own).
+   */
   enforceRateBudget?: boolean;
+  /** The main worker's workflow cache size (the SDK's default otherwise). */
+  maxCachedWorkflows?: number;
+  /** Modules preloaded into the shared workflow context when bundling here (default WORKFLOW_PRELOAD_MODULES). */
+  preloadModules?: readonly string[];
 }
 
 export interface WorkerFleet {
@@ -51,17 +67,18 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
   const common: Partial<WorkerOptions> = { connection: native, namespace: config.temporal.namespace, dataConverter, activities };
   const workflows: Partial<WorkerOptions> = setup.workflowBundlePath
     ? { workflowBundle: { codePath: setup.workflowBundlePath } }
-    : { workflowsPath: require.resolve('../workflows') };
+    : { workflowsPath: require.resolve('../workflows'), bundlerOptions: { preloadModules: [...(setup.preloadModules ?? WORKFLOW_PRELOAD_MODULES)] } };
 
+  const enforce = setup.enforceRateBudget !== false;
+  const rates = RATE_QUEUES.map((queue) => ({
+    taskQueue: rateClassQueue(taskQueue, queue),
+    perSecond: fleetRate(RATE_QUEUE_LIMITS[queue], config.provider.rateWindowMs),
+  }));
+  if (enforce) await setQueueRateLimits(connection, config.temporal.namespace, rates);
   const workers = await Promise.all([
-    Worker.create({ ...common, ...workflows, taskQueue }),
-    ...RATE_CLASSES.map((rateClass) =>
-      Worker.create({
-        ...common,
-        taskQueue: rateClassQueue(taskQueue, rateClass),
-        maxTaskQueueActivitiesPerSecond:
-          setup.enforceRateBudget === false ? undefined : (RATE_CLASS_LIMITS[rateClass] / (config.provider.rateWindowMs / 1000)) * RATE_SAFETY,
-      }),
+    Worker.create({ ...common, ...workflows, taskQueue, maxCachedWorkflows: setup.maxCachedWorkflows }),
+    ...rates.map((rate) =>
+      Worker.create({ ...common, taskQueue: rate.taskQueue, maxTaskQueueActivitiesPerSecond: enforce ? rate.perSecond : undefined }),
     ),
   ]);
   return {
@@ -77,4 +94,26 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     },
     shutdown: () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown()),
   };
+}
+
+/**
+ * Sets each queue's activity rate at the queue level (UpdateTaskQueueConfig): it overrides what
+ * any worker sets, so a worker started without the limit cannot lift it for the fleet. A server
+ * without the API keeps the workers' own setting, where the last poller's value wins.
+ */
+async function setQueueRateLimits(connection: Connection, namespace: string, rates: Array<{ taskQueue: string; perSecond: number }>): Promise<void> {
+  for (const { taskQueue, perSecond } of rates) {
+    try {
+      await connection.workflowService.updateTaskQueueConfig({
+        namespace,
+        identity: `rate-budget@${process.pid}`,
+        taskQueue,
+        taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+        updateQueueRateLimit: { rateLimit: { requestsPerSecond: perSecond }, reason: 'provider rate budget (docs/rate-budget.md)' },
+      });
+    } catch (err) {
+      process.stderr.write(`worker: no queue-level rate limit on ${taskQueue} (${(err as Error).message}); relying on the workers' own setting\n`);
+      return;
+    }
+  }
 }

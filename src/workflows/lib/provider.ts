@@ -1,11 +1,11 @@
 /**
- * How workflows reach the provider: activity proxies per rate class (each on its own
- * rate-limited task queue) and a loop that waits out a 429 on a durable timer, so waiting
+ * How workflows reach the provider: activity proxies on rate-limited task queues (a hot
+ * endpoint's own, or its rate class's) and a loop that waits out a 429 on a durable timer, so waiting
  * for budget never spends the retry attempts meant for real failures.
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { rateClassQueue, type RateClass } from '../../shared/task-queues';
+import { rateClassQueue, rateQueueFor, type RateClass, type RateQueue } from '../../shared/task-queues';
 
 const RATE_LIMIT_JITTER_MS = 1000;
 
@@ -23,13 +23,24 @@ const baseOptions: ActivityOptions = {
   },
 };
 
-/** Activities that call the provider, on the task queue of their rate class. */
+/**
+ * Activities that call the provider, each on its rate-limited queue: a hot endpoint's own
+ * (shared/task-queues.ts DEDICATED_QUEUES), otherwise the queue of the given rate class.
+ */
 export function providerActivities(rateClass: RateClass, overrides: ActivityOptions = {}): Activities {
-  return proxyActivities<Activities>({
-    ...baseOptions,
-    ...overrides,
-    retry: { ...baseOptions.retry, ...overrides.retry },
-    taskQueue: rateClassQueue(workflowInfo().taskQueue, rateClass),
+  const options: ActivityOptions = { ...baseOptions, ...overrides, retry: { ...baseOptions.retry, ...overrides.retry } };
+  const mainQueue = workflowInfo().taskQueue;
+  const proxies = new Map<RateQueue, Activities>();
+  const on = (queue: RateQueue): Activities => {
+    let acts = proxies.get(queue);
+    if (!acts) {
+      acts = proxyActivities<Activities>({ ...options, taskQueue: rateClassQueue(mainQueue, queue) });
+      proxies.set(queue, acts);
+    }
+    return acts;
+  };
+  return new Proxy({} as Activities, {
+    get: (_, name) => (typeof name === 'string' ? on(rateQueueFor(rateClass, name))[name as keyof Activities] : undefined),
   });
 }
 

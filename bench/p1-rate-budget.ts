@@ -1,0 +1,150 @@
+/**
+ * P1: the provider budget used under sustained demand from 3 worker processes. issueCard flows
+ * (POST /cards, then GET /cards/{id} polling: webhooks are dropped), fundCard and withdrawFromCard
+ * flows are kept in flight well beyond what the limits allow, for several windows; the sandbox's
+ * per-endpoint counters are read at each window boundary. The baseline is each endpoint's limit
+ * per window. The third worker starts last and without the limit, as a misconfigured worker
+ * would: under the queue-level limit it must not lift the fleet's rate.
+ */
+import { createCardIssuingClient } from '../src/starter';
+import { log, round, sleep } from './lib';
+import { readyCards } from './cards';
+import { uniqueQueue, type BenchStack, type WorkerProcess } from './stack';
+
+const LIMITS = { general: 100, sensitive: 70, balance: 70 };
+/** The endpoints the demand keeps busy, with their limit per window. */
+const BUSY: Record<string, number> = { createCard: LIMITS.general, getCard: LIMITS.general, fundCard: LIMITS.balance, withdrawFromCard: LIMITS.balance };
+const IN_FLIGHT_PER_KIND = 40;
+const TIMINGS = { webhookWaitMs: 300, pollInitialIntervalMs: 200, pollMaxIntervalMs: 500, deadlineMs: 30 * 60_000 };
+
+type Stats = Record<string, { requests: number; byStatus: Record<string, number> }>;
+
+export interface P1Endpoint {
+  limit: number;
+  windows: number;
+  perWindow: number[];
+  minRatio: number;
+  meanRatio: number;
+}
+
+export interface P1Result {
+  windowMs: number;
+  windows: number;
+  workers: string;
+  endpoints: Record<string, P1Endpoint>;
+  otherEndpoints: Record<string, number[]>;
+  answers429: number;
+  completedFlows: number;
+  failedFlows: number;
+  failures: string[];
+}
+
+export async function runP1(stack: BenchStack, windows: number, windowMs: number): Promise<P1Result> {
+  await stack.control('POST', '/reset');
+  await stack.control('PUT', '/config', { cardProvisioningMs: 0 });
+  const moneyCards = await readyCards(stack, 10);
+  await stack.control('PUT', '/config', { cardProvisioningMs: 1000, webhook: { dropRate: 1 }, rateLimit: { windowMs, ...LIMITS } });
+
+  const queue = uniqueQueue('p1');
+  const env = { PROVIDER_RATE_WINDOW_MS: String(windowMs) };
+  const workers: WorkerProcess[] = [];
+  workers.push(await stack.worker('fleet', queue, { ...env, BENCH_ENFORCE: '1' }));
+  workers.push(await stack.worker('fleet', queue, { ...env, BENCH_ENFORCE: '1' }));
+  // Last to poll, and without the limit: with a worker-set rate alone, it would lift it for all.
+  workers.push(await stack.worker('fleet', queue, { ...env, BENCH_ENFORCE: '0' }));
+
+  const client = await createCardIssuingClient(stack.config(queue));
+  const outcome = { completed: 0, failed: 0, failures: [] as string[] };
+  let running = true;
+  const driver = (start: () => Promise<{ result(): Promise<unknown> }>) =>
+    (async () => {
+      while (running) {
+        try {
+          await (await start()).result();
+          outcome.completed++;
+        } catch (err) {
+          if (!running) return;
+          outcome.failed++;
+          if (outcome.failures.length < 5) outcome.failures.push((err as Error).message);
+        }
+      }
+    })();
+  let n = 0;
+  const card = () => moneyCards[n++ % moneyCards.length];
+  const lanes = [
+    ...lanesOf(IN_FLIGHT_PER_KIND, () => driver(() => client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Bench', lastName: 'Mark', timings: TIMINGS }))),
+    ...lanesOf(IN_FLIGHT_PER_KIND, () => driver(() => client.startFundCard({ cardId: card(), amount: 100, timings: TIMINGS }))),
+    ...lanesOf(IN_FLIGHT_PER_KIND, () => driver(() => client.startWithdrawFromCard({ cardId: card(), amount: 100, timings: TIMINGS }))),
+  ];
+
+  // One window to reach the steady state, then the measured windows, read at each boundary.
+  await sleep(untilBoundary(windowMs) + windowMs);
+  const snapshots: Stats[] = [await stats(stack)];
+  for (let w = 1; w <= windows; w++) {
+    log(`P1 window ${w}/${windows} (${windowMs / 1000} s)`);
+    await sleep(untilBoundary(windowMs));
+    snapshots.push(await stats(stack));
+  }
+  running = false;
+  const endpoints: Record<string, P1Endpoint> = {};
+  const otherEndpoints: Record<string, number[]> = {};
+  for (const key of Object.keys(snapshots[snapshots.length - 1])) {
+    const perWindow = snapshots.slice(1).map((s, i) => served(s, key) - served(snapshots[i], key));
+    if (BUSY[key] === undefined) {
+      otherEndpoints[key] = perWindow;
+      continue;
+    }
+    const ratios = perWindow.map((c) => c / BUSY[key]);
+    endpoints[key] = {
+      limit: BUSY[key],
+      windows: perWindow.length,
+      perWindow,
+      minRatio: round(Math.min(...ratios)),
+      meanRatio: round(ratios.reduce((a, b) => a + b, 0) / ratios.length),
+    };
+  }
+  const final = snapshots[snapshots.length - 1];
+  const answers429 = Object.values(final).reduce((sum, s) => sum + (s.byStatus['429'] ?? 0), 0);
+  await stopFlows(stack, queue);
+  await Promise.all(lanes);
+  for (const w of workers) await w.stop();
+  await client.close();
+  log(`P1: ${JSON.stringify(Object.fromEntries(Object.entries(endpoints).map(([k, e]) => [k, e.perWindow])))}; 429s ${answers429}`);
+  return {
+    windowMs,
+    windows,
+    workers: '3 processes; the third without the limit, started last',
+    endpoints,
+    otherEndpoints,
+    answers429,
+    completedFlows: outcome.completed,
+    failedFlows: outcome.failed,
+    failures: outcome.failures,
+  };
+}
+
+function lanesOf(count: number, lane: () => Promise<void>): Promise<void>[] {
+  return Array.from({ length: count }, lane);
+}
+
+/** Requests the provider served (every answer but 429) on an endpoint so far. */
+function served(s: Stats, key: string): number {
+  const e = s[key];
+  return e ? e.requests - (e.byStatus['429'] ?? 0) : 0;
+}
+
+function untilBoundary(windowMs: number): number {
+  return windowMs - (Date.now() % windowMs);
+}
+
+async function stats(stack: BenchStack): Promise<Stats> {
+  return (await stack.control<{ endpoints: Stats }>('GET', '/stats')).endpoints;
+}
+
+/** Ends what is still running: demand was deliberately beyond the budget, so a backlog remains. */
+async function stopFlows(stack: BenchStack, queue: string): Promise<void> {
+  const temporal = stack.client();
+  for await (const wf of temporal.workflow.list({ query: `TaskQueue = '${queue}' AND ExecutionStatus = 'Running'` })) {
+    await temporal.workflow.getHandle(wf.workflowId, wf.runId).terminate('bench over').catch(() => undefined);
+  }
+}

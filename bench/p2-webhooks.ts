@@ -1,0 +1,102 @@
+/**
+ * P2: webhook → workflow. The sandbox emits CARD_TRANSACTION events at a fixed rate; the latency
+ * is the sandbox's own record of each delivery (emit → the bridge's 2xx), so it includes the
+ * sandbox's delivery path, the bridge and its signalWithStart. The baseline is a bare
+ * signalWithStart of the same signal to the same card workflows, at the same rate.
+ */
+import { randomUUID } from 'node:crypto';
+import { providerEventSignal } from '../src/shared/messages';
+import type { ProviderEvent } from '../src/shared/types';
+import { signalEntity } from '../src/temporal/entity-signals';
+import { log, paced, percentile, round, until } from './lib';
+import { readyCards } from './cards';
+import { uniqueQueue, type BenchStack } from './stack';
+
+const RATE = 50;
+const CARDS = 20;
+
+interface Latencies {
+  p50: number;
+  p99: number;
+  max: number;
+  count: number;
+}
+
+export interface P2Result {
+  events: number;
+  perSecond: number;
+  webhook: Latencies & { undelivered: number; redelivered: number };
+  bare: Latencies;
+  p50Ratio: number;
+  p99Ratio: number;
+}
+
+interface DeliveryLog {
+  eventId: string;
+  eventType: string;
+  createdAt: number;
+  status: string;
+  deliveredAt?: number;
+  attempts: unknown[];
+}
+
+export async function runP2(stack: BenchStack, events: number): Promise<P2Result> {
+  await stack.control('POST', '/reset');
+  await stack.control('PUT', '/config', { cardProvisioningMs: 0, rateLimit: { general: 1_000_000, sensitive: 1_000_000, balance: 1_000_000 } });
+  const queue = uniqueQueue('p2');
+  const fleet = await stack.worker('fleet', queue);
+  await stack.bridge(queue);
+  const cards = await readyCards(stack, CARDS);
+  // Every card's workflow exists (its CARD_CREATED was delivered) before anything is timed.
+  await until('CARD_CREATED delivered', async () => ((await deliveries(stack)).every((d) => d.status === 'DELIVERED') ? true : undefined), 60_000);
+
+  log(`P2 bare signalWithStart: ${events} at ${RATE}/s`);
+  const client = stack.client();
+  const bare = await paced(events, RATE, async (i) => {
+    const cardId = cards[i % cards.length];
+    const event: ProviderEvent = {
+      eventId: `evt_bench_${randomUUID()}`,
+      eventType: 'CARD_TRANSACTION',
+      createdAt: Date.now(),
+      data: { cardId, amount: 1, currency: 'USD', merchantName: 'Bench bare', status: 'APPROVED' },
+    };
+    const began = performance.now();
+    await signalEntity(client, queue, { kind: 'card', entityId: cardId }, providerEventSignal, [event]);
+    return performance.now() - began;
+  });
+
+  log(`P2 webhooks: ${events} CARD_TRANSACTION at ${RATE}/s through the sandbox and the bridge`);
+  const since = Date.now();
+  await paced(events, RATE, (i) => stack.control('POST', `/cards/${cards[i % cards.length]}/transactions`, { amount: 1, merchantName: 'Bench' }));
+  const ours = await until(
+    'every CARD_TRANSACTION delivered or failed',
+    async () => {
+      const log = (await deliveries(stack)).filter((d) => d.eventType === 'CARD_TRANSACTION' && d.createdAt >= since);
+      return log.length >= events && log.every((d) => d.status !== 'PENDING') ? log : undefined;
+    },
+    180_000,
+    1000,
+  );
+  await fleet.stop();
+  const webhookMs = ours.filter((d) => d.deliveredAt !== undefined).map((d) => d.deliveredAt! - d.createdAt);
+  const webhook = { ...summary(webhookMs), undelivered: ours.length - webhookMs.length, redelivered: ours.filter((d) => d.attempts.length > 1).length };
+  const bareSummary = summary(bare);
+  log(`P2: webhook p50 ${webhook.p50} p99 ${webhook.p99} ms; bare p50 ${bareSummary.p50} p99 ${bareSummary.p99} ms`);
+  return {
+    events,
+    perSecond: RATE,
+    webhook,
+    bare: bareSummary,
+    p50Ratio: round(webhook.p50 / bareSummary.p50),
+    p99Ratio: round(webhook.p99 / bareSummary.p99),
+  };
+}
+
+function summary(ms: number[]): Latencies {
+  return { p50: round(percentile(ms, 50), 1), p99: round(percentile(ms, 99), 1), max: round(Math.max(...ms), 1), count: ms.length };
+}
+
+async function deliveries(stack: BenchStack): Promise<DeliveryLog[]> {
+  const log = await stack.control<DeliveryLog[] | { deliveries: DeliveryLog[] }>('GET', '/webhooks');
+  return Array.isArray(log) ? log : log.deliveries;
+}

@@ -1,0 +1,160 @@
+/**
+ * P4: onboardCardholder flows parked on their KYC review on one worker. Memory per parked flow
+ * (the worker's V8 heap after a full GC, before and after) against the same number of bare
+ * workflows parked on a signal on an identical worker; then decision → completion for half the
+ * flows while they are cached, and for the other half after a worker restart evicted them all.
+ */
+import { rmSync } from 'node:fs';
+import type { WorkflowHandle } from '@temporalio/client';
+import { sampleKycForm, writeSampleDocuments } from '../src/sandbox/kyc-samples';
+import { createCardIssuingClient } from '../src/starter';
+import { log, mapLimit, paced, percentile, round, sleep, until } from './lib';
+import { uniqueQueue, type BenchStack, type WorkerProcess } from './stack';
+
+const DECISIONS_PER_SECOND = 10;
+/** A review that never comes by itself, and no polling while the flows wait for it. */
+const TIMINGS = { webhookWaitMs: 3 * 3_600_000, pollInitialIntervalMs: 60_000, pollMaxIntervalMs: 600_000, deadlineMs: 6 * 3_600_000 };
+
+interface Phase {
+  p50: number;
+  p99: number;
+  count: number;
+}
+
+export interface P4Result {
+  flows: number;
+  flowKb: number;
+  bareKb: number;
+  memoryRatio: number;
+  flowRssKb: number;
+  bareRssKb: number;
+  cached: Phase;
+  evicted: Phase;
+  p99Ratio: number;
+  completed: number;
+  completedRatio: number;
+}
+
+export async function runP4(stack: BenchStack, flows: number): Promise<P4Result> {
+  const cache = { BENCH_MAX_CACHED: String(flows * 2 + 100) };
+  const bare = await parkBare(stack, flows, cache);
+
+  await stack.control('POST', '/reset');
+  await stack.control('PUT', '/config', { kycReviewMs: 3_600_000, rateLimit: { general: 1_000_000, sensitive: 1_000_000, balance: 1_000_000 } });
+  const queue = uniqueQueue('p4');
+  await stack.bridge(queue);
+  let worker = await stack.worker('fleet', queue, cache);
+  const client = await createCardIssuingClient(stack.config(queue));
+  const docs = writeSampleDocuments();
+  try {
+    const before = await worker.memory();
+    log(`P4 onboardCardholder: parking ${flows} flows`);
+    await mapLimit(
+      Array.from({ length: flows }, (_, i) => i),
+      32,
+      async () => (await client.startOnboardCardholder(sampleKycForm(docs.documents, { timings: TIMINGS }))).workflowId,
+    );
+    const kycIds = await until(
+      'every flow waiting for its review',
+      async () => {
+        const ids = await entityIds(stack, queue);
+        return ids.length >= flows ? ids : undefined;
+      },
+      flows * 1000 + 60_000,
+      2000,
+    );
+    await sleep(3000);
+    const after = await worker.memory();
+    const flowKb = (after.heapUsed - before.heapUsed) / 1024 / flows;
+    const flowRssKb = (after.rss - before.rss) / 1024 / flows;
+    log(`P4 onboardCardholder: ${flowKb.toFixed(1)} KB heap per parked flow (bare ${bare.kb.toFixed(1)})`);
+
+    const half = Math.floor(kycIds.length / 2);
+    const cached = await decide(stack, queue, kycIds.slice(0, half), 'cached');
+    await worker.stop();
+    worker = await stack.worker('fleet', queue, cache);
+    // A restart is how every flow gets evicted at once; its own start-up is not what is measured.
+    await sleep(Number(process.env.BENCH_P4_SETTLE_MS ?? 15_000));
+    const evicted = await decide(stack, queue, kycIds.slice(half), 'evicted');
+    const completed = await closedCount(stack, queue);
+    return {
+      flows,
+      flowKb: round(flowKb, 1),
+      bareKb: round(bare.kb, 1),
+      memoryRatio: round(flowKb / bare.kb),
+      flowRssKb: round(flowRssKb, 1),
+      bareRssKb: round(bare.rssKb, 1),
+      cached,
+      evicted,
+      p99Ratio: round(evicted.p99 / cached.p99),
+      completed,
+      completedRatio: round(completed / flows),
+    };
+  } finally {
+    await worker.stop();
+    await client.close();
+    rmSync(docs.dir, { recursive: true, force: true });
+  }
+}
+
+/** The baseline: `flows` bare workflows parked on a signal; KB of heap per workflow. */
+async function parkBare(stack: BenchStack, flows: number, env: Record<string, string>): Promise<{ kb: number; rssKb: number }> {
+  const queue = uniqueQueue('p4-bare');
+  const worker: WorkerProcess = await stack.worker('bare', queue, env);
+  const before = await worker.memory();
+  log(`P4 bare: parking ${flows} workflows`);
+  const handles = await mapLimit(
+    Array.from({ length: flows }, (_, i) => i),
+    32,
+    (i) => stack.client().workflow.start('bareParked', { taskQueue: queue, workflowId: `${queue}-${i}`, args: [] }),
+  );
+  await until('every bare workflow parked', async () => ((await allParked(handles)) ? true : undefined), flows * 1000 + 60_000, 1000);
+  await sleep(3000);
+  const after = await worker.memory();
+  await worker.stop();
+  return { kb: (after.heapUsed - before.heapUsed) / 1024 / flows, rssKb: (after.rss - before.rss) / 1024 / flows };
+}
+
+/** Parked: the first workflow task completed and nothing is pending. */
+async function allParked(handles: WorkflowHandle[]): Promise<boolean> {
+  const states = await mapLimit(handles, 32, async (h) => {
+    const d = await h.describe();
+    return d.historyLength >= 3 && d.raw.pendingWorkflowTask == null;
+  });
+  return states.every(Boolean);
+}
+
+/** The KYC ids whose entity workflows exist (one per parked flow, started when it subscribed). */
+async function entityIds(stack: BenchStack, queue: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const wf of stack.client().workflow.list({ query: `TaskQueue = '${queue}' AND WorkflowType = 'providerEntity' AND ExecutionStatus = 'Running'` })) {
+    ids.push(wf.workflowId.slice(wf.workflowId.lastIndexOf('/') + 1));
+  }
+  return ids;
+}
+
+async function closedCount(stack: BenchStack, queue: string): Promise<number> {
+  const { count } = await stack.client().workflow.count(`TaskQueue = '${queue}' AND WorkflowType = 'onboardCardholder' AND ExecutionStatus = 'Completed'`);
+  return count;
+}
+
+/** Approves `ids` at a steady rate; decision → completion of the flow that waited for each. */
+async function decide(stack: BenchStack, queue: string, ids: string[], label: string): Promise<Phase> {
+  log(`P4 ${label}: ${ids.length} decisions at ${DECISIONS_PER_SECOND}/s`);
+  const decidedAt = new Map<string, number>();
+  const already = await closedCount(stack, queue);
+  await paced(ids.length, DECISIONS_PER_SECOND, async (i) => {
+    decidedAt.set(ids[i], Date.now());
+    await stack.control('POST', `/kyc/${ids[i]}/decision`, { kycStatus: 'APPROVED' });
+  });
+  await until(`${label} flows completed`, async () => ((await closedCount(stack, queue)) >= already + ids.length ? true : undefined), 120_000 + ids.length * 500, 1000);
+  const latencies: number[] = [];
+  for await (const wf of stack.client().workflow.list({ query: `TaskQueue = '${queue}' AND WorkflowType = 'onboardCardholder' AND ExecutionStatus = 'Completed'` })) {
+    const result = (await stack.client().workflow.getHandle(wf.workflowId, wf.runId).result()) as { id: string };
+    const at = decidedAt.get(result.id);
+    if (at !== undefined && wf.closeTime) latencies.push(wf.closeTime.getTime() - at);
+  }
+  const phase = { p50: round(percentile(latencies, 50), 1), p99: round(percentile(latencies, 99), 1), count: latencies.length };
+  log(`P4 ${label}: decision → completion p50 ${phase.p50} p99 ${phase.p99} ms (${phase.count})`);
+  return phase;
+}

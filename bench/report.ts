@@ -1,0 +1,46 @@
+/** The bench's JSON report and the table printed from it. */
+import { renderTable } from '../src/starter/output';
+
+export interface Report {
+  startedAt: string;
+  finishedAt?: string;
+  mode: 'quick' | 'full';
+  machine: Record<string, unknown>;
+  /** Each measure's figures; `ratio`-named fields are the results, absolute figures are context. */
+  measures: Record<string, any>;
+}
+
+interface Row {
+  measure: string;
+  figure: string;
+  ratio: string;
+  goal: string;
+  met: string;
+  context: string;
+}
+
+export function renderReport(report: Report): string {
+  const m = report.measures;
+  const rows: Row[] = [];
+  const row = (measure: string, figure: string, ratio: number | undefined, goal: string, met: boolean | undefined, context: string) =>
+    rows.push({ measure, figure, ratio: ratio === undefined || Number.isNaN(ratio) ? '-' : ratio.toFixed(3), goal, met: met === undefined ? '-' : met ? 'yes' : 'NO', context });
+  if (m.P1) {
+    for (const [endpoint, e] of Object.entries<any>(m.P1.endpoints)) {
+      row('P1', `${endpoint}: window used (min)`, e.minRatio, '>= 0.95', e.minRatio >= 0.95, `mean ${e.meanRatio}, limit ${e.limit}, ${e.windows} windows`);
+    }
+    row('P1', 'answers 429 / failed flows', undefined, '0 / 0', m.P1.answers429 === 0 && m.P1.failedFlows === 0, `${m.P1.answers429} / ${m.P1.failedFlows}`);
+  }
+  if (m.P2) {
+    row('P2', 'webhook accept p50 vs bare signalWithStart', m.P2.p50Ratio, '<= 1.3', m.P2.p50Ratio <= 1.3, `${m.P2.webhook.p50} vs ${m.P2.bare.p50} ms`);
+    row('P2', 'webhook accept p99 vs bare signalWithStart', m.P2.p99Ratio, '<= 2', m.P2.p99Ratio <= 2, `${m.P2.webhook.p99} vs ${m.P2.bare.p99} ms, max ${m.P2.webhook.max} ms`);
+  }
+  if (m.P3) row('P3', 'fundCard flows/s vs bare', m.P3.ratio, '>= 0.9', m.P3.ratio >= 0.9, `${m.P3.fundCardPerSec} vs ${m.P3.barePerSec} flows/s, ${m.P3.failed} failed`);
+  if (m.P4) {
+    row('P4', 'memory per parked flow vs bare', m.P4.memoryRatio, '<= 1.5', m.P4.memoryRatio <= 1.5, `${m.P4.flowKb} vs ${m.P4.bareKb} KB heap per flow`);
+    row('P4', 'decision->completion p99 evicted vs cached', m.P4.p99Ratio, '<= 3', m.P4.p99Ratio <= 3, `${m.P4.evicted.p99} vs ${m.P4.cached.p99} ms`);
+    row('P4', 'flows completed', m.P4.completedRatio, '1', m.P4.completedRatio === 1, `${m.P4.completed} of ${m.P4.flows}`);
+  }
+  if (m.S1) row('S1', 'dev server (file) WAL+NORMAL vs defaults', m.S1.ratio, '> 1', m.S1.ratio > 1, `${m.S1.walNormalPerSec} vs ${m.S1.defaultPragmasPerSec} flows/s`);
+  const table = renderTable(rows as unknown as Record<string, unknown>[], ['measure', 'figure', 'ratio', 'goal', 'met', 'context'], { alignRight: ['ratio'], rule: true });
+  return `bench (${report.mode}) ${report.startedAt}\n${table}`;
+}

@@ -1,0 +1,58 @@
+/**
+ * `npm run bench [-- --quick] [-- --only P1,P3]`: every measure as a ratio against a bare baseline
+ * measured in the same run on the same server (docs/performance.md). The table goes to stdout,
+ * progress to stderr, every figure to bench/results/latest.json.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { log } from './lib';
+import { startBenchStack } from './stack';
+import { renderReport, type Report } from './report';
+import { runP1 } from './p1-rate-budget';
+import { runP2 } from './p2-webhooks';
+import { runP3 } from './p3-throughput';
+import { runP4 } from './p4-memory';
+import { runS1 } from './s1-sqlite';
+
+const QUICK = { p1Windows: 6, p1WindowMs: 30_000, p2Events: 500, p3Flows: 300, p4Flows: 60, s1Flows: 300 };
+const FULL = { p1Windows: 10, p1WindowMs: 60_000, p2Events: 3000, p3Flows: 1000, p4Flows: 10_000, s1Flows: 1000 };
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const onlyArg = process.argv.find((a) => a.startsWith('--only='));
+  const only = new Set((onlyArg?.slice('--only='.length) ?? 'P1,P2,P3,P4,S1').split(',').map((s) => s.trim().toUpperCase()));
+  const size = quick ? QUICK : FULL;
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const report: Report = { startedAt: new Date().toISOString(), mode: quick ? 'quick' : 'full', machine: machine(), measures: {} };
+  const stack = await startBenchStack();
+  try {
+    if (only.has('P3')) report.measures.P3 = await runP3(stack, size.p3Flows);
+    if (only.has('P2')) report.measures.P2 = await runP2(stack, size.p2Events);
+    if (only.has('P4')) report.measures.P4 = await runP4(stack, size.p4Flows);
+    if (only.has('P1')) report.measures.P1 = await runP1(stack, size.p1Windows, size.p1WindowMs);
+  } finally {
+    await stack.close();
+  }
+  if (only.has('S1')) report.measures.S1 = await runS1(size.s1Flows);
+  report.finishedAt = new Date().toISOString();
+  const dir = join(__dirname, 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`${renderReport(report)}\n`);
+  log(`wrote ${join(dir, 'latest.json')}`);
+}
+
+function machine() {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const os = require('node:os') as typeof import('node:os');
+  return { cpus: os.cpus().length, memoryMb: Math.round(os.totalmem() / 2 ** 20), node: process.version, load: os.loadavg().map((l) => Math.round(l * 100) / 100) };
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

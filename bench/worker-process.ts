@@ -1,0 +1,60 @@
+/**
+ * A worker in a process of its own, so that its memory and CPU are its own: `fleet` is the
+ * project's workers (src/temporal/workers.ts), `bare` a worker of the bench's baseline workflows.
+ * The parent configures it through the environment (CONTRACTS §2) and asks for its memory over IPC.
+ */
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { loadConfig } from '../src/config';
+import { createWorkers } from '../src/temporal/workers';
+import { connectionOptions } from '../src/temporal/connection';
+
+export interface MemoryReport {
+  rss: number;
+  heapUsed: number;
+  external: number;
+}
+
+function memory(): MemoryReport {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external };
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const config = loadConfig();
+  const mode = process.env.BENCH_WORKER_MODE;
+  const cache = process.env.BENCH_MAX_CACHED ? { maxCachedWorkflows: Number(process.env.BENCH_MAX_CACHED) } : {};
+  let run: Promise<void>;
+  let shutdown: () => void;
+  if (mode === 'fleet') {
+    const preloadModules = process.env.BENCH_PRELOAD === "0" ? [] : undefined;
+    const fleet = await createWorkers({ config, enforceRateBudget: process.env.BENCH_ENFORCE === "1", preloadModules, ...cache });
+    run = fleet.run();
+    shutdown = fleet.shutdown;
+  } else {
+    const connection = await NativeConnection.connect(connectionOptions(config.temporal));
+    const worker = await Worker.create({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      workflowsPath: require.resolve('./workflows'),
+      activities: { noop: async () => undefined },
+      ...cache,
+    });
+    run = worker.run().finally(() => connection.close());
+    shutdown = () => worker.shutdown();
+  }
+  process.on('message', (msg: { type: string }) => {
+    if (msg.type === 'memory') process.send?.({ type: 'memory', memory: memory() });
+    if (msg.type === 'stop') shutdown();
+  });
+  process.send?.({ type: 'ready', memory: memory() });
+  await run;
+  process.exit(0);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench worker: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
