@@ -1,0 +1,54 @@
+/** The esim/<esimNo> workflow: usage read at most once a minute and answered by query; alerts recorded and pushed. */
+import { CardIssuingClient } from '../../src/starter/client';
+import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { waitUntil } from '../helpers/wait';
+
+describe('eSIM after the purchase', () => {
+  let stack: Stack;
+  afterEach(async () => stack?.close());
+
+  const usageReads = async (): Promise<number> => (await stack.control('GET', '/stats')).endpoints.getEsimUsage?.requests ?? 0;
+
+  test('usage is read from the provider at most once a minute, and the query answers it without a call', async () => {
+    stack = await startStack({ esimIssueMs: 50 });
+    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+    const order = await client.purchaseEsim({ planNo: 'epln_global_1gb', timings: FAST_TIMINGS });
+    const esimNo = order.esimNo!;
+
+    const first = await client.esimUsage(esimNo);
+    expect(first.usage).toMatchObject({ esimNo });
+    expect(first.usageReadAt).toEqual(expect.any(Number));
+    // Three more asks within the minute: answered from what the workflow holds.
+    const again = await Promise.all([client.esimUsage(esimNo), client.esimUsage(esimNo), client.esimUsage(esimNo)]);
+    for (const w of again) expect(w.usageReadAt).toBe(first.usageReadAt);
+    expect(await usageReads()).toBe(1);
+    expect((await client.esimWatch(esimNo)).usage).toEqual(first.usage);
+    expect(await usageReads()).toBe(1);
+  });
+
+  test('ESIM_USAGE_ALERT and ESIM_EXPIRED are recorded on the entity and reach a subscriber', async () => {
+    stack = await startStack({ esimIssueMs: 50 });
+    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+    const order = await client.purchaseEsim({ planNo: 'epln_global_1gb', timings: FAST_TIMINGS });
+    const esimNo = order.esimNo!;
+    // Any running workflow can subscribe; an idle entity workflow stands in, and its history shows what it was sent.
+    const subscriber = `esim-subscriber-${uniqueId('s')}`;
+    await stack.client.workflow.start('providerEntity', { taskQueue: stack.taskQueue, workflowId: subscriber, args: [{ kind: 'unrouted', entityId: subscriber }] });
+    await client.subscribeToEsim(esimNo, subscriber);
+
+    const pushed = async () => {
+      const history = await stack.client.workflow.getHandle(subscriber).fetchHistory();
+      return (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'entityState').length;
+    };
+    // Each alert, on its own, reaches the subscriber (alerts that arrive together are pushed together).
+    await stack.control('POST', `/esim/esims/${esimNo}/usage`, { dataUsedMb: 900 });
+    await waitUntil(async () => (await pushed()) >= 1, 30_000, 'the subscriber to hear of the usage alert');
+    await stack.control('POST', `/esim/esims/${esimNo}/usage`, { dataUsedMb: 1024 });
+    await waitUntil(async () => (await pushed()) >= 2, 30_000, 'the subscriber to hear of the expiry');
+
+    const watch = await client.esimWatch(esimNo);
+    expect(watch.alerts.map((a) => a.eventType)).toEqual(['ESIM_USAGE_ALERT', 'ESIM_EXPIRED']);
+    expect(watch.alerts[0].data).toMatchObject({ thresholdPercent: 80 });
+    await stack.client.workflow.getHandle(subscriber).terminate('test over');
+  });
+});
