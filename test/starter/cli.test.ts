@@ -67,6 +67,10 @@ describe('the operator CLI', () => {
       [['withdraw', '--amount', '100'], /--card is required/],
       [['card'], /ID is required/],
       [['esim-buy', '--plan', 'gold'], /--plan must be an epln_ plan id/],
+      [['payout-send', '--mer-order-no', 'po-1', '--payment-type', 'SWIFT', '--currency', 'euro', '--amount', '100', '--first', 'A', '--last', 'B', '--account', 'X1'], /--currency must be a currency code/],
+      [['payout-send', '--mer-order-no', 'po-1', '--payment-type', 'SWIFT', '--currency', 'EUR', '--amount', '1.5', '--first', 'A', '--last', 'B', '--account', 'X1'], /--amount must be a whole number/],
+      [['payout-send', '--payment-type', 'SWIFT', '--currency', 'EUR', '--amount', '100', '--first', 'A', '--last', 'B', '--account', 'X1'], /--mer-order-no is required/],
+      [['esim-usage', '--esim', 'sim-1'], /--esim must be an esim_ id/],
     ];
     for (const [args, message] of cases) {
       const run = await runCli(stack, args);
@@ -124,6 +128,21 @@ describe('the operator CLI', () => {
 
     const unknown = await runCli(stack, ['status', 'issue-card/no-such-flow']);
     expect(unknown.code).toBe(2);
+  });
+
+  test('payout-send creates the payout through sendPayout; wallet and esim-plans read through workflows', async () => {
+    const before = jsonOf(await runCli(stack, ['wallet', '--json'])).result.availableBalance as number;
+    const sent = await runCli(stack, [
+      'payout-send', '--mer-order-no', 'cli-po-1', '--payment-type', 'BANK_TRANSFER', '--currency', 'EUR', '--amount', '5000',
+      '--first', 'Ada', '--last', 'Lovelace', '--account', 'GB29NWBK60161331926819', '--json',
+    ]);
+    expect(sent.code).toBe(0);
+    const payout = jsonOf(sent);
+    expect(payout).toMatchObject({ ok: true, workflowId: 'send-payout/cli-po-1', result: { merOrderNo: 'cli-po-1', status: 'COMPLETED' } });
+    const after = jsonOf(await runCli(stack, ['wallet', '--json'])).result.availableBalance as number;
+    expect(before - after).toBe(payout.result.settleAmount);
+    const plans = jsonOf(await runCli(stack, ['esim-plans', '--json']));
+    expect(plans.result.plans).toEqual(expect.arrayContaining([expect.objectContaining({ planNo: 'epln_global_1gb' })]));
   });
 });
 
