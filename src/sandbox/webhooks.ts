@@ -52,7 +52,13 @@ export interface WebhookDispatcherOptions {
 export class WebhookDispatcher {
   readonly #log = new Map<string, DeliveryLog>();
   readonly #inFlight = new Set<AbortController>();
-  readonly #agent = new Agent({ keepAliveTimeout: 1000, connections: 16 });
+  /**
+   * No cap on connections: with a pool of 16, sixteen deliveries that the receiver holds (a bridge
+   * waiting up to its deadline on a slow Temporal) queued every other event behind them, their
+   * 10 s timeout running while queued; a timed-out attempt then waited for its redelivery, which
+   * is how single events took 19-28 s to reach a bridge that handled them in milliseconds.
+   */
+  readonly #agent = new Agent({ keepAliveTimeout: 1000, connections: null });
   readonly #signer: HmacSha256Scheme;
   #reorderBuffer: OutgoingEvent[] = [];
   #reorderTimer: number | undefined;
