@@ -11,7 +11,8 @@ import { basename } from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
-import type { KycFormRequest, UploadType } from '../provider/schemas';
+import type { KycSubmissionAnswer } from '../provider/answers';
+import type { KycAutoRequest, KycFormRequest, KycManualRequest, UploadType } from '../provider/schemas';
 import { MAX_UPLOAD_BYTES, uploadDocument } from '../provider/uploads';
 import { FailureType, type FieldErrors } from '../shared/failures';
 import type { DocumentRef } from '../shared/types';
@@ -61,14 +62,31 @@ export function createKycActivities({ provider }: { provider: ProviderClient }) 
      * One POST of the form; Temporal must not retry it on its own (the endpoint takes no
      * idempotency key): the workflow decides from the failure whether it may have taken effect.
      */
-    async submitKycForm({ form }: { form: KycFormRequest }): Promise<{ id: string; kycStatus: string }> {
-      return providerCall(async () => {
-        const submitted = await provider.submitKycForm(form);
-        // The spec: a new submission is always PENDING.
-        return { id: submitted.id, kycStatus: submitted.kycStatus ?? 'PENDING' };
-      });
+    async submitKycForm({ form }: { form: KycFormRequest }): Promise<KycSubmitted> {
+      return providerCall(async () => submitted(await provider.submitKycForm(form)));
+    },
+
+    /** The deprecated manual submission; like the form, exactly once per try. */
+    async submitKycManual({ body }: { body: KycManualRequest }): Promise<KycSubmitted> {
+      return providerCall(async () => submitted(await provider.submitKycManual(body)));
+    },
+
+    /** The hosted flow: the provider's page (verificationUrl) is where the person verifies. */
+    async startHostedKyc({ body }: { body: KycAutoRequest }): Promise<KycSubmitted> {
+      return providerCall(async () => submitted(await provider.startHostedKyc(body)));
     },
   };
+}
+
+export interface KycSubmitted {
+  id: string;
+  kycStatus: string;
+  verificationUrl?: string;
+}
+
+/** The spec: a new submission is always PENDING. */
+function submitted(answer: KycSubmissionAnswer): KycSubmitted {
+  return { id: answer.id, kycStatus: answer.kycStatus ?? 'PENDING', ...(answer.verificationUrl ? { verificationUrl: answer.verificationUrl } : {}) };
 }
 
 /** Why a file cannot be uploaded, or undefined when it can. */

@@ -4,9 +4,22 @@
  * for the fileToken it will become, plus the shape of the document references. Pure: used
  * by the workflow and by the operator CLI.
  */
-import { fieldErrorsFromZod, KYC_IMAGE_SLOTS, kycFormRequestSchema, UPLOAD_CONTENT_TYPES, type KycFormRequest, type UploadType } from '../provider/schemas';
+import {
+  fieldErrorsFromZod, KYC_IMAGE_SLOTS, kycAutoRequestSchema, kycFormRequestSchema, kycManualRequestSchema, UPLOAD_CONTENT_TYPES,
+  type KycAutoRequest, type KycFormRequest, type KycManualRequest, type UploadType,
+} from '../provider/schemas';
 import type { FieldErrors } from './failures';
-import type { DocumentRef, KycDocuments, OnboardCardholderInput } from './types';
+import type { DocumentRef, HostedKycInput, KycDocuments, ManualKycInput, OnboardCardholderInput, OnboardInput } from './types';
+
+/** The spec's changelog: v1.7.0 (July 2026) deprecated the manual endpoint, removal date 10 August 2026. */
+export const MANUAL_KYC_DEPRECATION =
+  'POST /kyc/cardholders/manual is deprecated by the provider (v1.7.0, July 2026; removal date 10 August 2026): use the form submission';
+
+export type KycMode = 'form' | 'manual' | 'hosted';
+
+export function kycModeOf(input: OnboardInput): KycMode {
+  return input?.mode === 'manual' || input?.mode === 'hosted' ? input.mode : 'form';
+}
 
 type ImageSlot = Exclude<keyof KycDocuments, 'attachments'>;
 
@@ -53,6 +66,48 @@ export function kycFormBody(input: OnboardCardholderInput, tokens: Record<string
   return body as KycFormRequest;
 }
 
+/** Field errors of any onboarding input, by its mode. */
+export function onboardErrors(input: OnboardInput): FieldErrors {
+  const mode = kycModeOf(input);
+  if (mode === 'manual') return manualKycErrors(input as ManualKycInput);
+  if (mode === 'hosted') return schemaErrors(kycAutoRequestSchema.safeParse(hostedKycBody(input as HostedKycInput)));
+  return onboardCardholderErrors(input as OnboardCardholderInput);
+}
+
+/** The manual submission's attachments: PDF reports, uploaded like the form's. */
+export function manualDocumentSlots(input: ManualKycInput): DocumentSlot[] {
+  const attachments = Array.isArray(input?.documents?.attachments) ? input.documents.attachments : [];
+  return attachments.map((ref, i) => ({ field: `documents.attachments.${i}`, ref, type: ATTACHMENT_UPLOAD_TYPE }));
+}
+
+export function manualKycBody(input: ManualKycInput, tokens: Record<string, string>): KycManualRequest {
+  const { firstName, lastName, idType, idNumber } = input ?? ({} as ManualKycInput);
+  return { firstName, lastName, idType, idNumber, attachments: manualDocumentSlots(input).map((s) => tokens[s.field]) } as KycManualRequest;
+}
+
+export function hostedKycBody(input: HostedKycInput): KycAutoRequest {
+  const { firstName, lastName, email, redirectUrl } = input ?? ({} as HostedKycInput);
+  return { firstName, lastName, email, ...(redirectUrl === undefined ? {} : { redirectUrl }) } as KycAutoRequest;
+}
+
+function manualKycErrors(input: ManualKycInput): FieldErrors {
+  const slots = manualDocumentSlots(input);
+  const placeholders = Object.fromEntries(slots.map((s, i) => [s.field, `placeholder${i}`]));
+  const errors: FieldErrors = {};
+  for (const [field, rule] of Object.entries(schemaErrors(kycManualRequestSchema.safeParse(manualKycBody(input, placeholders))))) {
+    errors[documentField(field)] ??= rule.replace('fileTokens', 'documents');
+  }
+  for (const slot of slots) {
+    Object.assign(errors, documentRefErrors(slot.field, slot.ref));
+    if (slot.ref?.contentType !== undefined && slot.ref.contentType !== 'application/pdf') errors[`${slot.field}.contentType`] = 'must be application/pdf (a report)';
+  }
+  return errors;
+}
+
+function schemaErrors(parsed: { success: boolean; error?: Parameters<typeof fieldErrorsFromZod>[0] }): FieldErrors {
+  return parsed.success || !parsed.error ? {} : fieldErrorsFromZod(parsed.error);
+}
+
 /** Field errors of an onboardCardholder input, documents named by their place in the input (documents.idBack, …). */
 export function onboardCardholderErrors(input: OnboardCardholderInput): FieldErrors {
   const errors: FieldErrors = {};
@@ -83,7 +138,7 @@ function documentRefErrors(field: string, ref: unknown): FieldErrors {
 
 /** The form's own fields: our options and any tokens a caller passed are not the caller's to set. */
 function formFields(input: OnboardCardholderInput): Record<string, unknown> {
-  const { documents: _documents, timings: _timings, ...fields } = (input ?? {}) as OnboardCardholderInput & Record<string, unknown>;
+  const { documents: _documents, timings: _timings, mode: _mode, ...fields } = (input ?? {}) as OnboardCardholderInput & Record<string, unknown>;
   for (const tokenField of [...Object.keys(KYC_IMAGE_SLOTS), 'attachments']) delete fields[tokenField];
   return fields;
 }

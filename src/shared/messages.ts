@@ -11,6 +11,7 @@ import type {
   EsimWatchState,
   MoneyMovementInput,
   MoneyMovementResult,
+  OnboardingProgress,
   ProviderEvent,
   SealedValue,
 } from './types';
@@ -30,6 +31,8 @@ export const esimWatchQuery = defineQuery<EsimWatchState>('esimWatch');
 /** `esim/<esimNo>`: reads the usage again unless the last read is under a minute old (the provider syncs no faster). */
 export const refreshEsimUsageUpdate = defineUpdate<EsimWatchState, []>('refreshEsimUsage');
 export const cardStateQuery = defineQuery<CardLifecycleState>('cardState');
+/** onboardCardholder: the cardholder id and, for the hosted flow, its page, as soon as they are known. */
+export const onboardingQuery = defineQuery<OnboardingProgress>('onboarding');
 
 export const freezeCardUpdate = defineUpdate<CardView, []>('freezeCard');
 export const unfreezeCardUpdate = defineUpdate<CardView, []>('unfreezeCard');

@@ -162,6 +162,8 @@ export interface KycDocuments {
 
 /** The KYC form's fields (POST /kyc/cardholders/form) with documents in place of fileTokens. */
 export interface OnboardCardholderInput {
+  /** The form submission (the default). */
+  mode?: 'form';
   firstName: string;
   lastName: string;
   fullName: string;
@@ -189,11 +191,48 @@ export interface OnboardCardholderInput {
   timings?: WaitTimings;
 }
 
+/** The deprecated manual submission (POST /kyc/cardholders/manual): identity and PDF reports only. */
+export interface ManualKycInput {
+  mode: 'manual';
+  firstName: string;
+  lastName: string;
+  idType: string;
+  idNumber: string;
+  /** PDF reports of a third-party verification provider, at least one. */
+  documents: { attachments: DocumentRef[] };
+  timings?: WaitTimings;
+}
+
+/** The hosted flow (POST /kyc/cardholders/auto, shape not shown: docs/provider-fidelity.md): the person verifies on the provider's page. */
+export interface HostedKycInput {
+  mode: 'hosted';
+  firstName: string;
+  lastName: string;
+  email: string;
+  /** Where the provider's page sends the person when done. */
+  redirectUrl?: string;
+  timings?: WaitTimings;
+}
+
+export type OnboardInput = OnboardCardholderInput | ManualKycInput | HostedKycInput;
+
 /** A reviewed cardholder: REJECTED is a result (with the provider's reason), not a failure. */
 export interface OnboardCardholderResult {
   id: string;
   kycStatus: 'APPROVED' | 'REJECTED';
   reason?: string;
+  /** The hosted flow's page, where the person verified. */
+  verificationUrl?: string;
+  /** E.g. the manual submission's deprecation. */
+  warnings?: string[];
+}
+
+/** Where an onboarding stands before the review (query `onboarding`): the hosted flow's page is here as soon as it is known. */
+export interface OnboardingProgress {
+  mode: 'form' | 'manual' | 'hosted';
+  cardholderId?: string;
+  verificationUrl?: string;
+  warnings: string[];
 }
 
 export interface PurchaseEsimInput {

@@ -30,6 +30,7 @@ import {
   deleteCardUpdate,
   esimWatchQuery,
   freezeCardUpdate,
+  onboardingQuery,
   refreshEsimUsageUpdate,
   subscribeSignal,
   fundCardUpdate,
@@ -39,11 +40,13 @@ import {
   updateContactUpdate,
   withdrawFromCardUpdate,
 } from '../shared/messages';
-import type { CardLifecycleState, CardView, ContactInput, EsimWatchState, IssueCardInput, MoneyMovementInput, MoneyMovementResult } from '../shared/types';
+import type {
+  CardLifecycleState, CardView, ContactInput, EsimWatchState, IssueCardInput, MoneyMovementInput, MoneyMovementResult, OnboardInput, OnboardingProgress,
+} from '../shared/types';
+import { MANUAL_KYC_DEPRECATION } from '../shared/kyc-rules';
 import { connectionOptions } from '../temporal/connection';
 import type {
   EsimOrderResult,
-  OnboardCardholderInput,
   OnboardCardholderResult,
   PayoutResult,
   PurchaseEsimInput,
@@ -73,16 +76,22 @@ export interface CardIssuingClientOptions {
   taskQueue: string;
   /** The payload codec key: revealSensitive unseals with the key derived from it. */
   codec: Config['codec'];
+  /** Where the provider's deprecations are told; default: a Node DeprecationWarning. */
+  onDeprecation?: (message: string) => void;
 }
+
+const emitDeprecation = (message: string) => process.emitWarning(message, { type: 'DeprecationWarning', code: 'PROVIDER_DEPRECATION' });
 
 export class CardIssuingClient {
   readonly #temporal: Client;
   readonly #taskQueue: string;
   readonly #sealer: ValueSealer;
   readonly #ownConnection?: Connection;
+  readonly #onDeprecation: (message: string) => void;
 
   constructor(opts: CardIssuingClientOptions, ownConnection?: Connection) {
     this.#temporal = opts.client;
+    this.#onDeprecation = opts.onDeprecation ?? emitDeprecation;
     this.#taskQueue = opts.taskQueue;
     this.#sealer = new ValueSealer(opts.codec);
     this.#ownConnection = ownConnection;
@@ -102,8 +111,18 @@ export class CardIssuingClient {
     return this.#start('withdrawFromCard', readableId('withdraw-from-card', input.cardId, input.idempotencyKey), input, opts);
   }
 
-  startOnboardCardholder(input: OnboardCardholderInput, opts?: StartOptions): Promise<FlowHandle<OnboardCardholderResult>> {
+  /**
+   * The form (default), the deprecated manual submission (told to `onDeprecation` here, a Node
+   * DeprecationWarning by default, and carried in the result's `warnings`) or the hosted flow (its page: `onboarding(workflowId)`).
+   */
+  startOnboardCardholder(input: OnboardInput, opts?: StartOptions): Promise<FlowHandle<OnboardCardholderResult>> {
+    if (input.mode === 'manual') this.#onDeprecation(MANUAL_KYC_DEPRECATION);
     return this.#start('onboardCardholder', readableId('onboard-cardholder'), input, opts);
+  }
+
+  /** Where an onboarding stands: its cardholder id and the hosted flow's page, as soon as they are known. */
+  onboarding(workflowId: string): Promise<OnboardingProgress> {
+    return this.#temporal.workflow.getHandle(workflowId).query(onboardingQuery);
   }
 
   startPurchaseEsim(input: PurchaseEsimInput, opts?: StartOptions): Promise<FlowHandle<EsimOrderResult>> {
@@ -131,7 +150,7 @@ export class CardIssuingClient {
     return (await this.startWithdrawFromCard(input, opts)).result();
   }
 
-  async onboardCardholder(input: OnboardCardholderInput, opts?: StartOptions): Promise<OnboardCardholderResult> {
+  async onboardCardholder(input: OnboardInput, opts?: StartOptions): Promise<OnboardCardholderResult> {
     return (await this.startOnboardCardholder(input, opts)).result();
   }
 

@@ -4,8 +4,12 @@ import type { EsimOrderAnswer as EsimOrder, PayoutAnswer as Payout } from '../pr
 export type {
   DocumentRef,
   KycDocuments,
+  HostedKycInput,
+  ManualKycInput,
   OnboardCardholderInput,
   OnboardCardholderResult,
+  OnboardInput,
+  OnboardingProgress,
   PurchaseEsimInput,
   RechargeEsimInput,
   SendPayoutInput,

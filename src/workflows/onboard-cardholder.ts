@@ -1,8 +1,12 @@
 /**
- * onboardCardholder: checks the KYC form against the provider's rules, checks every document
- * (readable, at most 10 MB) before the first upload, uploads each for its fileToken, submits
- * the form, and waits for the review: by the CARDHOLDER_KYC_STATUS webhook (through the
+ * onboardCardholder: checks the KYC submission against the provider's rules, checks every
+ * document (readable, at most 10 MB) before the first upload, uploads each for its fileToken,
+ * submits, and waits for the review: by the CARDHOLDER_KYC_STATUS webhook (through the
  * cardholder's entity workflow) or by polling GET /kyc/cardholders/{id}. REJECTED is a result.
+ *
+ * Three modes: the form (default); the deprecated manual submission (identity and PDF reports;
+ * it logs the deprecation and returns it in `warnings`); and the hosted flow, whose page
+ * (`verificationUrl`) the `onboarding` query answers as soon as it is known.
  *
  * The form submission takes no idempotency key and the provider offers no lookup by identity,
  * so nothing can reconcile a submission whose answer was lost. Hence:
@@ -14,13 +18,18 @@
  *   submitted again; after an unknown outcome it submits, and a DuplicateCardholder answer
  *   then says that the earlier submission evidently went through.
  */
-import { sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { KycFormRequest } from '../provider/schemas';
+import { log, setHandler, sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { KycSubmitted } from '../activities/kyc';
 import { describeErrors, hasErrors } from '../shared/card-rules';
 import { FailureType, type FieldErrors } from '../shared/failures';
-import { documentSlots, kycFormBody, onboardCardholderErrors } from '../shared/kyc-rules';
+import {
+  MANUAL_KYC_DEPRECATION, documentSlots, hostedKycBody, kycFormBody, kycModeOf, manualDocumentSlots, manualKycBody, onboardErrors,
+  type DocumentSlot,
+} from '../shared/kyc-rules';
+import { onboardingQuery } from '../shared/messages';
 import { FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
-import type { OnboardCardholderInput, OnboardCardholderResult } from '../shared/types';
+import type { HostedKycInput, ManualKycInput, OnboardCardholderInput, OnboardCardholderResult, OnboardInput, OnboardingProgress } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
 import { applicationCause, failWith, localActivities, providerActivities, typedFailures, withRateBudget } from './lib/provider';
 
@@ -29,6 +38,7 @@ export const KYC_SUBMISSION_MEMO = 'kycSubmission';
 
 interface SubmissionRecord {
   cardholderId?: string;
+  verificationUrl?: string;
   /** The submission failed in a way that may have taken effect. */
   outcomeUnknown?: boolean;
 }
@@ -36,11 +46,19 @@ interface SubmissionRecord {
 /** Tries of a submission whose failures certainly did not reach the provider (refused connection, reused nonce). */
 const SUBMIT_TRIES = 5;
 
-export async function onboardCardholder(input: OnboardCardholderInput): Promise<OnboardCardholderResult> {
+export async function onboardCardholder(input: OnboardInput): Promise<OnboardCardholderResult> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'onboardCardholder' }]);
-  assertValid(onboardCardholderErrors(input));
+  const progress: OnboardingProgress = { mode: kycModeOf(input), warnings: [] };
+  setHandler(onboardingQuery, () => progress);
+  assertValid(onboardErrors(input));
+  if (progress.mode === 'manual') {
+    log.warn(MANUAL_KYC_DEPRECATION);
+    progress.warnings.push(MANUAL_KYC_DEPRECATION);
+  }
   const earlier = await earlierSubmission();
-  const cardholderId = earlier.cardholderId ?? (await submit(input, earlier.outcomeUnknown === true));
+  const known = earlier.cardholderId ? { id: earlier.cardholderId, verificationUrl: earlier.verificationUrl } : await submit(input, earlier.outcomeUnknown === true);
+  const cardholderId = known.id;
+  Object.assign(progress, { cardholderId, ...(known.verificationUrl ? { verificationUrl: known.verificationUrl } : {}) });
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: 'PENDING' }]);
 
   const general = providerActivities('general');
@@ -59,7 +77,13 @@ export async function onboardCardholder(input: OnboardCardholderInput): Promise<
   }
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: outcome.status }]);
   const reason = outcome.data.reason;
-  return { id: cardholderId, kycStatus: outcome.status as OnboardCardholderResult['kycStatus'], ...(typeof reason === 'string' ? { reason } : {}) };
+  return {
+    id: cardholderId,
+    kycStatus: outcome.status as OnboardCardholderResult['kycStatus'],
+    ...(typeof reason === 'string' ? { reason } : {}),
+    ...(progress.verificationUrl ? { verificationUrl: progress.verificationUrl } : {}),
+    ...(progress.warnings.length > 0 ? { warnings: progress.warnings } : {}),
+  };
 }
 
 function assertValid(errors: FieldErrors): void {
@@ -73,24 +97,46 @@ async function earlierSubmission(): Promise<SubmissionRecord> {
   return records.find((r) => typeof r?.cardholderId === 'string') ?? { outcomeUnknown: records.some((r) => r?.outcomeUnknown === true) };
 }
 
-/** Documents checked, uploaded, form submitted once; the cardholder's id, recorded in the memo. */
-async function submit(input: OnboardCardholderInput, earlierOutcomeUnknown: boolean): Promise<string> {
-  const slots = documentSlots(input.documents);
-  assertValid(await localActivities.inspectKycDocuments({ documents: slots.map((s) => ({ field: s.field, path: s.ref.path })) }));
+type SubmitCall = (acts: Activities) => Promise<KycSubmitted>;
 
+/** Documents checked, uploaded, submission sent once; the cardholder's id, recorded in the memo. */
+async function submit(input: OnboardInput, earlierOutcomeUnknown: boolean): Promise<KycSubmitted> {
+  const call = await submission(input);
+  const submitted = await submitOnce(call, earlierOutcomeUnknown);
+  const record: SubmissionRecord = { cardholderId: submitted.id, ...(submitted.verificationUrl ? { verificationUrl: submitted.verificationUrl } : {}) };
+  upsertMemo({ [KYC_SUBMISSION_MEMO]: record });
+  return submitted;
+}
+
+/** The mode's submission, its documents uploaded first. */
+async function submission(input: OnboardInput): Promise<SubmitCall> {
+  const mode = kycModeOf(input);
+  if (mode === 'hosted') {
+    const body = hostedKycBody(input as HostedKycInput);
+    return (acts) => acts.startHostedKyc({ body });
+  }
+  if (mode === 'manual') {
+    const tokens = await uploadAll(manualDocumentSlots(input as ManualKycInput));
+    const body = manualKycBody(input as ManualKycInput, tokens);
+    return (acts) => acts.submitKycManual({ body });
+  }
+  const form = kycFormBody(input as OnboardCardholderInput, await uploadAll(documentSlots((input as OnboardCardholderInput).documents)));
+  return (acts) => acts.submitKycForm({ form });
+}
+
+/** Every document checked, then uploaded for its fileToken (keyed by its place in the input). */
+async function uploadAll(slots: DocumentSlot[]): Promise<Record<string, string>> {
+  assertValid(await localActivities.inspectKycDocuments({ documents: slots.map((s) => ({ field: s.field, path: s.ref.path })) }));
   const general = providerActivities('general');
   const tokens = await Promise.all(
     slots.map(async (slot) => [slot.field, await typedFailures(() => withRateBudget(() => general.uploadKycDocument({ ref: slot.ref, type: slot.type })))] as const),
   );
-  const form = kycFormBody(input, Object.fromEntries(tokens));
-  const { id } = await submitForm(form, earlierOutcomeUnknown);
-  upsertMemo({ [KYC_SUBMISSION_MEMO]: { cardholderId: id } satisfies SubmissionRecord });
-  return id;
+  return Object.fromEntries(tokens);
 }
 
-async function submitForm(form: KycFormRequest, earlierOutcomeUnknown: boolean): Promise<{ id: string }> {
+async function submitOnce(call: SubmitCall, earlierOutcomeUnknown: boolean): Promise<KycSubmitted> {
   try {
-    return await submitWithSafeRetries(form);
+    return await submitWithSafeRetries(call);
   } catch (err) {
     const cause = applicationCause(err);
     if (mayHaveTakenEffect(err)) {
@@ -109,11 +155,11 @@ async function submitForm(form: KycFormRequest, earlierOutcomeUnknown: boolean):
 }
 
 /** The submit activity is never retried by Temporal; only a failure known not to have reached the provider is tried again here. */
-async function submitWithSafeRetries(form: KycFormRequest): Promise<{ id: string }> {
+async function submitWithSafeRetries(call: SubmitCall): Promise<KycSubmitted> {
   const once = providerActivities('general', { retry: { maximumAttempts: 1 } });
   for (let attempt = 1; ; attempt++) {
     try {
-      return await withRateBudget(() => once.submitKycForm({ form }));
+      return await withRateBudget(() => call(once));
     } catch (err) {
       if (attempt >= SUBMIT_TRIES || mayHaveTakenEffect(err) || applicationCause(err)?.nonRetryable) throw err;
       await sleep(1000 * 2 ** (attempt - 1));

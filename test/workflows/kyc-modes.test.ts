@@ -1,0 +1,64 @@
+/** onboardCardholder's other modes: the deprecated manual submission and the hosted flow. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SAMPLE_PDF, SAMPLE_PNG, writeDocument } from '../../src/sandbox/kyc-samples';
+import { CardIssuingClient } from '../../src/starter/client';
+import type { ManualKycInput } from '../../src/shared/types';
+import { workflowFailure } from '../helpers/flows';
+import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { waitUntil } from '../helpers/wait';
+
+describe('onboardCardholder: manual and hosted', () => {
+  let stack: Stack;
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'kyc-modes-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(async () => stack?.close());
+
+  const deprecations: string[] = [];
+  const client = () => new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, onDeprecation: (m) => deprecations.push(m) });
+  const manual = (extra: Partial<ManualKycInput> = {}): ManualKycInput => ({
+    mode: 'manual',
+    firstName: 'Grace',
+    lastName: 'Hopper',
+    idType: 'PASSPORT',
+    idNumber: `M${randomUUID().slice(0, 8)}`,
+    documents: { attachments: [writeDocument(dir, `report-${randomUUID()}.pdf`, SAMPLE_PDF, 'application/pdf')] },
+    timings: FAST_TIMINGS,
+    ...extra,
+  });
+
+  test('the manual submission is reviewed, and its deprecation (removal date 10 August 2026) reaches the caller', async () => {
+    stack = await startStack({ kycReviewMs: 200 });
+    const result = await client().onboardCardholder(manual());
+    expect(result).toMatchObject({ id: expect.any(String), kycStatus: 'APPROVED', warnings: [expect.stringContaining('10 August 2026')] });
+    expect(deprecations).toEqual([expect.stringContaining('removal date 10 August 2026')]);
+    const stats = (await stack.control('GET', '/stats')).endpoints;
+    expect(stats.submitKycManual.requests).toBe(1);
+    expect(stats.submitKycForm?.requests ?? 0).toBe(0);
+  });
+
+  test('a manual submission whose report is not a PDF fails ValidationFailed before any upload', async () => {
+    stack = await startStack();
+    const input = manual({ documents: { attachments: [writeDocument(dir, 'report.png', SAMPLE_PNG, 'image/png')] } });
+    const failure = await workflowFailure(stack.client.workflow.execute('onboardCardholder', { taskQueue: stack.taskQueue, workflowId: uniqueId('kyc-manual'), args: [input] }));
+    expect(failure.type).toBe('ValidationFailed');
+    expect((failure.details![0] as { errors: Record<string, string> }).errors).toHaveProperty(['documents.attachments.0.contentType']);
+    expect((await stack.control('GET', '/stats')).endpoints.createPresignedUpload?.requests ?? 0).toBe(0);
+  });
+
+  test('the hosted flow answers its page by query before the review, and ends with the review', async () => {
+    stack = await startStack({ kycReviewMs: 1500 });
+    const c = client();
+    const handle = await c.startOnboardCardholder({ mode: 'hosted', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', timings: FAST_TIMINGS });
+    await waitUntil(async () => (await c.onboarding(handle.workflowId)).verificationUrl !== undefined, 30_000, 'the hosted page');
+    const progress = await c.onboarding(handle.workflowId);
+    expect(progress).toMatchObject({ mode: 'hosted', cardholderId: expect.any(String), verificationUrl: expect.stringContaining(progress.cardholderId!) });
+    const result = await handle.result();
+    expect(result).toMatchObject({ id: progress.cardholderId, kycStatus: 'APPROVED', verificationUrl: progress.verificationUrl });
+  });
+});
