@@ -17,6 +17,8 @@ export interface ProviderFailureDetails {
   errors?: Record<string, string>;
   resetAt?: number;
   retryAfterMs?: number;
+  /** InsufficientFunds: how much the wallet was missing, cents, when the provider said. */
+  shortfall?: number;
   mayHaveTakenEffect: boolean;
   endpoint?: string;
 }
@@ -28,6 +30,7 @@ export function toApplicationFailure(err: ProviderError, now = Date.now()): Appl
     errors: err.errors,
     resetAt: err.resetAt,
     retryAfterMs: err.retryAfterMs,
+    shortfall: err.shortfall,
     mayHaveTakenEffect: err.mayHaveTakenEffect,
     endpoint: err.endpoint,
   };

@@ -11,6 +11,7 @@
  * the provider's free text or response data, so no secret, PAN or CVV can leak into
  * logs or workflow history.
  */
+import { shortfallOf } from '../shared/failures';
 
 export const PROVIDER_ERROR_TYPES = [
   'RateLimited',
@@ -95,6 +96,8 @@ export interface ProviderErrorInit {
   resetAt?: number;
   /** RateLimited: how long to wait, from the answer (header or message). */
   retryAfterMs?: number;
+  /** InsufficientFunds: how much the wallet was missing, cents, when the provider says. */
+  shortfall?: number;
   /** Low-level cause (network/timeouts only; never carries request data). */
   cause?: unknown;
 }
@@ -109,6 +112,7 @@ export class ProviderError extends Error {
   readonly mayHaveTakenEffect: boolean;
   readonly resetAt?: number;
   readonly retryAfterMs?: number;
+  readonly shortfall?: number;
 
   constructor(init: ProviderErrorInit) {
     super(describe(init), init.cause === undefined ? undefined : { cause: init.cause });
@@ -124,6 +128,7 @@ export class ProviderError extends Error {
     this.mayHaveTakenEffect = init.mayHaveTakenEffect ?? traits.mayHaveTakenEffect;
     this.resetAt = init.resetAt;
     this.retryAfterMs = init.retryAfterMs;
+    this.shortfall = init.shortfall;
   }
 
   /** What survives serialisation (activity failure details, logs). */
@@ -139,6 +144,7 @@ export class ProviderError extends Error {
       mayHaveTakenEffect: this.mayHaveTakenEffect,
       resetAt: this.resetAt,
       retryAfterMs: this.retryAfterMs,
+      shortfall: this.shortfall,
     };
   }
 }
@@ -285,7 +291,8 @@ export function errorFromResponse(
   if (type === 'ValidationFailed' && isStaleCardBin(endpoint, errors)) type = 'StaleCardBin';
   // A 4xx is a refusal: whatever we could not classify, the provider did not apply it.
   const refused = type === 'InvalidResponse' && status >= 400 && status < 500 ? { mayHaveTakenEffect: false } : {};
-  const base = { type, endpoint: endpoint?.key, status, code, errors, ...refused };
+  const shortfall = type === 'InsufficientFunds' ? shortfallOf(message) : undefined;
+  const base = { type, endpoint: endpoint?.key, status, code, errors, ...refused, ...(shortfall === undefined ? {} : { shortfall }) };
   if (type === 'RateLimited') return new ProviderError({ ...base, ...rateLimitTiming(envelope?.message, headers, now) });
   return new ProviderError(base);
 }

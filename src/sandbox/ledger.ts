@@ -47,8 +47,12 @@ export interface Violation {
 }
 
 export class InsufficientBalance extends Error {
-  constructor(readonly account: string) {
-    super(`insufficient balance on ${account}`);
+  constructor(
+    readonly account: string,
+    /** How much more the account would need, cents. */
+    readonly shortBy: number,
+  ) {
+    super(`insufficient balance on ${account}: short by ${shortBy}`);
   }
 }
 
@@ -70,7 +74,7 @@ export class Ledger {
   /** Moves money; throws InsufficientBalance (and moves nothing) when `from` would go negative. */
   transfer(e: Omit<LedgerEntry, 'seq' | 'at'>): LedgerEntry {
     if (!Number.isSafeInteger(e.amount) || e.amount <= 0) throw new Error('ledger amounts are positive integer cents');
-    if (!UNBOUNDED.has(e.from) && this.balance(e.from) < e.amount) throw new InsufficientBalance(e.from);
+    if (!UNBOUNDED.has(e.from) && this.balance(e.from) < e.amount) throw new InsufficientBalance(e.from, e.amount - this.balance(e.from));
     const entry: LedgerEntry = { ...e, seq: this.#entries.length + 1, at: this.now() };
     this.#entries.push(Object.freeze(entry));
     this.#balances.set(e.from, this.balance(e.from) - e.amount);

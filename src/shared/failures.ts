@@ -23,5 +23,14 @@ export const FailureType = {
 } as const;
 export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
 
+/**
+ * How much the wallet was missing, in cents, when the provider's wording says so ("short by 1234
+ * cents"); the spec promises no such figure, so it is undefined otherwise. Pure: workflows use it.
+ */
+export function shortfallOf(text: unknown): number | undefined {
+  const figure = typeof text === 'string' ? /short by (\d+)/i.exec(text)?.[1] : undefined;
+  return figure === undefined ? undefined : Number(figure);
+}
+
 /** Field name → rule, as the provider's `errors` map and our own validation report it. */
 export type FieldErrors = Record<string, string>;

@@ -6,13 +6,14 @@
  * - creation is retried until its outcome is known, each retry looking the payout up first
  *   (activities/payouts.ts): a payout is created once whatever the failures;
  * - a FAILED payout (insufficient balance included) is a result with its reason, not a stuck
- *   or failed flow.
+ *   or failed flow; `shortfall` says how much the wallet was missing when the provider said.
  */
 import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PayoutAnswer } from '../provider/answers';
 import { createPayoutRequestSchema, fieldErrorsFromZod, idempotencyKeySchema } from '../provider/schemas';
 import { describeErrors, hasErrors } from '../shared/card-rules';
-import { FailureType, type FieldErrors } from '../shared/failures';
+import { FailureType, shortfallOf, type FieldErrors } from '../shared/failures';
+import { phaseOf } from '../shared/statuses';
 import { deriveIdempotencyKey } from '../shared/ids';
 import { FLOW_KIND } from '../shared/search-attributes';
 import type { SendPayoutInput } from '../shared/types';
@@ -31,7 +32,9 @@ export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> 
   const idempotencyKey = givenKey ?? deriveIdempotencyKey('payout', workflowInfo().workflowId);
   const creating = providerActivities('general', { retry: creationRetry });
   const created = await underIdempotencyKey(() => withRateBudget(() => creating.createPayout({ request, idempotencyKey })), idempotencyKey);
-  return followPayout(input.merOrderNo, created, timings);
+  const payout = await followPayout(input.merOrderNo, created, timings);
+  const shortfall = phaseOf('payout', payout.status) === 'failed' ? shortfallOf(payout.failureReason) : undefined;
+  return shortfall === undefined ? payout : { ...payout, shortfall };
 }
 
 function sendPayoutErrors(input: SendPayoutInput): FieldErrors {

@@ -41,6 +41,16 @@ describe('sendPayout', () => {
     expect((await stack.control('GET', '/wallet')).availableBalance).toBe(before);
   });
 
+  test('a payout beyond the wallet is a FAILED result saying how much was missing', async () => {
+    stack = await startStack({ payoutProcessingMs: 200 });
+    const { availableBalance } = await stack.control('GET', '/wallet');
+    await stack.control('POST', '/wallet', { amount: -(availableBalance - 1000) });
+    const payout = await send(request());
+    expect(payout).toMatchObject({ status: 'FAILED', failureReason: expect.stringContaining('INSUFFICIENT_FUNDS') });
+    expect((payout as PayoutAnswer & { shortfall?: number }).shortfall).toBe(payout.settleAmount! - 1000);
+    expect((await stack.control('GET', '/wallet')).availableBalance).toBe(1000);
+  });
+
   test('the same caller key twice creates one payout; the second flow answers the first one', async () => {
     stack = await startStack({ payoutProcessingMs: 200 });
     const before = (await stack.control('GET', '/wallet')).availableBalance;

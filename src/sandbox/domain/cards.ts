@@ -93,7 +93,7 @@ export function issueCard(sb: Sandbox, bin: CardBin, body: CreateCardRequest): C
   try {
     sb.ledger.transfer({ kind: 'CARD_ISSUE', from: WALLET, to: cardAccount(card.cardId), amount: body.initialAmount, ref: card.cardId });
   } catch (err) {
-    if (err instanceof InsufficientBalance) throw new ApiError('INSUFFICIENT_FUNDS', 'wallet balance is below initialAmount');
+    if (err instanceof InsufficientBalance) throw new ApiError('INSUFFICIENT_FUNDS', `wallet balance is below initialAmount, short by ${err.shortBy} cents`);
     throw err;
   }
   sb.state.cards.set(card.cardId, card);
@@ -121,7 +121,7 @@ export function fundCard(sb: Sandbox, card: CardRecord, amount: number, key?: st
   try {
     sb.ledger.transfer({ kind: 'FUNDING', from: WALLET, to: cardAccount(card.cardId), amount, ref: card.cardId, idempotencyKey: key });
   } catch (err) {
-    if (err instanceof InsufficientBalance) throw new ApiError('INSUFFICIENT_FUNDS', 'wallet balance is below amount');
+    if (err instanceof InsufficientBalance) throw new ApiError('INSUFFICIENT_FUNDS', `wallet balance is below amount, short by ${err.shortBy} cents`);
     throw err;
   }
   touch(sb, card);

@@ -61,7 +61,7 @@ function charge(sb: Sandbox, plan: PlanFixture, orderNo: string, key?: string): 
   try {
     sb.ledger.transfer({ kind: 'ESIM_CHARGE', from: WALLET, to: EXTERNAL, amount: plan.priceCents, ref: orderNo, idempotencyKey: key });
   } catch (err) {
-    if (err instanceof InsufficientBalance) throw new ApiError('INSUFFICIENT_FUNDS', 'wallet balance is below the plan price');
+    if (err instanceof InsufficientBalance) throw new ApiError('INSUFFICIENT_FUNDS', `wallet balance is below the plan price, short by ${err.shortBy} cents`);
     throw err;
   }
 }

@@ -58,7 +58,7 @@ export function createPayout(sb: Sandbox, body: CreatePayoutRequest, key: string
     sb.ledger.transfer({ kind: 'PAYOUT', from: WALLET, to: EXTERNAL, amount: payout.settleAmount, ref: payout.merOrderNo, idempotencyKey: key });
   } catch (err) {
     if (!(err instanceof InsufficientBalance)) throw err;
-    move(sb, payout, 'FAILED', 'INSUFFICIENT_FUNDS', false);
+    move(sb, payout, 'FAILED', `INSUFFICIENT_FUNDS: short by ${err.shortBy} cents`, false);
     return payout;
   }
   schedule(sb, payout);
