@@ -10,11 +10,17 @@ import { createCardIssuingClient } from '../src/starter';
 import { log, round, sleep } from './lib';
 import { readyCards } from './cards';
 import { uniqueQueue, type BenchStack, type WorkerProcess } from './stack';
+import { rateClassQueue, type RateQueue } from '../src/shared/task-queues';
+import { temporal } from '@temporalio/proto';
 
 const LIMITS = { general: 100, sensitive: 70, balance: 70 };
 /** The endpoints the demand keeps busy, with their limit per window. */
 const BUSY: Record<string, number> = { createCard: LIMITS.general, getCard: LIMITS.general, fundCard: LIMITS.balance, withdrawFromCard: LIMITS.balance };
-const IN_FLIGHT_PER_KIND = 40;
+/** The rate-limited queue behind each busy endpoint: a window counts as saturated when it never ran dry. */
+const QUEUE_OF: Record<string, RateQueue> = { createCard: 'card-create', getCard: 'card-read', fundCard: 'funding', withdrawFromCard: 'withdrawal' };
+const BACKLOG_SAMPLE_MS = 1000;
+/** Flows kept in flight: issuing waits on GET /cards polls, so it needs many more to keep POST /cards busy. */
+const IN_FLIGHT = { issue: 150, money: 80 };
 const TIMINGS = { webhookWaitMs: 300, pollInitialIntervalMs: 200, pollMaxIntervalMs: 500, deadlineMs: 30 * 60_000 };
 
 type Stats = Record<string, { requests: number; byStatus: Record<string, number> }>;
@@ -23,8 +29,13 @@ export interface P1Endpoint {
   limit: number;
   windows: number;
   perWindow: number[];
+  /** Per window: whether the endpoint's queue had a backlog at every sample (demand never ran dry). */
+  saturated: boolean[];
+  /** Over the saturated windows: what the limiter achieves when there is demand to serve. */
   minRatio: number;
   meanRatio: number;
+  /** Over every window, saturated or not. */
+  minRatioAllWindows: number;
 }
 
 export interface P1Result {
@@ -72,17 +83,25 @@ export async function runP1(stack: BenchStack, windows: number, windowMs: number
   let n = 0;
   const card = () => moneyCards[n++ % moneyCards.length];
   const lanes = [
-    ...lanesOf(IN_FLIGHT_PER_KIND, () => driver(() => client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Bench', lastName: 'Mark', timings: TIMINGS }))),
-    ...lanesOf(IN_FLIGHT_PER_KIND, () => driver(() => client.startFundCard({ cardId: card(), amount: 100, timings: TIMINGS }))),
-    ...lanesOf(IN_FLIGHT_PER_KIND, () => driver(() => client.startWithdrawFromCard({ cardId: card(), amount: 100, timings: TIMINGS }))),
+    ...lanesOf(IN_FLIGHT.issue, () => driver(() => client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Bench', lastName: 'Mark', timings: TIMINGS }))),
+    ...lanesOf(IN_FLIGHT.money, () => driver(() => client.startFundCard({ cardId: card(), amount: 100, timings: TIMINGS }))),
+    ...lanesOf(IN_FLIGHT.money, () => driver(() => client.startWithdrawFromCard({ cardId: card(), amount: 100, timings: TIMINGS }))),
   ];
 
   // One window to reach the steady state, then the measured windows, read at each boundary.
   await sleep(untilBoundary(windowMs) + windowMs);
   const snapshots: Stats[] = [await stats(stack)];
+  const dry: Array<Set<string>> = [];
   for (let w = 1; w <= windows; w++) {
     log(`P1 window ${w}/${windows} (${windowMs / 1000} s)`);
-    await sleep(untilBoundary(windowMs));
+    const ranDry = new Set<string>();
+    dry.push(ranDry);
+    const end = Date.now() + untilBoundary(windowMs);
+    while (Date.now() < end - BACKLOG_SAMPLE_MS) {
+      for (const [endpoint, backlog] of Object.entries(await backlogs(stack, queue))) if (backlog === 0) ranDry.add(endpoint);
+      await sleep(Math.min(BACKLOG_SAMPLE_MS, end - Date.now() - BACKLOG_SAMPLE_MS));
+    }
+    await sleep(Math.max(0, end - Date.now()));
     snapshots.push(await stats(stack));
   }
   running = false;
@@ -95,12 +114,16 @@ export async function runP1(stack: BenchStack, windows: number, windowMs: number
       continue;
     }
     const ratios = perWindow.map((c) => c / BUSY[key]);
+    const saturated = dry.map((d) => !d.has(key));
+    const busy = ratios.filter((_, i) => saturated[i]);
     endpoints[key] = {
       limit: BUSY[key],
       windows: perWindow.length,
       perWindow,
-      minRatio: round(Math.min(...ratios)),
-      meanRatio: round(ratios.reduce((a, b) => a + b, 0) / ratios.length),
+      saturated,
+      minRatio: busy.length ? round(Math.min(...busy)) : Number.NaN,
+      meanRatio: busy.length ? round(busy.reduce((a, b) => a + b, 0) / busy.length) : Number.NaN,
+      minRatioAllWindows: round(Math.min(...ratios)),
     };
   }
   const final = snapshots[snapshots.length - 1];
@@ -109,7 +132,7 @@ export async function runP1(stack: BenchStack, windows: number, windowMs: number
   await Promise.all(lanes);
   for (const w of workers) await w.stop();
   await client.close();
-  log(`P1: ${JSON.stringify(Object.fromEntries(Object.entries(endpoints).map(([k, e]) => [k, e.perWindow])))}; 429s ${answers429}`);
+  log(`P1: ${JSON.stringify(Object.fromEntries(Object.entries(endpoints).map(([k, e]) => [k, e.perWindow.map((c, i) => `${c}${e.saturated[i] ? '' : ' (ran dry)'}`)])))}; 429s ${answers429}`);
   return {
     windowMs,
     windows,
@@ -135,6 +158,22 @@ function served(s: Stats, key: string): number {
 
 function untilBoundary(windowMs: number): number {
   return windowMs - (Date.now() % windowMs);
+}
+
+/** The backlog of each busy endpoint's queue, as the server reports it. */
+async function backlogs(stack: BenchStack, queue: string): Promise<Record<string, number>> {
+  const service = stack.client().connection.workflowService;
+  const out: Record<string, number> = {};
+  for (const [endpoint, rateQueue] of Object.entries(QUEUE_OF)) {
+    const answer = await service.describeTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: rateClassQueue(queue, rateQueue) },
+      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+      reportStats: true,
+    });
+    out[endpoint] = Number(answer.stats?.approximateBacklogCount ?? 0);
+  }
+  return out;
 }
 
 async function stats(stack: BenchStack): Promise<Stats> {

@@ -9,7 +9,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { sampleKycForm, writeSampleDocuments } from '../src/sandbox/kyc-samples';
 import { createCardIssuingClient } from '../src/starter';
 import { log, mapLimit, paced, percentile, round, sleep, until } from './lib';
-import { uniqueQueue, type BenchStack, type WorkerProcess } from './stack';
+import { uniqueQueue, type BenchStack, type WorkerMode, type WorkerProcess } from './stack';
 
 const DECISIONS_PER_SECOND = 10;
 /** A review that never comes by itself, and no polling while the flows wait for it. */
@@ -28,6 +28,8 @@ export interface P4Result {
   memoryRatio: number;
   flowRssKb: number;
   bareRssKb: number;
+  /** The bare workflow with the provider's zod schemas in its bundle: what those modules cost per workflow. */
+  bareWithSchemasKb: number;
   cached: Phase;
   evicted: Phase;
   p99Ratio: number;
@@ -37,7 +39,8 @@ export interface P4Result {
 
 export async function runP4(stack: BenchStack, flows: number): Promise<P4Result> {
   const cache = { BENCH_MAX_CACHED: String(flows * 2 + 100) };
-  const bare = await parkBare(stack, flows, cache);
+  const bare = await parkBare(stack, flows, cache, 'bare', 'bareParked');
+  const withSchemas = await parkBare(stack, flows, cache, 'bare-schemas', 'bareParkedWithSchemas');
 
   await stack.control('POST', '/reset');
   await stack.control('PUT', '/config', { kycReviewMs: 3_600_000, rateLimit: { general: 1_000_000, sensitive: 1_000_000, balance: 1_000_000 } });
@@ -84,6 +87,7 @@ export async function runP4(stack: BenchStack, flows: number): Promise<P4Result>
       memoryRatio: round(flowKb / bare.kb),
       flowRssKb: round(flowRssKb, 1),
       bareRssKb: round(bare.rssKb, 1),
+      bareWithSchemasKb: round(withSchemas.kb, 1),
       cached,
       evicted,
       p99Ratio: round(evicted.p99 / cached.p99),
@@ -98,21 +102,23 @@ export async function runP4(stack: BenchStack, flows: number): Promise<P4Result>
 }
 
 /** The baseline: `flows` bare workflows parked on a signal; KB of heap per workflow. */
-async function parkBare(stack: BenchStack, flows: number, env: Record<string, string>): Promise<{ kb: number; rssKb: number }> {
+async function parkBare(stack: BenchStack, flows: number, env: Record<string, string>, mode: WorkerMode, workflowType: string): Promise<{ kb: number; rssKb: number }> {
   const queue = uniqueQueue('p4-bare');
-  const worker: WorkerProcess = await stack.worker('bare', queue, env);
+  const worker: WorkerProcess = await stack.worker(mode, queue, env);
   const before = await worker.memory();
-  log(`P4 bare: parking ${flows} workflows`);
+  log(`P4 ${workflowType}: parking ${flows} workflows`);
   const handles = await mapLimit(
     Array.from({ length: flows }, (_, i) => i),
     32,
-    (i) => stack.client().workflow.start('bareParked', { taskQueue: queue, workflowId: `${queue}-${i}`, args: [] }),
+    (i) => stack.client().workflow.start(workflowType, { taskQueue: queue, workflowId: `${queue}-${i}`, args: [] }),
   );
   await until('every bare workflow parked', async () => ((await allParked(handles)) ? true : undefined), flows * 1000 + 60_000, 1000);
   await sleep(3000);
   const after = await worker.memory();
   await worker.stop();
-  return { kb: (after.heapUsed - before.heapUsed) / 1024 / flows, rssKb: (after.rss - before.rss) / 1024 / flows };
+  const kb = (after.heapUsed - before.heapUsed) / 1024 / flows;
+  log(`P4 ${workflowType}: ${kb.toFixed(1)} KB heap per workflow`);
+  return { kb, rssKb: (after.rss - before.rss) / 1024 / flows };
 }
 
 /** Parked: the first workflow task completed and nothing is pending. */

@@ -26,7 +26,8 @@ export function renderReport(report: Report): string {
     rows.push({ measure, figure, ratio: ratio === undefined || Number.isNaN(ratio) ? '-' : ratio.toFixed(3), goal, met: met === undefined ? '-' : met ? 'yes' : 'NO', context });
   if (m.P1) {
     for (const [endpoint, e] of Object.entries<any>(m.P1.endpoints)) {
-      row('P1', `${endpoint}: window used (min)`, e.minRatio, '>= 0.95', e.minRatio >= 0.95, `mean ${e.meanRatio}, limit ${e.limit}, ${e.windows} windows`);
+      const busy = e.saturated.filter(Boolean).length;
+      row('P1', `${endpoint}: window used (min)`, e.minRatio, '>= 0.95', e.minRatio >= 0.95, `mean ${e.meanRatio}, limit ${e.limit}, ${busy} of ${e.windows} windows saturated; min of all ${e.minRatioAllWindows}`);
     }
     row('P1', 'answers 429 / failed flows', undefined, '0 / 0', m.P1.answers429 === 0 && m.P1.failedFlows === 0, `${m.P1.answers429} / ${m.P1.failedFlows}`);
   }
@@ -36,7 +37,7 @@ export function renderReport(report: Report): string {
   }
   if (m.P3) row('P3', 'fundCard flows/s vs bare', m.P3.ratio, '>= 0.9', m.P3.ratio >= 0.9, `${m.P3.fundCardPerSec} vs ${m.P3.barePerSec} flows/s, ${m.P3.failed} failed`);
   if (m.P4) {
-    row('P4', 'memory per parked flow vs bare', m.P4.memoryRatio, '<= 1.5', m.P4.memoryRatio <= 1.5, `${m.P4.flowKb} vs ${m.P4.bareKb} KB heap per flow`);
+    row('P4', 'memory per parked flow vs bare', m.P4.memoryRatio, '<= 1.5', m.P4.memoryRatio <= 1.5, `${m.P4.flowKb} vs ${m.P4.bareKb} KB heap per flow (bare + zod schemas: ${m.P4.bareWithSchemasKb})`);
     row('P4', 'decision->completion p99 evicted vs cached', m.P4.p99Ratio, '<= 3', m.P4.p99Ratio <= 3, `${m.P4.evicted.p99} vs ${m.P4.cached.p99} ms`);
     row('P4', 'flows completed', m.P4.completedRatio, '1', m.P4.completedRatio === 1, `${m.P4.completed} of ${m.P4.flows}`);
   }

@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const onlyArg = process.argv.find((a) => a.startsWith('--only='));
   const only = new Set((onlyArg?.slice('--only='.length) ?? 'P1,P2,P3,P4,S1').split(',').map((s) => s.trim().toUpperCase()));
   const size = quick ? QUICK : FULL;
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
   const report: Report = { startedAt: new Date().toISOString(), mode: quick ? 'quick' : 'full', machine: machine(), measures: {} };
   const stack = await startBenchStack();
   try {

@@ -28,9 +28,11 @@ export interface BenchStack {
   control<T = any>(method: string, path: string, body?: unknown): Promise<T>;
   /** A bridge delivering to `taskQueue`; the sandbox's webhooks go to it. */
   bridge(taskQueue: string): Promise<RunningBridge>;
-  worker(mode: 'fleet' | 'bare', taskQueue: string, extra?: Record<string, string>): Promise<WorkerProcess>;
+  worker(mode: WorkerMode, taskQueue: string, extra?: Record<string, string>): Promise<WorkerProcess>;
   close(): Promise<void>;
 }
+
+export type WorkerMode = 'fleet' | 'bare' | 'bare-schemas';
 
 export interface WorkerProcess {
   memory(): Promise<MemoryReport>;
@@ -83,7 +85,7 @@ export async function startBenchStack(serverOptions: Partial<DevServerOptions> =
   };
 }
 
-async function forkWorker(mode: 'fleet' | 'bare', env: NodeJS.ProcessEnv, stoppers: Array<() => Promise<unknown>>): Promise<WorkerProcess> {
+async function forkWorker(mode: WorkerMode, env: NodeJS.ProcessEnv, stoppers: Array<() => Promise<unknown>>): Promise<WorkerProcess> {
   const child: ChildProcess = fork(require.resolve('./worker-process'), [], {
     env: { ...env, BENCH_WORKER_MODE: mode },
     execArgv: ['--expose-gc', '--import', 'tsx'],

@@ -1,6 +1,7 @@
 /**
  * A worker in a process of its own, so that its memory and CPU are its own: `fleet` is the
  * project's workers (src/temporal/workers.ts), `bare` a worker of the bench's baseline workflows.
+ * `bare-schemas` the same with the provider's zod schemas imported into the bundle.
  * The parent configures it through the environment (CONTRACTS §2) and asks for its memory over IPC.
  */
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -21,7 +22,8 @@ function memory(): MemoryReport {
 }
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  // The bench overloads workers on purpose: core's warnings (slow workflow tasks) are expected there.
+  Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
   const config = loadConfig();
   const mode = process.env.BENCH_WORKER_MODE;
   const cache = process.env.BENCH_MAX_CACHED ? { maxCachedWorkflows: Number(process.env.BENCH_MAX_CACHED) } : {};
@@ -38,7 +40,7 @@ async function main(): Promise<void> {
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      workflowsPath: require.resolve('./workflows'),
+      workflowsPath: require.resolve(mode === 'bare-schemas' ? './workflows-with-schemas' : './workflows'),
       activities: { noop: async () => undefined },
       ...cache,
     });

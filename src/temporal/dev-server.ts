@@ -31,6 +31,15 @@ export interface DevServerOptions {
  * loss may lose the last commits of a dev server's state, never corrupt it. In-memory servers
  * keep their memory journal (SQLite ignores WAL there).
  */
+/**
+ * One partition per task queue: a single-node dev server gains nothing from four, and a
+ * rate-limited queue's rate is split across its partitions, so pollers that miss one leave budget unused.
+ */
+export const DEV_DYNAMIC_CONFIG: Readonly<Record<string, string>> = {
+  'matching.numTaskqueueReadPartitions': '1',
+  'matching.numTaskqueueWritePartitions': '1',
+};
+
 export const DEV_SQLITE_PRAGMAS: Readonly<Record<string, string>> = { journal_mode: 'wal', synchronous: 'normal' };
 
 export interface DevServer {
@@ -50,6 +59,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     args.push('--db-filename', opts.dbFile);
   }
   for (const [name, value] of Object.entries(opts.sqlitePragmas ?? DEV_SQLITE_PRAGMAS)) args.push('--sqlite-pragma', `${name}=${value}`);
+  for (const [key, value] of Object.entries(DEV_DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${key}=${value}`);
   if (uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(uiPort), '--ui-ip', ip);
   if (opts.codecEndpoint && uiPort !== undefined) args.push('--ui-codec-endpoint', opts.codecEndpoint);

@@ -2,6 +2,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import { decodeOptionalFailureToOptionalError, loadDataConverter } from '@temporalio/common/lib/internal-non-workflow';
 import { createDataConverter } from '../../src/codec/payload-codec';
 import { issueTestCard } from '../helpers/flows';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
+import { fleetRate } from '../../src/provider/rate-budget';
+import { RATE_QUEUES, RATE_QUEUE_LIMITS, rateClassQueue } from '../../src/shared/task-queues';
+import { connectionOptions } from '../../src/temporal/connection';
+import { createWorkers, type WorkerFleet } from '../../src/temporal/workers';
 import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';
 
 const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
@@ -41,4 +47,54 @@ describe('rate limits', () => {
     }
     expect(checked).toBeGreaterThan(0);
   }, 120_000);
+
+  test('the fleet rate is set on the queue itself: neither a worker without the limit nor one with a higher rate lifts it', async () => {
+    stack = await startStack();
+    const taskQueue = `${stack.taskQueue}-fleet`;
+    const fleets: WorkerFleet[] = [];
+    const runs: Promise<void>[] = [];
+    const native = await NativeConnection.connect(connectionOptions(stack.config.temporal));
+    const hotQueue = rateClassQueue(taskQueue, 'card-create');
+    const rogue = await Worker.create({
+      connection: native,
+      taskQueue: hotQueue,
+      activities: { createCard: async () => undefined },
+      maxTaskQueueActivitiesPerSecond: 1000,
+    });
+    try {
+      for (const enforceRateBudget of [true, false]) {
+        const fleet = await createWorkers({ config: stack.config, taskQueue, workflowBundlePath: process.env.TEST_WORKFLOW_BUNDLE, enforceRateBudget });
+        fleets.push(fleet);
+        runs.push(fleet.run());
+      }
+      // The misconfigured worker polls last.
+      runs.push(rogue.run());
+      const service = stack.client.connection.workflowService;
+      const describe = (queue: string) =>
+        service.describeTaskQueue({
+          namespace: stack.config.temporal.namespace,
+          taskQueue: { name: queue },
+          taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+          reportConfig: true,
+        });
+      await eventually(async () => ((await describe(hotQueue)).pollers ?? []).some((p) => p.ratePerSecond === 1000));
+      for (const queue of RATE_QUEUES) {
+        const answer = await describe(rateClassQueue(taskQueue, queue));
+        const expected = fleetRate(RATE_QUEUE_LIMITS[queue], stack.config.provider.rateWindowMs);
+        expect(answer.config?.queueRateLimit?.rateLimit?.requestsPerSecond).toBeCloseTo(expected, 5);
+        expect(answer.effectiveRateLimit?.rateLimitSource).toBe(temporal.api.enums.v1.RateLimitSource.RATE_LIMIT_SOURCE_API);
+        expect(answer.effectiveRateLimit?.requestsPerSecond).toBeCloseTo(expected, 5);
+      }
+    } finally {
+      if (rogue.getState() === 'RUNNING') rogue.shutdown();
+      fleets.forEach((f) => f.shutdown());
+      await Promise.allSettled(runs);
+      await native.close();
+    }
+  }, 120_000);
 });
+
+/** Polls until `check` holds; the test's own timeout bounds it. */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 200));
+}
