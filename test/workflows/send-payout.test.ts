@@ -3,6 +3,8 @@ import type { PayoutAnswer } from '../../src/provider/answers';
 import type { SendPayoutInput } from '../../src/shared/types';
 import { workflowFailure } from '../helpers/flows';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { waitUntil } from '../helpers/wait';
+import { spawnWorker } from '../helpers/worker-process';
 
 describe('sendPayout', () => {
   let stack: Stack;
@@ -80,6 +82,29 @@ describe('sendPayout', () => {
     expect(ledger.totals.charged).toBe(payout.settleAmount);
     expect((await stack.control('GET', '/wallet')).availableBalance).toBe(before - payout.settleAmount!);
   });
+
+  test('a worker killed mid-creation (its POST in flight) and replaced creates the payout once', async () => {
+    stack = await startStack({ payoutProcessingMs: 200 });
+    const before = (await stack.control('GET', '/wallet')).availableBalance;
+    await stack.stopWorkers();
+    const worker = spawnWorker(stack);
+    // The provider takes 4 s over each call: the worker dies while its POST /payouts is in flight, which the provider still applies.
+    await stack.control('PUT', '/config', { faults: { latencyMs: 4000 } });
+    const handle = await stack.client.workflow.start('sendPayout', { taskQueue: stack.taskQueue, workflowId: uniqueId('send-payout-killed'), args: [request()] });
+    await waitUntil(async () => (await payoutRequests()) > 0, 120_000, 'the payout creation in flight');
+    await worker.kill();
+    await stack.control('PUT', '/config', { faults: { latencyMs: 0 } });
+    await stack.startWorkers();
+
+    const payout = await handle.result();
+    expect(payout.status).toBe('COMPLETED');
+    // The retry found the payout by its merOrderNo and did not POST again.
+    expect(await payoutRequests()).toBe(1);
+    const ledger = await stack.control('GET', '/ledger');
+    expect(ledger.violations).toEqual([]);
+    expect(ledger.totals.charged).toBe(payout.settleAmount);
+    expect((await stack.control('GET', '/wallet')).availableBalance).toBe(before - payout.settleAmount!);
+  }, 240_000);
 
   test('input that breaks the rules fails ValidationFailed naming each field, before any provider call', async () => {
     stack = await startStack();
