@@ -58,10 +58,11 @@ describe('trackPayout', () => {
     expect((await track({ merOrderNo })).status).toBe('CANCELLED');
   });
 
-  test('an unknown merOrderNo fails NotFound; a malformed one ValidationFailed before any call', async () => {
+  test('an unknown merOrderNo fails NotFound; an empty one ValidationFailed before any call', async () => {
     await start();
     expect((await workflowFailure(track({ merOrderNo: 'po-unknown' }))).type).toBe('NotFound');
-    const invalid = await workflowFailure(track({ merOrderNo: 'no spaces allowed' }));
+    // The spec gives merOrderNo no format; an empty one cannot name a payout.
+    const invalid = await workflowFailure(track({ merOrderNo: '' }));
     expect(invalid.type).toBe('ValidationFailed');
     expect((invalid.details![0] as { errors: Record<string, string> }).errors).toHaveProperty('merOrderNo');
   });
