@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import type { CodecAuthConfig } from './codec/codec-auth';
 
 const port = z.coerce.number().int('must be an integer').min(1, 'must be a port between 1 and 65535').max(65535, 'must be a port between 1 and 65535');
 const url = z.string().url('must be an absolute URL such as http://127.0.0.1:4010');
@@ -49,6 +50,10 @@ const envSchema = z.object({
     .pipe(z.array(z.string().url('must be a comma-separated list of origins such as http://localhost:8233')))
     .optional(),
   PAYLOAD_CODEC_KEY: base64Key.optional(),
+  CODEC_AUTH_TOKEN: z.string().min(16, 'must be at least 16 characters (openssl rand -base64 24)').optional(),
+  CODEC_JWKS_URL: url.optional(),
+  CODEC_JWT_ISSUER: z.string().optional(),
+  CODEC_JWT_AUDIENCE: z.string().optional(),
   PAYLOAD_CODEC_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 characters of [A-Za-z0-9_-]').default('dev'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error'], { message: 'must be debug, info, warn or error' }).default('info'),
 });
@@ -83,7 +88,7 @@ export interface Config {
     signedPath?: string;
     timestampToleranceMs: number;
   };
-  codec: { keyId: string; key: string; isDevelopmentKey: boolean; serverPort: number; allowedOrigins?: string[] };
+  codec: { keyId: string; key: string; isDevelopmentKey: boolean; serverPort: number; allowedOrigins?: string[]; auth: CodecAuthConfig };
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -130,9 +135,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       isDevelopmentKey: !e.PAYLOAD_CODEC_KEY,
       serverPort: e.CODEC_SERVER_PORT,
       allowedOrigins: e.CODEC_ALLOWED_ORIGINS,
+      auth:
+        e.CODEC_AUTH_TOKEN || e.CODEC_JWKS_URL
+          ? { mode: 'bearer', token: e.CODEC_AUTH_TOKEN, ...(e.CODEC_JWKS_URL ? { jwks: { url: e.CODEC_JWKS_URL, issuer: e.CODEC_JWT_ISSUER, audience: e.CODEC_JWT_AUDIENCE } } : {}) }
+          : { mode: 'loopback' },
     },
     logLevel: e.LOG_LEVEL,
   };
+}
+
+/**
+ * The codec endpoint's own rule, checked where it starts: with a real payload key it decrypts
+ * real data, so it must know who is calling (CODEC_AUTH_TOKEN or CODEC_JWKS_URL).
+ */
+export function assertCodecEndpointAuth(config: Config): void {
+  if (!config.codec.isDevelopmentKey && config.codec.auth.mode === 'loopback') {
+    throw new ConfigError('configuration: CODEC_AUTH_TOKEN must be set (or CODEC_JWKS_URL) when PAYLOAD_CODEC_KEY is: outside development the codec endpoint requires a bearer token');
+  }
 }
 
 /** For entry points: a bad value stops the program with one line on stderr. */

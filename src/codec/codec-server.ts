@@ -9,6 +9,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
+import { createCodecAuthorizer, type CodecAuthorizer } from './codec-auth';
 
 /** Where the Temporal dev server serves its UI. */
 export const DEFAULT_ALLOWED_ORIGINS = ['http://localhost:8233', 'http://127.0.0.1:8233'];
@@ -30,6 +31,8 @@ export interface CodecServerOptions {
   host?: string;
   codec: PayloadCodec;
   allowedOrigins?: readonly string[];
+  /** Who may call (codec-auth.ts); default: loopback callers only. */
+  auth?: CodecAuthorizer;
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -43,6 +46,7 @@ export interface CodecServer {
 export function buildCodecApp(options: Omit<CodecServerOptions, 'port' | 'host'>): FastifyInstance {
   const app = Fastify({ logger: options.logger ?? false, bodyLimit: BODY_LIMIT_BYTES });
   const allowed = new Set(options.allowedOrigins ?? DEFAULT_ALLOWED_ORIGINS);
+  const auth = options.auth ?? createCodecAuthorizer({ mode: 'loopback' });
 
   app.addHook('onRequest', async (request, reply) => {
     const origin = request.headers.origin;
@@ -57,10 +61,21 @@ export function buildCodecApp(options: Omit<CodecServerOptions, 'port' | 'host'>
     return reply
       .code(204)
       .header('access-control-allow-methods', 'POST, OPTIONS')
-      .header('access-control-allow-headers', 'content-type, x-namespace')
+      .header('access-control-allow-headers', 'authorization, content-type, x-namespace')
       .header('access-control-max-age', '600')
       .send();
   });
+
+  // Authentication first; then a browser's Origin, when it sends one, must be one of ours too.
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.method === 'OPTIONS' || request.url === '/health') return;
+    const verdict = await auth.authorize({ remoteAddress: request.socket.remoteAddress, authorization: request.headers.authorization });
+    if (!verdict.ok) return reply.code(verdict.status).send({ error: verdict.reason });
+    const origin = request.headers.origin;
+    if (origin !== undefined && !allowed.has(origin)) return reply.code(403).send({ error: 'origin not allowed' });
+  });
+
+  app.get('/health', async () => ({ ok: true }));
 
   for (const op of ['encode', 'decode'] as const) {
     app.post(`/${op}`, async (request, reply) => {

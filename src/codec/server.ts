@@ -2,12 +2,20 @@
  * Codec server entry point: lets the Temporal UI and CLI decrypt history locally.
  * Point the UI at it with `temporal server start-dev --ui-codec-endpoint http://127.0.0.1:4030`.
  */
-import { loadConfigOrExit } from '../config';
+import { assertCodecEndpointAuth, ConfigError, loadConfigOrExit } from '../config';
+import { createCodecAuthorizer } from './codec-auth';
 import { startCodecServer } from './codec-server';
 import { createPayloadCodec } from './payload-codec';
 
 async function run(): Promise<void> {
   const config = loadConfigOrExit();
+  try {
+    assertCodecEndpointAuth(config);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
   if (config.codec.isDevelopmentKey) {
     process.stderr.write('warning: PAYLOAD_CODEC_KEY is not set; using the public development key (local use only)\n');
   }
@@ -16,6 +24,7 @@ async function run(): Promise<void> {
     host: config.listenHost,
     codec: createPayloadCodec(config.codec),
     allowedOrigins: config.codec.allowedOrigins,
+    auth: createCodecAuthorizer(config.codec.auth),
   });
   process.stdout.write(`codec server listening on ${server.url} (key id "${config.codec.keyId}")\n`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
