@@ -19,8 +19,10 @@ const BUSY: Record<string, number> = { createCard: LIMITS.general, getCard: LIMI
 /** The rate-limited queue behind each busy endpoint: a window counts as saturated when it never ran dry. */
 const QUEUE_OF: Record<string, RateQueue> = { createCard: 'card-create', getCard: 'card-read', fundCard: 'funding', withdrawFromCard: 'withdrawal' };
 const BACKLOG_SAMPLE_MS = 1000;
-/** Flows kept in flight: issuing waits on GET /cards polls, so it needs many more to keep POST /cards busy. */
-const IN_FLIGHT = { issue: 150, money: 80 };
+/** Demand offered, as a multiple of each endpoint's limit. */
+const OVERLOAD = 1.2;
+/** Issued cards stay CREATING this long, so issuing flows keep polling GET /cards/{id} beyond its budget. */
+const PROVISIONING_MS = 15_000;
 const TIMINGS = { webhookWaitMs: 300, pollInitialIntervalMs: 200, pollMaxIntervalMs: 500, deadlineMs: 30 * 60_000 };
 
 type Stats = Record<string, { requests: number; byStatus: Record<string, number> }>;
@@ -54,7 +56,7 @@ export async function runP1(stack: BenchStack, windows: number, windowMs: number
   await stack.control('POST', '/reset');
   await stack.control('PUT', '/config', { cardProvisioningMs: 0 });
   const moneyCards = await readyCards(stack, 10);
-  await stack.control('PUT', '/config', { cardProvisioningMs: 1000, webhook: { dropRate: 1 }, rateLimit: { windowMs, ...LIMITS } });
+  await stack.control('PUT', '/config', { cardProvisioningMs: PROVISIONING_MS, webhook: { dropRate: 1 }, rateLimit: { windowMs, ...LIMITS } });
 
   const queue = uniqueQueue('p1');
   const env = { PROVIDER_RATE_WINDOW_MS: String(windowMs) };
@@ -67,25 +69,39 @@ export async function runP1(stack: BenchStack, windows: number, windowMs: number
   const client = await createCardIssuingClient(stack.config(queue));
   const outcome = { completed: 0, failed: 0, failures: [] as string[] };
   let running = true;
-  const driver = (start: () => Promise<{ result(): Promise<unknown> }>) =>
+  const results: Promise<void>[] = [];
+  /**
+   * Open loop: flows start at `OVERLOAD` × the endpoint's rate whatever becomes of them, so each
+   * queue keeps a backlog (a closed loop would let issuing, which waits on GET /cards, starve POST /cards).
+   */
+  const driver = (perSecond: number, start: () => Promise<{ result(): Promise<unknown> }>) =>
     (async () => {
-      while (running) {
-        try {
-          await (await start()).result();
-          outcome.completed++;
-        } catch (err) {
-          if (!running) return;
-          outcome.failed++;
-          if (outcome.failures.length < 5) outcome.failures.push((err as Error).message);
-        }
+      const began = Date.now();
+      for (let i = 0; running; i++) {
+        const wait = began + (i * 1000) / perSecond - Date.now();
+        if (wait > 0) await sleep(wait);
+        if (!running) return;
+        results.push(
+          start()
+            .then((h) => h.result())
+            .then(
+              () => void outcome.completed++,
+              (err: unknown) => {
+                if (!running) return;
+                outcome.failed++;
+                if (outcome.failures.length < 5) outcome.failures.push((err as Error).message);
+              },
+            ),
+        );
       }
     })();
   let n = 0;
   const card = () => moneyCards[n++ % moneyCards.length];
+  const perSecond = (limit: number) => (OVERLOAD * limit * 1000) / windowMs;
   const lanes = [
-    ...lanesOf(IN_FLIGHT.issue, () => driver(() => client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Bench', lastName: 'Mark', timings: TIMINGS }))),
-    ...lanesOf(IN_FLIGHT.money, () => driver(() => client.startFundCard({ cardId: card(), amount: 100, timings: TIMINGS }))),
-    ...lanesOf(IN_FLIGHT.money, () => driver(() => client.startWithdrawFromCard({ cardId: card(), amount: 100, timings: TIMINGS }))),
+    driver(perSecond(LIMITS.general), () => client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Bench', lastName: 'Mark', timings: TIMINGS })),
+    driver(perSecond(LIMITS.balance), () => client.startFundCard({ cardId: card(), amount: 100, timings: TIMINGS })),
+    driver(perSecond(LIMITS.balance), () => client.startWithdrawFromCard({ cardId: card(), amount: 100, timings: TIMINGS })),
   ];
 
   // One window to reach the steady state, then the measured windows, read at each boundary.
@@ -130,6 +146,7 @@ export async function runP1(stack: BenchStack, windows: number, windowMs: number
   const answers429 = Object.values(final).reduce((sum, s) => sum + (s.byStatus['429'] ?? 0), 0);
   await stopFlows(stack, queue);
   await Promise.all(lanes);
+  await Promise.all(results);
   for (const w of workers) await w.stop();
   await client.close();
   log(`P1: ${JSON.stringify(Object.fromEntries(Object.entries(endpoints).map(([k, e]) => [k, e.perWindow.map((c, i) => `${c}${e.saturated[i] ? '' : ' (ran dry)'}`)])))}; 429s ${answers429}`);
@@ -144,10 +161,6 @@ export async function runP1(stack: BenchStack, windows: number, windowMs: number
     failedFlows: outcome.failed,
     failures: outcome.failures,
   };
-}
-
-function lanesOf(count: number, lane: () => Promise<void>): Promise<void>[] {
-  return Array.from({ length: count }, lane);
 }
 
 /** Requests the provider served (every answer but 429) on an endpoint so far. */
