@@ -55,6 +55,8 @@ const envSchema = z.object({
   CODEC_JWT_ISSUER: z.string().optional(),
   CODEC_JWT_AUDIENCE: z.string().optional(),
   PAYLOAD_CODEC_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 characters of [A-Za-z0-9_-]').default('dev'),
+  METRICS_PORT: port.optional(),
+  WORKFLOW_BUNDLE_PATH: z.string().regex(/\.js$/, 'must be the path of a prebuilt workflow bundle (.js), e.g. dist/workflow-bundle.js').optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error'], { message: 'must be debug, info, warn or error' }).default('info'),
 });
 
@@ -90,6 +92,10 @@ export interface Config {
   };
   codec: { keyId: string; key: string; isDevelopmentKey: boolean; serverPort: number; allowedOrigins?: string[]; auth: CodecAuthConfig };
   logLevel: Env['LOG_LEVEL'];
+  /** Where /metrics, /health and /ready are served; none when unset. */
+  metricsPort?: number;
+  /** A workflow bundle built ahead (the production image); unset: the worker bundles src/workflows at start. */
+  workflowBundlePath?: string;
 }
 
 export class ConfigError extends Error {
@@ -141,6 +147,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           : { mode: 'loopback' },
     },
     logLevel: e.LOG_LEVEL,
+    metricsPort: e.METRICS_PORT,
+    workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
   };
 }
 

@@ -1,13 +1,18 @@
 /** `npm run worker`: the workers of this process, until SIGINT/SIGTERM (the SDK drains them gracefully). */
 import { loadConfigOrExit } from './config';
+import { processLogger } from './logging';
+import { startWorkerObservability } from './observability/worker';
 import { createWorkers } from './temporal/workers';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  if (config.codec.isDevelopmentKey) process.stderr.write('worker: PAYLOAD_CODEC_KEY is not set; using the development key\n');
-  const fleet = await createWorkers({ config });
-  process.stderr.write(`worker: polling ${config.temporal.taskQueue} (and its provider rate-class queues) on ${config.temporal.address}\n`);
+  const log = processLogger('worker', config);
+  if (config.codec.isDevelopmentKey) log.warn('PAYLOAD_CODEC_KEY is not set; using the development key');
+  const ops = await startWorkerObservability(config, log);
+  const fleet = await createWorkers({ config, providerObserver: ops.providerObserver, workflowBundlePath: config.workflowBundlePath });
+  log.info('polling', { taskQueue: config.temporal.taskQueue, address: config.temporal.address, metrics: ops.url });
   await fleet.run();
+  await ops.close();
 }
 
 main().catch((err) => {

@@ -9,7 +9,7 @@
  * same way, at once; when even that says nothing, the failure carries the key, so an operator
  * can find the money at the provider.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
 import type { OperationAnswer } from '../provider/answers';
@@ -25,6 +25,7 @@ export interface ReconcilingPost<T> {
 
 export async function postReconcilingFirst<T>(spec: ReconcilingPost<T>): Promise<T> {
   if (currentAttempt() > 1) {
+    activityLog('reconciling an earlier attempt before sending again', spec.idempotencyKey);
     const known = await spec.recall();
     if (known !== undefined) return known;
   }
@@ -32,6 +33,7 @@ export async function postReconcilingFirst<T>(spec: ReconcilingPost<T>): Promise
     return await spec.post();
   } catch (err) {
     if (!isProviderError(err, 'InvalidResponse')) throw err;
+    activityLog('answer unreadable after the call may have taken effect: reconciling', spec.idempotencyKey);
     const known = await spec.recall();
     if (known !== undefined) return known;
     throw unreadableAnswer(spec.idempotencyKey, err.endpoint);
@@ -48,6 +50,14 @@ export function fromOperation<T>(
     const earlier = await readOperation(provider, idempotencyKey);
     return earlier && (await reconcile(earlier));
   };
+}
+
+function activityLog(message: string, idempotencyKey: string): void {
+  try {
+    Context.current().log.info(message, { idempotencyKey });
+  } catch {
+    // outside an activity (the operator CLI): nothing to log to
+  }
 }
 
 /** The provider's record of a key; undefined when it has none. */

@@ -16,6 +16,7 @@ import { NonceCache, type SigningScheme } from '../provider/signing';
 import { providerEventSignal } from '../shared/messages';
 import { signalEntity } from '../temporal/entity-signals';
 import { silentLogger, type Logger } from '../logging';
+import type { BridgeMetrics } from '../observability/metrics';
 import { parseEvent } from './events';
 import { entityFor } from './routing';
 
@@ -35,12 +36,16 @@ export interface BridgeOptions {
   signalDeadlineMs?: number;
   /** The path signatures cover when a proxy rewrote it (BRIDGE_SIGNED_PATH); the request's own path otherwise. */
   signedPath?: string;
+  metrics?: BridgeMetrics;
 }
+
+const noMetrics: BridgeMetrics = { webhook: () => undefined, signalled: () => undefined };
 
 export function buildBridge(opts: BridgeOptions): FastifyInstance {
   const log = opts.logger ?? silentLogger;
   const nonces = opts.nonces ?? new NonceCache();
   const deadlineMs = opts.signalDeadlineMs ?? SIGNAL_DEADLINE_MS;
+  const metrics = opts.metrics ?? noMetrics;
   const app = Fastify({ logger: false, bodyLimit: MAX_WEBHOOK_BYTES, return503OnClosing: true });
 
   // Keep the exact bytes: the signature covers them, so nothing may parse before it is checked.
@@ -53,14 +58,19 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
     const started = Date.now();
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const verdict = opts.verifier.verify({ method: 'POST', pathWithQuery: signedPathOf(req.url, opts.signedPath), body: raw }, req.headers);
-    if (!verdict.ok) return refuse(reply, 401, verdict.reason, log, started);
+    if (!verdict.ok) {
+      metrics.webhook('refused', verdict.reason);
+      return refuse(reply, 401, verdict.reason, log, started);
+    }
     if (nonces.has(verdict.nonce)) {
+      metrics.webhook('duplicate');
       log.info('webhook already accepted: answered again, not applied again', { ms: Date.now() - started });
       return reply.code(200).send({ ok: true, duplicate: true });
     }
 
     const parsed = parseEvent(raw, started);
     if ('errors' in parsed) {
+      metrics.webhook('malformed');
       log.warn('webhook refused', { status: 400, reason: 'MALFORMED', fields: Object.keys(parsed.errors), ms: Date.now() - started });
       return reply.code(400).send({ error: 'MALFORMED_EVENT', errors: parsed.errors });
     }
@@ -71,9 +81,12 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
         opts.temporal.connection.withDeadline(deadline, () => signalEntity(opts.temporal, opts.taskQueue, entity, providerEventSignal, [event])),
       );
       nonces.claim(verdict.nonce);
+      metrics.webhook('accepted');
+      metrics.signalled((Date.now() - started) / 1000);
       log.info('webhook delivered', { eventId: event.eventId, eventType: event.eventType, derivedId: parsed.derivedId, workflowId, ms: Date.now() - started });
       return reply.code(200).send({ ok: true, eventId: event.eventId, workflowId });
     } catch (err) {
+      metrics.webhook('unavailable');
       log.error('webhook not delivered: Temporal did not take the signal', {
         eventId: event.eventId,
         eventType: event.eventType,

@@ -5,6 +5,8 @@ import { createDataConverter } from '../codec/payload-codec';
 import { HmacSha256Scheme, NonceCache } from '../provider/signing';
 import type { Logger } from '../logging';
 import { connectionOptions } from '../temporal/connection';
+import { bridgeMetrics, createRegistry } from '../observability/metrics';
+import { startObservabilityServer, temporalReachable } from '../observability/server';
 import { buildBridge } from './app';
 
 /**
@@ -20,10 +22,12 @@ const FAST_RECONNECT = {
 export interface RunningBridge {
   url: string;
   port: number;
+  /** /metrics, /health and /ready, when a metrics port was given. */
+  opsUrl?: string;
   close(): Promise<void>;
 }
 
-export async function startBridge(config: Config, opts: { port?: number; host?: string; logger?: Logger } = {}): Promise<RunningBridge> {
+export async function startBridge(config: Config, opts: { port?: number; host?: string; logger?: Logger; metricsPort?: number } = {}): Promise<RunningBridge> {
   // lazy: the bridge must start (and answer 503) even while Temporal is down.
   const connection = Connection.lazy({ ...connectionOptions(config.temporal), channelArgs: FAST_RECONNECT });
   const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
@@ -33,14 +37,23 @@ export async function startBridge(config: Config, opts: { port?: number; host?: 
     toleranceMs: config.bridge.timestampToleranceMs,
   });
   const nonces = new NonceCache(config.bridge.timestampToleranceMs);
-  const app = buildBridge({ temporal, taskQueue: config.temporal.taskQueue, verifier, nonces, logger: opts.logger, signedPath: config.bridge.signedPath });
+  const metricsPort = opts.metricsPort ?? config.metricsPort;
+  const registry = metricsPort === undefined ? undefined : createRegistry();
+  const metrics = registry && bridgeMetrics(registry);
+  const app = buildBridge({ temporal, taskQueue: config.temporal.taskQueue, verifier, nonces, logger: opts.logger, signedPath: config.bridge.signedPath, metrics });
   const host = opts.host ?? '127.0.0.1';
   await app.listen({ port: opts.port ?? config.bridge.port, host });
   const port = (app.server.address() as { port: number }).port;
+  const ops =
+    registry && metricsPort !== undefined
+      ? await startObservabilityServer({ port: metricsPort, host, registry, ready: temporalReachable(connection) })
+      : undefined;
   return {
     url: `http://${host}:${port}`,
     port,
+    opsUrl: ops?.url,
     close: async () => {
+      await ops?.close();
       await app.close(); // finishes requests in flight
       await connection.close();
     },

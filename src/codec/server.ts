@@ -3,6 +3,7 @@
  * Point the UI at it with `temporal server start-dev --ui-codec-endpoint http://127.0.0.1:4030`.
  */
 import { assertCodecEndpointAuth, ConfigError, loadConfigOrExit } from '../config';
+import { processLogger } from '../logging';
 import { createCodecAuthorizer } from './codec-auth';
 import { startCodecServer } from './codec-server';
 import { createPayloadCodec } from './payload-codec';
@@ -16,9 +17,8 @@ async function run(): Promise<void> {
     process.stderr.write(`${err.message}\n`);
     process.exit(2);
   }
-  if (config.codec.isDevelopmentKey) {
-    process.stderr.write('warning: PAYLOAD_CODEC_KEY is not set; using the public development key (local use only)\n');
-  }
+  const log = processLogger('codec', config);
+  if (config.codec.isDevelopmentKey) log.warn('PAYLOAD_CODEC_KEY is not set; using the public development key (loopback callers only)');
   const server = await startCodecServer({
     port: config.codec.serverPort,
     host: config.listenHost,
@@ -26,7 +26,7 @@ async function run(): Promise<void> {
     allowedOrigins: config.codec.allowedOrigins,
     auth: createCodecAuthorizer(config.codec.auth),
   });
-  process.stdout.write(`codec server listening on ${server.url} (key id "${config.codec.keyId}")\n`);
+  log.info('codec endpoint listening', { url: server.url, keyId: config.codec.keyId, auth: config.codec.auth.mode });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void server.close().then(() => process.exit(0)));
   }

@@ -15,6 +15,7 @@ import {
   invalidResponse,
   isProviderError,
   localValidationFailed,
+  numericHeader,
   rateBudgetSpent,
   type EndpointRef,
   type FailureEnvelope,
@@ -35,7 +36,16 @@ export interface TransportOptions {
   rateBudget?: RateBudget;
   /** Refuse locally (RateLimited) while the last answer said the window is spent. Default true. */
   failFastWhenBudgetSpent?: boolean;
+  /** Told of every call's outcome (metrics); never of its data. */
+  observer?: ProviderCallObserver;
   now?: () => number;
+}
+
+/** What the transport reports of each call: endpoint names, statuses and timings only. */
+export interface ProviderCallObserver {
+  answered(endpoint: string, status: number, seconds: number, rateRemaining: number | undefined): void;
+  unanswered(endpoint: string, seconds: number): void;
+  refusedLocally(endpoint: string): void;
 }
 
 export type QueryValue = string | number | boolean | undefined;
@@ -70,6 +80,7 @@ export class ProviderTransport {
   readonly #timeoutMs: number;
   readonly #failFast: boolean;
   readonly #now: () => number;
+  readonly #observer?: ProviderCallObserver;
   readonly rateBudget: RateBudget;
 
   constructor(opts: TransportOptions) {
@@ -88,13 +99,21 @@ export class ProviderTransport {
     this.#timeoutMs = opts.timeoutMs;
     this.#failFast = opts.failFastWhenBudgetSpent ?? true;
     this.#now = opts.now ?? Date.now;
+    this.#observer = opts.observer;
     this.rateBudget = opts.rateBudget ?? new RateBudget();
   }
 
   /** One signed attempt; resolves with the envelope's data or rejects with a ProviderError. */
   async request(req: TransportRequest): Promise<TransportResponse> {
     const endpoint: EndpointRef = { key: req.endpointKey, method: req.method, path: req.pathTemplate ?? req.path };
-    this.#refuseLocally(req);
+    try {
+      this.#refuseLocally(req);
+    } catch (err) {
+      if (isProviderError(err, 'RateLimited')) this.#observer?.refusedLocally(req.endpointKey);
+      throw err;
+    }
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
     const pathWithQuery = this.#pathPrefix + req.path + queryString(req.query);
     const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), 'utf8');
     const timeoutMs = req.timeoutMs ?? this.#timeoutMs;
@@ -110,10 +129,12 @@ export class ProviderTransport {
       });
       const headers = res.headers as HeaderBag;
       this.rateBudget.record(req.endpointKey, headers);
+      this.#observer?.answered(req.endpointKey, res.statusCode, seconds(), numericHeader(headers, 'x-ratelimit-remaining'));
       const text = await res.body.text();
       return { status: res.statusCode, data: unwrapEnvelope(res.statusCode, text, headers, endpoint, this.#now()), headers };
     } catch (err) {
       if (isProviderError(err)) throw err;
+      this.#observer?.unanswered(req.endpointKey, seconds());
       throw errorFromTransportFailure(err, endpoint);
     }
   }

@@ -1,9 +1,11 @@
 /** `npm run sandbox`: the provider sandbox in the foreground on 127.0.0.1. */
 import { loadConfigOrExit } from '../config';
+import { processLogger } from '../logging';
 import { startSandbox } from './index';
 
 async function run(): Promise<void> {
   const config = loadConfigOrExit();
+  const log = processLogger('sandbox', config);
   const sandbox = await startSandbox({
     port: config.sandbox.port,
     host: config.listenHost,
@@ -12,7 +14,7 @@ async function run(): Promise<void> {
     webhookSecret: config.provider.webhookSecret,
     webhookUrl: config.sandbox.webhookUrl,
   });
-  process.stderr.write(`provider sandbox on ${sandbox.url} (API ${sandbox.url}/open-api/v1, control ${sandbox.url}/sandbox), webhooks to ${config.sandbox.webhookUrl}\n`);
+  log.info('provider sandbox listening', { url: sandbox.url, api: `${sandbox.url}/open-api/v1`, control: `${sandbox.url}/sandbox`, webhooks: config.sandbox.webhookUrl });
   const stop = () => {
     sandbox.close().then(() => process.exit(0), () => process.exit(1));
   };

@@ -13,6 +13,7 @@ import { createDataConverter } from '../codec/payload-codec';
 import { ValueSealer } from '../codec/sealed-value';
 import { BinCache } from '../provider/bin-cache';
 import { createProviderClient } from '../provider/client';
+import type { ProviderCallObserver } from '../provider/transport';
 import type { CardBinAnswer } from '../provider/answers';
 import { fleetRate } from '../provider/rate-budget';
 import { RATE_QUEUES, RATE_QUEUE_LIMITS, rateClassQueue } from '../shared/task-queues';
@@ -43,6 +44,8 @@ export interface WorkerSetup {
   maxCachedWorkflows?: number;
   /** Modules preloaded into the shared workflow context when bundling here (default WORKFLOW_PRELOAD_MODULES). */
   preloadModules?: readonly string[];
+  /** Told of every provider call's outcome (metrics). */
+  providerObserver?: ProviderCallObserver;
 }
 
 export interface WorkerFleet {
@@ -57,7 +60,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
   const native = await NativeConnection.connect(connectionOptions(config.temporal));
   const connection = await Connection.connect(connectionOptions(config.temporal));
   const dataConverter = createDataConverter(config.codec);
-  const provider = createProviderClient(config.provider);
+  const provider = createProviderClient(config.provider, { observer: setup.providerObserver });
   const activities = createActivities({
     provider,
     bins: new BinCache<CardBinAnswer>(provider),

@@ -47,6 +47,7 @@ export async function awaitOutcome(opts: AwaitOutcomeOptions): Promise<Outcome |
 
   await localActivities.subscribeToEntity({ kind: opts.kind, entityId: opts.entityId, subscriberWorkflowId: workflowInfo().workflowId });
   if (await condition(conclusive, Math.min(t.webhookWaitMs, t.deadlineMs))) return fromWebhook();
+  log.info('no conclusive webhook in time: polling the provider', { kind: opts.kind, entityId: opts.entityId, webhookWaitMs: t.webhookWaitMs });
 
   const deadline = Date.now() + t.deadlineMs - t.webhookWaitMs;
   let interval = t.pollInitialIntervalMs;

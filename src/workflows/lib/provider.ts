@@ -3,7 +3,7 @@
  * endpoint's own, or its rate class's) and a loop that waits out a 429 on a durable timer, so waiting
  * for budget never spends the retry attempts meant for real failures.
  */
-import { ActivityFailure, ApplicationFailure, proxyActivities, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log, proxyActivities, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { rateClassQueue, rateQueueFor, type RateClass, type RateQueue } from '../../shared/task-queues';
 
@@ -55,6 +55,7 @@ export async function withRateBudget<T>(fn: () => Promise<T>): Promise<T> {
     } catch (err) {
       const waitMs = rateLimitWait(err);
       if (waitMs === undefined) throw err;
+      log.info('provider rate limit reached: waiting for the window to reset', { waitMs });
       await sleep(waitMs + Math.floor(Math.random() * RATE_LIMIT_JITTER_MS));
     }
   }
