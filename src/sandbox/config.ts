@@ -39,6 +39,11 @@ export const sandboxConfigSchema = z.object({
   kycFeeCents: z.number().int('must be an integer').min(0, 'must be a non-negative integer').max(1_000_000, 'must be at most 1000000'),
   maxCardCount: count,
   webhookUrl: z.url('must be an absolute URL'),
+  /**
+   * Several receivers (bridge replicas without a load balancer): each delivery attempt goes to
+   * the next one, round-robin, so a redelivery reaches another replica. Empty: webhookUrl only.
+   */
+  webhookUrls: z.array(z.url('must be an absolute URL'), 'must be an array of absolute URLs').max(16, 'must have at most 16 entries'),
   webhook: z.object({
     dropRate: rate,
     duplicateRate: rate,
@@ -79,6 +84,7 @@ export function defaultSandboxConfig(webhookUrl: string): SandboxConfig {
     kycFeeCents: 100,
     maxCardCount: 2,
     webhookUrl,
+    webhookUrls: [],
     webhook: { dropRate: 0, duplicateRate: 0, delayMs: 0, reorder: false, reorderWindowMs: 250, retryBaseMs: 1000, maxAttempts: 8, timeoutMs: 10_000 },
     faults: { errorRate: 0, latencyMs: 0, hangRate: 0, hangMs: 35_000 },
     rateLimit: { windowMs: 60_000, general: 100, sensitive: 70, balance: 70 },

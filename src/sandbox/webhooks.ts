@@ -63,6 +63,8 @@ export class WebhookDispatcher {
   #reorderBuffer: OutgoingEvent[] = [];
   #reorderTimer: number | undefined;
   #closed = false;
+  /** Round-robin position over config.webhookUrls. */
+  #nextUrl = 0;
 
   constructor(private readonly opts: WebhookDispatcherOptions) {
     this.#signer = new HmacSha256Scheme({ apiKey: opts.apiKey, secret: opts.webhookSecret, now: opts.now });
@@ -131,8 +133,9 @@ export class WebhookDispatcher {
   async #attempt(eventId: string, body: string, withApiKey: boolean, copy: number, attempt: number): Promise<void> {
     const entry = this.#log.get(eventId);
     if (!entry || this.#closed) return;
-    const { webhook, webhookUrl } = this.opts.config();
-    const statusCode = await this.#post(webhookUrl, body, withApiKey, webhook.timeoutMs).catch((err: Error) => err);
+    const { webhook, webhookUrl, webhookUrls } = this.opts.config();
+    const url = webhookUrls.length > 0 ? webhookUrls[this.#nextUrl++ % webhookUrls.length] : webhookUrl;
+    const statusCode = await this.#post(url, body, withApiKey, webhook.timeoutMs).catch((err: Error) => err);
     if (this.#log.get(eventId) !== entry) return; // reset meanwhile
     const ok = typeof statusCode === 'number' && statusCode >= 200 && statusCode < 300;
     entry.attempts.push({
