@@ -51,11 +51,14 @@ export async function ensureTemporalCli(explicitPath?: string, log: (line: strin
   });
 }
 
-function checkGo(): void {
+/** Throws unless Go >= 1.25 is on PATH; `what` names what is built with it (the cluster smoke builds the server). */
+export function checkGo(what = 'the CLI'): void {
   const res = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' });
   if (res.error || res.status !== 0) {
     throw new TemporalCliUnavailable(
-      `No Temporal CLI found: install Go >= ${MIN_GO.join('.')} (the project builds the CLI with it) or set TEMPORAL_CLI_PATH to a temporal binary`,
+      what === 'the CLI'
+        ? `No Temporal CLI found: install Go >= ${MIN_GO.join('.')} (the project builds the CLI with it) or set TEMPORAL_CLI_PATH to a temporal binary`
+        : `Go >= ${MIN_GO.join('.')} is needed to build ${what}: none found on PATH`,
     );
   }
   const m = /go(\d+)\.(\d+)/.exec(res.stdout);
@@ -67,13 +70,19 @@ function checkGo(): void {
   }
 }
 
-function goInstall(log: (line: string) => void): Promise<void> {
-  mkdirSync(cacheDir(), { recursive: true });
-  log(`Building the Temporal CLI ${TEMPORAL_CLI_VERSION} with go install (a few minutes, once per machine) into ${cacheDir()} ...`);
+/** `go install` of `targets` (module@version) into `dir`, statically linked; progress to `log`. */
+export function goInstall(
+  log: (line: string) => void,
+  targets: string[] = [`${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`],
+  dir = cacheDir(),
+  what = `the Temporal CLI ${TEMPORAL_CLI_VERSION}`,
+): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  log(`Building ${what} with go install (a few minutes, once per machine) into ${dir} ...`);
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn('go', ['install', '-v', `${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`], {
-      env: { ...process.env, CGO_ENABLED: '0', GOBIN: cacheDir(), GOFLAGS: `${process.env.GOFLAGS ?? ''} -buildvcs=false`.trim() },
+    const child = spawn('go', ['install', '-v', ...targets], {
+      env: { ...process.env, CGO_ENABLED: '0', GOBIN: dir, GOFLAGS: `${process.env.GOFLAGS ?? ''} -buildvcs=false`.trim() },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let packages = 0;
@@ -91,10 +100,10 @@ function goInstall(log: (line: string) => void): Promise<void> {
     child.on('close', (code) => {
       clearInterval(ticker);
       if (code === 0) {
-        log(`Temporal CLI built in ${Math.round((Date.now() - started) / 1000)} s`);
+        log(`${what} built in ${Math.round((Date.now() - started) / 1000)} s`);
         resolve();
       } else {
-        reject(new TemporalCliUnavailable(`go install ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION} failed (exit ${code}):\n${tail}`));
+        reject(new TemporalCliUnavailable(`go install ${targets.join(' ')} failed (exit ${code}):\n${tail}`));
       }
     });
   });

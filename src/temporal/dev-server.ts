@@ -78,12 +78,12 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   };
 }
 
-async function waitUntilServing(address: string, exited: Promise<number | null>, timeoutMs = 60000): Promise<void> {
+export async function waitUntilServing(address: string, exited: Promise<number | null>, timeoutMs = 60000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let stopped: number | null | undefined;
   void exited.then((code) => (stopped = code));
   for (;;) {
-    if (stopped !== undefined) throw new Error(`temporal server start-dev exited with code ${stopped} before serving on ${address}`);
+    if (stopped !== undefined) throw new Error(`the Temporal server exited with code ${stopped} before serving on ${address}`);
     try {
       const conn = await Connection.connect({ address, connectTimeout: 1000 });
       try {
@@ -99,7 +99,8 @@ async function waitUntilServing(address: string, exited: Promise<number | null>,
   }
 }
 
-async function stopProcessGroup(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+/** SIGTERM to the process group, SIGKILL after 10 s; resolves once the leader exited. */
+export async function stopProcessGroup(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
   if (child.exitCode !== null || child.pid === undefined) return;
   signalGroup(child.pid, 'SIGTERM');
   const killTimer = setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), 10000);
