@@ -7,7 +7,7 @@
  * would: under the queue-level limit it must not lift the fleet's rate.
  */
 import { createCardIssuingClient } from '../src/starter';
-import { log, round, sleep } from './lib';
+import { log, mapLimit, round, sleep } from './lib';
 import { readyCards } from './cards';
 import { uniqueQueue, type BenchStack, type WorkerProcess } from './stack';
 import { rateClassQueue, type RateQueue } from '../src/shared/task-queues';
@@ -144,12 +144,12 @@ export async function runP1(stack: BenchStack, windows: number, windowMs: number
   }
   const final = snapshots[snapshots.length - 1];
   const answers429 = Object.values(final).reduce((sum, s) => sum + (s.byStatus['429'] ?? 0), 0);
+  log(`P1: ${JSON.stringify(Object.fromEntries(Object.entries(endpoints).map(([k, e]) => [k, e.perWindow.map((c, i) => `${c}${e.saturated[i] ? '' : ' (ran dry)'}`)])))}; 429s ${answers429}`);
   await stopFlows(stack, queue);
   await Promise.all(lanes);
   await Promise.all(results);
   for (const w of workers) await w.stop();
   await client.close();
-  log(`P1: ${JSON.stringify(Object.fromEntries(Object.entries(endpoints).map(([k, e]) => [k, e.perWindow.map((c, i) => `${c}${e.saturated[i] ? '' : ' (ran dry)'}`)])))}; 429s ${answers429}`);
   return {
     windowMs,
     windows,
@@ -196,7 +196,8 @@ async function stats(stack: BenchStack): Promise<Stats> {
 /** Ends what is still running: demand was deliberately beyond the budget, so a backlog remains. */
 async function stopFlows(stack: BenchStack, queue: string): Promise<void> {
   const temporal = stack.client();
-  for await (const wf of temporal.workflow.list({ query: `TaskQueue = '${queue}' AND ExecutionStatus = 'Running'` })) {
-    await temporal.workflow.getHandle(wf.workflowId, wf.runId).terminate('bench over').catch(() => undefined);
-  }
+  const running: Array<{ workflowId: string; runId: string }> = [];
+  for await (const wf of temporal.workflow.list({ query: `TaskQueue = '${queue}' AND ExecutionStatus = 'Running'` })) running.push(wf);
+  log(`P1: terminating the ${running.length} workflows still running`);
+  await mapLimit(running, 32, (wf) => temporal.workflow.getHandle(wf.workflowId, wf.runId).terminate('bench over').catch(() => undefined));
 }

@@ -14,7 +14,10 @@ export interface P3Result {
   flows: number;
   fundCardPerSec: number;
   barePerSec: number;
+  /** Control: the bare workflow with every project workflow module in its bundle. */
+  bareWithProjectPerSec: number;
   ratio: number;
+  projectModulesRatio: number;
   failed: number;
 }
 
@@ -26,16 +29,24 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   // Both workers run side by side and take turns, so that the machine's drift hits both alike.
   const bareQueue = uniqueQueue('p3-bare');
   const fundQueue = uniqueQueue('p3-fund');
+  const projectQueue = uniqueQueue('p3-project');
   const bare = await stack.worker('bare', bareQueue);
+  const project = await stack.worker('bare-project', projectQueue);
   const fleet = await stack.worker('fleet', fundQueue);
   const flowsClient = await createCardIssuingClient(stack.config(fundQueue));
   let failed = 0;
-  const time = { bare: 0, fund: 0 };
+  const time = { bare: 0, fund: 0, project: 0 };
   const batch = Math.ceil(flows / TURNS);
   let n = 0;
   const runBare = async () => {
     time.bare += await saturate('bare', batch, async () => {
       const h = await stack.client().workflow.start('bareOneActivity', { taskQueue: bareQueue, workflowId: `${bareQueue}-${n++}`, args: [] });
+      return () => h.result();
+    });
+  };
+  const runProject = async () => {
+    time.project += await saturate('bare with project modules', batch, async () => {
+      const h = await stack.client().workflow.start('bareOneActivity', { taskQueue: projectQueue, workflowId: `${projectQueue}-${n++}`, args: [] });
       return () => h.result();
     });
   };
@@ -50,22 +61,27 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   };
   for (let turn = 0; turn < TURNS; turn++) {
     log(`P3 turn ${turn + 1}/${TURNS}`);
-    if (turn % 2 === 0) {
-      await runBare();
-      await runFund();
-    } else {
-      await runFund();
-      await runBare();
-    }
+    const order = turn % 2 === 0 ? [runBare, runProject, runFund] : [runFund, runProject, runBare];
+    for (const run of order) await run();
   }
   await bare.stop();
+  await project.stop();
   await fleet.stop();
   await flowsClient.close();
   const total = batch * TURNS;
   const barePerSec = (total * 1000) / time.bare;
   const fundCardPerSec = (total * 1000) / time.fund;
+  const bareWithProjectPerSec = (total * 1000) / time.project;
   log(`P3: fundCard ${fundCardPerSec.toFixed(1)} flows/s, bare ${barePerSec.toFixed(1)} flows/s`);
-  return { flows: total, fundCardPerSec: round(fundCardPerSec, 1), barePerSec: round(barePerSec, 1), ratio: round(fundCardPerSec / barePerSec), failed };
+  return {
+    flows: total,
+    fundCardPerSec: round(fundCardPerSec, 1),
+    barePerSec: round(barePerSec, 1),
+    bareWithProjectPerSec: round(bareWithProjectPerSec, 1),
+    ratio: round(fundCardPerSec / barePerSec),
+    projectModulesRatio: round(bareWithProjectPerSec / barePerSec),
+    failed,
+  };
 }
 
 /** Starts every flow, then waits for all: ms from the first start to the last completion. */

@@ -35,9 +35,12 @@ export function renderReport(report: Report): string {
     row('P2', 'webhook accept p50 vs bare signalWithStart', m.P2.p50Ratio, '<= 1.3', m.P2.p50Ratio <= 1.3, `${m.P2.webhook.p50} vs ${m.P2.bare.p50} ms`);
     row('P2', 'webhook accept p99 vs bare signalWithStart', m.P2.p99Ratio, '<= 2', m.P2.p99Ratio <= 2, `${m.P2.webhook.p99} vs ${m.P2.bare.p99} ms, max ${m.P2.webhook.max} ms`);
   }
-  if (m.P3) row('P3', 'fundCard flows/s vs bare', m.P3.ratio, '>= 0.9', m.P3.ratio >= 0.9, `${m.P3.fundCardPerSec} vs ${m.P3.barePerSec} flows/s, ${m.P3.failed} failed`);
+  if (m.P3) {
+    row('P3', 'fundCard flows/s vs bare', m.P3.ratio, '>= 0.9', m.P3.ratio >= 0.9, `${m.P3.fundCardPerSec} vs ${m.P3.barePerSec} flows/s, ${m.P3.failed} failed`);
+    row('P3', 'control: bare with project modules vs bare', m.P3.projectModulesRatio, '-', undefined, `${m.P3.bareWithProjectPerSec} flows/s: the module graph's share`);
+  }
   if (m.P4) {
-    row('P4', 'memory per parked flow vs bare', m.P4.memoryRatio, '<= 1.5', m.P4.memoryRatio <= 1.5, `${m.P4.flowKb} vs ${m.P4.bareKb} KB heap per flow (bare + zod schemas: ${m.P4.bareWithSchemasKb})`);
+    row('P4', 'memory per parked flow vs bare', m.P4.memoryRatio, '<= 1.5', m.P4.memoryRatio <= 1.5, `${m.P4.flowKb} vs ${m.P4.bareKb} KB heap per flow (bare with zod schemas ${m.P4.bareWithSchemasKb}, with all project modules ${m.P4.bareWithProjectKb})`);
     row('P4', 'decision->completion p99 evicted vs cached', m.P4.p99Ratio, '<= 3', m.P4.p99Ratio <= 3, `${m.P4.evicted.p99} vs ${m.P4.cached.p99} ms`);
     row('P4', 'flows completed', m.P4.completedRatio, '1', m.P4.completedRatio === 1, `${m.P4.completed} of ${m.P4.flows}`);
   }

@@ -8,12 +8,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../src/config';
 import { createDataConverter } from '../src/codec/payload-codec';
-import { startBridge, type RunningBridge } from '../src/bridge';
 import { startSandbox, type RunningSandbox } from '../src/sandbox';
 import { ensureTemporalCli } from '../src/temporal/cli';
-import { startDevServer, type DevServer, type DevServerOptions } from '../src/temporal/dev-server';
+import { freePort, startDevServer, type DevServer, type DevServerOptions } from '../src/temporal/dev-server';
 import { connectionOptions } from '../src/temporal/connection';
-import { control, log } from './lib';
+import { control, log, until } from './lib';
 import type { MemoryReport } from './worker-process';
 
 const CODEC_KEY = randomBytes(32).toString('base64');
@@ -26,13 +25,13 @@ export interface BenchStack {
   config(taskQueue: string, extra?: Record<string, string>): Config;
   client(): Client;
   control<T = any>(method: string, path: string, body?: unknown): Promise<T>;
-  /** A bridge delivering to `taskQueue`; the sandbox's webhooks go to it. */
-  bridge(taskQueue: string): Promise<RunningBridge>;
+  /** A bridge process (`npm run bridge`) delivering to `taskQueue`; the sandbox's webhooks go to it. */
+  bridge(taskQueue: string): Promise<{ url: string }>;
   worker(mode: WorkerMode, taskQueue: string, extra?: Record<string, string>): Promise<WorkerProcess>;
   close(): Promise<void>;
 }
 
-export type WorkerMode = 'fleet' | 'bare' | 'bare-schemas';
+export type WorkerMode = 'fleet' | 'bare' | 'bare-schemas' | 'bare-project';
 
 export interface WorkerProcess {
   memory(): Promise<MemoryReport>;
@@ -62,7 +61,7 @@ export async function startBenchStack(serverOptions: Partial<DevServerOptions> =
   const connection = await Connection.connect(connectionOptions(config('bench').temporal));
   stoppers.unshift(() => connection.close());
   const client = new Client({ connection, namespace: base.temporal.namespace, dataConverter: createDataConverter(config('bench').codec) });
-  let bridge: RunningBridge | undefined;
+  let bridge: BridgeProcess | undefined;
 
   return {
     server,
@@ -72,14 +71,15 @@ export async function startBenchStack(serverOptions: Partial<DevServerOptions> =
     client: () => client,
     control: (method, path, body) => control(sandbox.url, method, path, body),
     bridge: async (taskQueue) => {
-      await bridge?.close();
-      bridge = await startBridge(config(taskQueue), { port: 0 });
+      await bridge?.stop();
+      // A process of its own, as deployed: the bench's load and the sandbox do not share its event loop.
+      bridge = await forkBridge({ ...process.env, ...env(taskQueue, { BRIDGE_PORT: String(await freePort()) }) });
       await control(sandbox.url, 'PUT', '/config', { webhookUrl: `${bridge.url}/webhooks/provider` });
       return bridge;
     },
     worker: (mode, taskQueue, extra) => forkWorker(mode, { ...process.env, ...env(taskQueue, extra) }, stoppers),
     close: async () => {
-      await bridge?.close().catch(() => undefined);
+      await bridge?.stop().catch(() => undefined);
       for (const stop of stoppers) await stop().catch((err: unknown) => log(`while stopping: ${(err as Error).message}`));
     },
   };
@@ -119,4 +119,29 @@ async function forkWorker(mode: WorkerMode, env: NodeJS.ProcessEnv, stoppers: Ar
     },
     stop,
   };
+}
+
+interface BridgeProcess {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function forkBridge(env: NodeJS.ProcessEnv): Promise<BridgeProcess> {
+  const child = fork(require.resolve('../src/bridge/server'), [], { env, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${env.BRIDGE_PORT}`;
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(killer);
+  };
+  try {
+    await until('bridge listening', async () => ((await fetch(`${url}/health`).then((r) => r.ok, () => false)) ? true : undefined), 30_000, 200);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url, stop };
 }

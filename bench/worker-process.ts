@@ -1,13 +1,20 @@
 /**
  * A worker in a process of its own, so that its memory and CPU are its own: `fleet` is the
  * project's workers (src/temporal/workers.ts), `bare` a worker of the bench's baseline workflows.
- * `bare-schemas` the same with the provider's zod schemas imported into the bundle.
+ * `bare-schemas` the same with the provider's zod schemas in the bundle, `bare-project` with every
+ * project workflow module in it.
  * The parent configures it through the environment (CONTRACTS §2) and asks for its memory over IPC.
  */
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../src/config';
 import { createWorkers } from '../src/temporal/workers';
 import { connectionOptions } from '../src/temporal/connection';
+
+const BARE_BUNDLES: Record<string, string> = {
+  bare: './workflows',
+  'bare-schemas': './workflows-with-schemas',
+  'bare-project': './workflows-with-project',
+};
 
 export interface MemoryReport {
   rss: number;
@@ -40,7 +47,7 @@ async function main(): Promise<void> {
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      workflowsPath: require.resolve(mode === 'bare-schemas' ? './workflows-with-schemas' : './workflows'),
+      workflowsPath: require.resolve(BARE_BUNDLES[mode ?? 'bare'] ?? './workflows'),
       activities: { noop: async () => undefined },
       ...cache,
     });
@@ -51,6 +58,8 @@ async function main(): Promise<void> {
     if (msg.type === 'memory') process.send?.({ type: 'memory', memory: memory() });
     if (msg.type === 'stop') shutdown();
   });
+  // The bench went away without saying so: do not outlive it.
+  process.once('disconnect', () => shutdown());
   process.send?.({ type: 'ready', memory: memory() });
   await run;
   process.exit(0);
