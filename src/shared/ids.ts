@@ -2,6 +2,8 @@
  * Workflow IDs of the entity workflows that receive webhooks, and idempotency keys
  * derived from workflow data. Pure and deterministic: imported by workflow code.
  */
+import { sha256Hex } from './sha256';
+
 /** `unrouted` collects events of types we do not know yet, one workflow per eventType: recorded, never dropped. */
 export type EntityKind = 'card' | 'kyc' | 'esimOrder' | 'esim' | 'payout' | 'unrouted';
 
@@ -20,14 +22,25 @@ export function entityWorkflowId(kind: EntityKind, entityId: string): string {
 }
 
 /**
- * A key derived from the workflow's identity, so a repeated start with the same workflow ID
- * (even after the first run closed) reuses the same key and the provider applies it once.
+ * A key derived from what the caller repeats when it retries (the workflow ID, or the update
+ * ID of an operation on a card), so a retry reuses the same key and the provider applies it
+ * once. SHA-256 (the sandbox has no node:crypto, so a pure implementation): unrelated keys for
+ * neighbouring scopes, and no chosen scope collides with another's key. docs/idempotency.md
+ * lists every key's scope.
  */
-export function deriveIdempotencyKey(purpose: string, workflowId: string): string {
+export function deriveIdempotencyKey(purpose: string, scope: string): string {
+  return `${purpose}_${sha256Hex(`${purpose}\u0000${scope}`).slice(0, 48)}`.slice(0, 64);
+}
+
+/**
+ * The keys of flows started before the SHA-256 keys: a running flow must keep using the key
+ * its history already sent (workflows/lib/keys.ts chooses by patch marker).
+ */
+export function legacyIdempotencyKey(purpose: string, workflowId: string): string {
   return `${purpose}_${hash128(`${purpose}\u0000${workflowId}`)}`.slice(0, 64);
 }
 
-/** Two FNV-1a 64-bit hashes with different offsets: collision-resistant enough for keys, no crypto needed in the workflow sandbox. */
+/** Two FNV-1a 64-bit hashes with different offsets (legacy keys only). */
 function hash128(input: string): string {
   return fnv1a64(input, 0xcbf29ce484222325n) + fnv1a64(input, 0x84222325cbf29ce4n);
 }

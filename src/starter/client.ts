@@ -70,6 +70,13 @@ export interface FlowHandle<R> {
 
 export type MoneyMovementArgs = Omit<MoneyMovementInput, 'cardId'>;
 
+export interface MoneyUpdateOptions {
+  /** The update ID of a call being repeated (from an earlier result or error). */
+  updateId?: string;
+}
+
+export type MoneyUpdateResult = MoneyMovementResult & { updateId: string };
+
 export interface CardIssuingClientOptions {
   /** A client built with createDataConverter(codec); the caller closes its connection. */
   client: Client;
@@ -226,12 +233,33 @@ export class CardIssuingClient {
   }
 
   /** Funding as an operation of the card (serialised with its other operations). */
-  fund(cardId: string, args: MoneyMovementArgs): Promise<MoneyMovementResult> {
-    return this.#cardUpdate(cardId, fundCardUpdate, [args]);
+  /**
+   * Funding as an operation of the card (serialised with its other operations). The update ID is
+   * what makes a retry safe: `opts.updateId`, else one derived from the caller's idempotency key,
+   * else a fresh one. It comes back on the result and on a thrown error (`updateId`): call again
+   * with it after an answer was lost, and the card answers the first outcome, moving nothing twice.
+   */
+  fund(cardId: string, args: MoneyMovementArgs, opts: MoneyUpdateOptions = {}): Promise<MoneyUpdateResult> {
+    return this.#moneyUpdate(cardId, fundCardUpdate, 'fund', args, opts);
   }
 
-  withdraw(cardId: string, args: MoneyMovementArgs): Promise<MoneyMovementResult> {
-    return this.#cardUpdate(cardId, withdrawFromCardUpdate, [args]);
+  withdraw(cardId: string, args: MoneyMovementArgs, opts: MoneyUpdateOptions = {}): Promise<MoneyUpdateResult> {
+    return this.#moneyUpdate(cardId, withdrawFromCardUpdate, 'withdraw', args, opts);
+  }
+
+  async #moneyUpdate(
+    cardId: string,
+    update: typeof fundCardUpdate,
+    verb: 'fund' | 'withdraw',
+    args: MoneyMovementArgs,
+    opts: MoneyUpdateOptions,
+  ): Promise<MoneyUpdateResult> {
+    const updateId = opts.updateId ?? (args.idempotencyKey ? `${verb}-key-${args.idempotencyKey}` : `${verb}-${randomUUID()}`);
+    try {
+      return { ...(await this.#cardUpdate(cardId, update, [args], updateId)), updateId };
+    } catch (err) {
+      throw Object.assign(err as Error, { updateId });
+    }
   }
 
   /** The card workflow's view: masked card (no contact data), status, recent transactions. */
@@ -283,14 +311,14 @@ export class CardIssuingClient {
   }
 
   /** Update-with-start: the card's workflow is started if no run of it is open, so an operation never misses it. */
-  #cardUpdate<Ret, Args extends unknown[]>(cardId: string, update: UpdateDefinition<Ret, Args>, args: Args): Promise<Ret> {
+  #cardUpdate<Ret, Args extends unknown[]>(cardId: string, update: UpdateDefinition<Ret, Args>, args: Args, updateId?: string): Promise<Ret> {
     const startWorkflowOperation = new WithStartWorkflowOperation<Workflow>('cardLifecycle', {
       workflowId: entityWorkflowId('card', cardId),
       taskQueue: this.#taskQueue,
       args: [{ cardId }],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
-    return unwrapFailure(this.#temporal.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation }));
+    return unwrapFailure(this.#temporal.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation, ...(updateId ? { updateId } : {}) }));
   }
 }
 

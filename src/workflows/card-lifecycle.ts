@@ -4,7 +4,7 @@
  * an update whose validator refuses bad input before it is accepted, answers the card's state
  * and recent transactions by query, and continues-as-new before its history grows large.
  */
-import { ApplicationFailure, continueAsNew, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, continueAsNew, currentUpdateInfo, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { contactErrors, describeErrors, hasErrors, moneyMovementErrors, pinErrors } from '../shared/card-rules';
 import { FailureType, type FieldErrors } from '../shared/failures';
 import {
@@ -19,7 +19,7 @@ import {
   withdrawFromCardUpdate,
 } from '../shared/messages';
 import { CARD_ID, FLOW_KIND } from '../shared/search-attributes';
-import type { CardLifecycleState, CardTransaction, CardView, MoneyMovementKind, ProviderEvent } from '../shared/types';
+import type { CardLifecycleState, CardTransaction, CardView, MoneyMovementKind, MoneyMovementResult, ProviderEvent } from '../shared/types';
 import type { CardChange } from '../activities/cards';
 import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inbox';
 import { runEntityLoop, wireInbox } from './lib/entity-loop';
@@ -27,6 +27,16 @@ import { moveMoney } from './lib/money-movement';
 import { providerActivities, typedFailures, withRateBudget } from './lib/provider';
 
 const MAX_RECENT_TRANSACTIONS = 50;
+/** Money movements answered by update ID, carried across continue-as-new; the oldest are forgotten first. */
+const MAX_REMEMBERED_UPDATES = 500;
+/**
+ * docs/versioning.md: a keyless movement's key comes from its update ID (what the caller repeats
+ * on retry), no longer from a counter that a failed movement did not advance.
+ */
+export const UPDATE_ID_KEYS_PATCH = 'money-keys-from-update-id';
+
+/** What an update answered: repeated to the same update ID, even in a later run. */
+export type UpdateOutcome = { result: MoneyMovementResult } | { failure: { type?: string; message: string; details: unknown[] } };
 const CLOSED_STATUSES = ['DELETING', 'DELETED'];
 
 export interface CardLifecycleInput {
@@ -34,6 +44,8 @@ export interface CardLifecycleInput {
   snapshot?: InboxSnapshot;
   recentTransactions?: CardTransaction[];
   operationsApplied?: number;
+  /** Outcomes of recent money-movement updates by update ID. */
+  updateOutcomes?: Array<[string, UpdateOutcome]>;
   lingerMs?: number;
   maxHistoryEvents?: number;
 }
@@ -43,6 +55,12 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   const inbox = new EntityInbox(input.snapshot ?? emptySnapshot('card', cardId));
   const transactions = [...(input.recentTransactions ?? [])];
   let operationsApplied = input.operationsApplied ?? 0;
+  const outcomes = new Map<string, UpdateOutcome>(input.updateOutcomes ?? []);
+  const remember = (updateId: string | undefined, outcome: UpdateOutcome) => {
+    if (updateId === undefined) return;
+    outcomes.set(updateId, outcome);
+    if (outcomes.size > MAX_REMEMBERED_UPDATES) outcomes.delete(outcomes.keys().next().value as string);
+  };
   const general = providerActivities('general');
   const sensitive = providerActivities('sensitive');
 
@@ -70,9 +88,22 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
     });
   const move = (kind: MoneyMovementKind) => (args: { amount: number; idempotencyKey?: string; timings?: object }) =>
     serialise(async () => {
-      const result = await moveMoney(kind, { ...args, cardId }, `${workflowInfo().workflowId}/${kind}/${args.idempotencyKey ?? operationsApplied}`);
-      operationsApplied++;
-      return result;
+      const updateId = currentUpdateInfo()?.id;
+      const earlier = updateId === undefined ? undefined : outcomes.get(updateId);
+      if (earlier) return answerAgain(earlier);
+      const scope =
+        patched(UPDATE_ID_KEYS_PATCH) && updateId !== undefined
+          ? `${workflowInfo().workflowId}/${kind}/update/${updateId}`
+          : `${workflowInfo().workflowId}/${kind}/${args.idempotencyKey ?? operationsApplied}`;
+      try {
+        const result = await moveMoney(kind, { ...args, cardId }, scope);
+        remember(updateId, { result });
+        operationsApplied++;
+        return result;
+      } catch (err) {
+        if (err instanceof ApplicationFailure) remember(updateId, { failure: { type: err.type ?? undefined, message: err.message, details: [...(err.details ?? [])] } });
+        throw err;
+      }
     });
   const open = () => rejectIf(CLOSED_STATUSES.includes(inbox.state.status ?? '') ? { cardId: `card is ${inbox.state.status}` } : {});
 
@@ -99,7 +130,13 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
     lingerMs: input.lingerMs,
     maxHistoryEvents: input.maxHistoryEvents,
     continueAsNew: () =>
-      continueAsNew<typeof cardLifecycle>({ ...input, snapshot: inbox.snapshot(), recentTransactions: transactions, operationsApplied }),
+      continueAsNew<typeof cardLifecycle>({
+        ...input,
+        snapshot: inbox.snapshot(),
+        recentTransactions: transactions,
+        operationsApplied,
+        updateOutcomes: [...outcomes],
+      }),
   });
   return state();
 }
@@ -116,6 +153,12 @@ function recordTransaction(transactions: CardTransaction[], event: ProviderEvent
     createdAt: event.createdAt,
   });
   transactions.splice(MAX_RECENT_TRANSACTIONS);
+}
+
+/** The first outcome of an update ID, again: its result, or its failure. */
+function answerAgain(outcome: UpdateOutcome): MoneyMovementResult {
+  if ('result' in outcome) return outcome.result;
+  throw ApplicationFailure.create({ type: outcome.failure.type, message: outcome.failure.message, details: outcome.failure.details, nonRetryable: true });
 }
 
 /** Runs operations on the card one at a time, in the order they were accepted. */

@@ -8,7 +8,7 @@ import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { CardBinAnswer } from '../provider/answers';
 import { describeErrors, hasErrors, issueCardErrors, toCardView } from '../shared/card-rules';
 import { FailureType } from '../shared/failures';
-import { deriveIdempotencyKey } from '../shared/ids';
+import { idempotencyKeyFor } from './lib/keys';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
 import { phaseOf } from '../shared/statuses';
 import type { CardView, IssueCardInput } from '../shared/types';
@@ -22,7 +22,7 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
   const bin = await loadBin(input, false);
   if (bin.requireKycCardholder) await assertCardholderApproved(input.cardholderId!);
 
-  const idempotencyKey = input.idempotencyKey ?? deriveIdempotencyKey('card', workflowInfo().workflowId);
+  const idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor('card', workflowInfo().workflowId);
   const created = await createCard(input, idempotencyKey);
   upsertSearchAttributes([
     { key: CARD_ID, value: created.cardId },

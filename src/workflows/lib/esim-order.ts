@@ -12,7 +12,7 @@ import type { EsimOrderAnswer as EsimOrder } from '../../provider/answers';
 import type { EsimOrderRequest } from '../../activities/esim';
 import { describeErrors, hasErrors } from '../../shared/card-rules';
 import { FailureType, type FieldErrors } from '../../shared/failures';
-import { deriveIdempotencyKey } from '../../shared/ids';
+import { idempotencyKeyFor } from './keys';
 import { FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isFinal, phaseOf } from '../../shared/statuses';
 import type { PurchaseEsimInput, RechargeEsimInput } from '../../shared/types';
@@ -31,7 +31,7 @@ const KEY_PURPOSE = { purchase: 'esim', recharge: 'esimrc' } as const;
 export async function esimOrderFlow(input: EsimOrderInput): Promise<EsimOrder> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: FLOW_NAME[input.kind] }]);
   assertValid(input);
-  const idempotencyKey = input.idempotencyKey ?? deriveIdempotencyKey(KEY_PURPOSE[input.kind], workflowInfo().workflowId);
+  const idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(KEY_PURPOSE[input.kind], workflowInfo().workflowId);
   const request: EsimOrderRequest =
     input.kind === 'purchase' ? { kind: 'purchase', planNo: input.planNo, idempotencyKey } : { kind: 'recharge', esimNo: input.esimNo, idempotencyKey };
 

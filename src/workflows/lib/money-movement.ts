@@ -7,7 +7,7 @@
 import { sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isUnknownStatus, phaseOf } from '../../shared/statuses';
-import { deriveIdempotencyKey } from '../../shared/ids';
+import { idempotencyKeyFor } from './keys';
 import { FailureType } from '../../shared/failures';
 import { describeErrors, hasErrors, moneyMovementErrors } from '../../shared/card-rules';
 import type { MoneyMovementInput, MoneyMovementKind, MoneyMovementResult } from '../../shared/types';
@@ -24,7 +24,7 @@ export function validateMoneyMovement(kind: MoneyMovementKind, input: MoneyMovem
 
 export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInput, keyScope = workflowInfo().workflowId): Promise<MoneyMovementResult> {
   validateMoneyMovement(kind, input);
-  const idempotencyKey = input.idempotencyKey ?? deriveIdempotencyKey(kind === 'funding' ? 'fund' : 'wdr', keyScope);
+  const idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(kind === 'funding' ? 'fund' : 'wdr', keyScope);
   const acts = providerActivities(kind, { retry: moneyRetry });
   const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey };
 

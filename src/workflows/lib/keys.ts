@@ -1,0 +1,14 @@
+/**
+ * The idempotency key of a money movement or order when the caller gave none (docs/idempotency.md).
+ * Shipped behind a patch marker (docs/versioning.md): a flow that already sent a request under
+ * an FNV-derived key before this change replays without the marker and keeps that key, so its
+ * later reads (GET /operations/{key}) and retries address the same operation.
+ */
+import { patched } from '@temporalio/workflow';
+import { deriveIdempotencyKey, legacyIdempotencyKey } from '../../shared/ids';
+
+export const SHA256_KEYS_PATCH = 'sha256-idempotency-keys';
+
+export function idempotencyKeyFor(purpose: string, scope: string): string {
+  return patched(SHA256_KEYS_PATCH) ? deriveIdempotencyKey(purpose, scope) : legacyIdempotencyKey(purpose, scope);
+}
