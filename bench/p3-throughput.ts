@@ -16,6 +16,8 @@ export interface P3Result {
   barePerSec: number;
   /** Control: the bare workflow with every project workflow module in its bundle. */
   bareWithProjectPerSec: number;
+  /** Control: the bare workflow with only the provider's zod schemas in its bundle. */
+  bareWithSchemasPerSec: number;
   ratio: number;
   projectModulesRatio: number;
   failed: number;
@@ -32,10 +34,12 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   const projectQueue = uniqueQueue('p3-project');
   const bare = await stack.worker('bare', bareQueue);
   const project = await stack.worker('bare-project', projectQueue);
+  const schemasQueue = uniqueQueue('p3-schemas');
+  const schemas = await stack.worker('bare-schemas', schemasQueue);
   const fleet = await stack.worker('fleet', fundQueue);
   const flowsClient = await createCardIssuingClient(stack.config(fundQueue));
   let failed = 0;
-  const time = { bare: 0, fund: 0, project: 0 };
+  const time = { bare: 0, fund: 0, project: 0, schemas: 0 };
   const batch = Math.ceil(flows / TURNS);
   let n = 0;
   const runBare = async () => {
@@ -50,6 +54,12 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
       return () => h.result();
     });
   };
+  const runSchemas = async () => {
+    time.schemas += await saturate('bare with zod schemas', batch, async () => {
+      const h = await stack.client().workflow.start('bareOneActivity', { taskQueue: schemasQueue, workflowId: `${schemasQueue}-${n++}`, args: [] });
+      return () => h.result();
+    });
+  };
   const runFund = async () => {
     time.fund += await saturate('fundCard', batch, async () => {
       const h = await flowsClient.startFundCard({ cardId, amount: 100 });
@@ -61,11 +71,12 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   };
   for (let turn = 0; turn < TURNS; turn++) {
     log(`P3 turn ${turn + 1}/${TURNS}`);
-    const order = turn % 2 === 0 ? [runBare, runProject, runFund] : [runFund, runProject, runBare];
+    const order = turn % 2 === 0 ? [runBare, runSchemas, runProject, runFund] : [runFund, runProject, runSchemas, runBare];
     for (const run of order) await run();
   }
   await bare.stop();
   await project.stop();
+  await schemas.stop();
   await fleet.stop();
   await flowsClient.close();
   const total = batch * TURNS;
@@ -78,6 +89,7 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
     fundCardPerSec: round(fundCardPerSec, 1),
     barePerSec: round(barePerSec, 1),
     bareWithProjectPerSec: round(bareWithProjectPerSec, 1),
+    bareWithSchemasPerSec: round((total * 1000) / time.schemas, 1),
     ratio: round(fundCardPerSec / barePerSec),
     projectModulesRatio: round(bareWithProjectPerSec / barePerSec),
     failed,

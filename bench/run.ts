@@ -3,7 +3,7 @@
  * measured in the same run on the same server (docs/performance.md). The table goes to stdout,
  * progress to stderr, every figure to bench/results/latest.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { log } from './lib';
@@ -35,12 +35,25 @@ async function main(): Promise<void> {
     await stack.close();
   }
   if (only.has('S1')) report.measures.S1 = await runS1(size.s1Flows);
+  for (const m of Object.values(report.measures)) m.measuredAt ??= report.startedAt;
   report.finishedAt = new Date().toISOString();
   const dir = join(__dirname, 'results');
   mkdirSync(dir, { recursive: true });
+  // A partial run (--only) keeps the other measures of the last report, each with its own run's date.
+  if (onlyArg) report.measures = { ...previousMeasures(join(dir, 'latest.json')), ...report.measures };
   writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(`${renderReport(report)}\n`);
   log(`wrote ${join(dir, 'latest.json')}`);
+}
+
+function previousMeasures(path: string): Report['measures'] {
+  try {
+    const previous = JSON.parse(readFileSync(path, 'utf8')) as Report;
+    for (const m of Object.values(previous.measures)) m.measuredAt ??= previous.startedAt;
+    return previous.measures;
+  } catch {
+    return {};
+  }
 }
 
 function machine() {

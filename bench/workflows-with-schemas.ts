@@ -4,6 +4,8 @@
  * so the difference from `bareParked` is what those modules cost per workflow.
  */
 import { condition, defineSignal, setHandler } from '@temporalio/workflow';
+
+export { bareOneActivity } from './workflows';
 import { createCardRequestSchema } from '../src/provider/schemas';
 
 export const releaseSignal = defineSignal('release');
