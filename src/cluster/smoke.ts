@@ -10,7 +10,7 @@
  * others are in flight, and checks that every flow ended as asked and the sandbox ledger is clean.
  * Everything it starts it stops, also on failure. Exit 0 only when all of that held.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,6 +50,7 @@ interface Row {
 async function main(): Promise<number> {
   const base = loadConfigOrExit();
   const dir = mkdtempSync(join(tmpdir(), 'cluster-smoke-'));
+  chmodSync(dir, 0o755); // PostgreSQL runs as its own user below it
   say(`run directory (logs of every process): ${dir}`);
 
   const [bin, bundlePath] = await Promise.all([ensureTemporalServer(say), buildWorkflowBundle(join(dir, 'workflow-bundle.js'))]);

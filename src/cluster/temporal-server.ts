@@ -5,6 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DEV_DYNAMIC_CONFIG, freePort, stopProcessGroup, waitUntilServing } from '../temporal/dev-server';
 import type { ServerBinaries } from './server-build';
@@ -48,7 +49,7 @@ export async function startClusterServer(opts: { bin: ServerBinaries; pg: Postgr
     history: await freePort(),
     matching: await freePort(),
     worker: await freePort(),
-    membership: [await freePort(), await freePort(), await freePort(), await freePort()],
+    membership: [await lowFreePort(), await lowFreePort(), await lowFreePort(), await lowFreePort()],
   };
   const configDir = join(opts.dir, 'temporal-config');
   mkdirSync(configDir, { recursive: true });
@@ -75,6 +76,22 @@ export async function startClusterServer(opts: { bin: ServerBinaries; pg: Postgr
   };
   await start();
   return { address, version: opts.bin.version, stop, restart: async () => (await stop(), await start()) };
+}
+
+/**
+ * A free port below 32768: the SQL schema stores membership ports as smallint, and the kernel's
+ * ephemeral ports (what port 0 gives) lie above it on Linux.
+ */
+async function lowFreePort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
 }
 
 interface Ports {
