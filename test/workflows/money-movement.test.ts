@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { waitUntil } from '../helpers/wait';
+import { spawnWorker } from '../helpers/worker-process';
 import { issueTestCard, workflowFailure } from '../helpers/flows';
 import { startStack, uniqueId, type Stack } from '../helpers/stack';
 
@@ -70,18 +69,8 @@ describe('fundCard and withdrawFromCard', () => {
     stack = await startStack({ cardProvisioningMs: 50 });
     const card = await issueTestCard(stack, 1000);
     await stack.stopWorkers();
-    // A worker in its own process, killed with SIGKILL while the funding call is in flight.
-    const child = spawn(process.execPath, [join(__dirname, '../../node_modules/tsx/dist/cli.mjs'), join(__dirname, '../../src/worker.ts')], {
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: stack.config.temporal.address,
-        TEMPORAL_TASK_QUEUE: stack.taskQueue,
-        PROVIDER_BASE_URL: stack.config.provider.baseUrl,
-        PAYLOAD_CODEC_KEY: stack.config.codec.key,
-        PAYLOAD_CODEC_KEY_ID: stack.config.codec.keyId,
-      },
-      stdio: 'ignore',
-    });
+    // A worker in its own process (no wrapper process), killed with SIGKILL, whole process group, while the funding call is in flight.
+    const worker = spawnWorker(stack);
     await stack.control('PUT', '/config', { faults: { latencyMs: 4000 } });
     const handle = await stack.client.workflow.start('fundCard', {
       taskQueue: stack.taskQueue,
@@ -89,7 +78,7 @@ describe('fundCard and withdrawFromCard', () => {
       args: [{ cardId: card.cardId, amount: 4321, timings: fastPolls }],
     });
     await waitUntil(async () => (await stack.control('GET', '/stats')).endpoints.fundCard?.requests > 0, 60_000, 'the funding call in flight');
-    child.kill('SIGKILL');
+    await worker.kill();
     await stack.control('PUT', '/config', { faults: { latencyMs: 0 } });
     await stack.startWorkers();
     const result = await handle.result();

@@ -1,0 +1,146 @@
+/**
+ * Records real histories of every workflow type into test/replay/histories/ (`npm run
+ * record-histories`), for test/replay/replay.test.ts to replay against the current workflow
+ * code. Re-record after a deliberate, versioned change; keep the histories recorded before it
+ * (docs/versioning.md): they are what proves that running workflows still replay.
+ *
+ * Usage: tsx test/replay/record.ts [outDir]   (default test/replay/histories)
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { loadConfig } from '../../src/config';
+import { sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
+import { entityWorkflowId } from '../../src/shared/ids';
+import { fundCardUpdate, freezeCardUpdate, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
+import { ensureTemporalCli } from '../../src/temporal/cli';
+import { startDevServer } from '../../src/temporal/dev-server';
+import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { waitUntil } from '../helpers/wait';
+import { REPLAY_CODEC_ENV } from './codec';
+
+type Recorder = (stack: Stack, save: (name: string, handle: WorkflowHandle, runId?: string) => Promise<void>) => Promise<void>;
+
+const run = (stack: Stack, type: string, input: unknown, workflowId = uniqueId(type)) =>
+  stack.client.workflow.start(type, { taskQueue: stack.taskQueue, workflowId, args: [input] });
+
+async function issue(stack: Stack, extra: Record<string, unknown> = {}): Promise<{ handle: WorkflowHandle; cardId: string }> {
+  const handle = await run(stack, 'issueCard', { cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'Replay', lastName: 'Test', timings: FAST_TIMINGS, ...extra });
+  const card = (await handle.result()) as { cardId: string };
+  return { handle, cardId: card.cardId };
+}
+
+const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; record: Recorder }> = {
+  'issue-card': {
+    sandbox: { cardProvisioningMs: 100 },
+    async record(stack, save) {
+      await save('issue-card-webhook', (await issue(stack)).handle);
+      await stack.control('PUT', '/config', { webhook: { dropRate: 1 } });
+      await save('issue-card-polling', (await issue(stack, { timings: { ...FAST_TIMINGS, webhookWaitMs: 200 } })).handle);
+    },
+  },
+  'money-and-card-lifecycle': {
+    sandbox: { cardProvisioningMs: 100 },
+    async record(stack, save) {
+      const { cardId } = await issue(stack);
+      const fund = await run(stack, 'fundCard', { cardId, amount: 500, timings: FAST_TIMINGS });
+      await fund.result();
+      await save('fund-card', fund);
+      const withdraw = await run(stack, 'withdrawFromCard', { cardId, amount: 200, timings: FAST_TIMINGS });
+      await withdraw.result();
+      await save('withdraw-from-card', withdraw);
+      // The card's workflow with a small history budget: updates, then enough events to continue as new.
+      const workflowId = entityWorkflowId('card', cardId);
+      await stack.client.workflow.getHandle(workflowId).terminate('recording: restart with a small history budget');
+      const card = await stack.client.workflow.start('cardLifecycle', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId, maxHistoryEvents: 40 }] });
+      await card.executeUpdate(freezeCardUpdate);
+      await card.executeUpdate(unfreezeCardUpdate);
+      await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, timings: FAST_TIMINGS }], updateId: 'replay-fund-1' });
+      await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, timings: FAST_TIMINGS }], updateId: 'replay-fund-1' });
+      for (let n = 0; n < 40; n++) {
+        await card.signal(providerEventSignal, { eventId: `evt_rec_${n}`, eventType: 'CARD_TRANSACTION', createdAt: 1_767_225_600_000 + n, data: { cardId, amount: n, currency: 'USD', merchantName: 'replay', status: 'APPROVED' } });
+      }
+      const firstRun = card.firstExecutionRunId;
+      await waitUntil(async () => (await stack.client.workflow.getHandle(workflowId).describe()).runId !== firstRun, 60_000, 'continue-as-new');
+      const next = stack.client.workflow.getHandle(workflowId);
+      await next.executeUpdate(fundCardUpdate, { args: [{ amount: 100, timings: FAST_TIMINGS }], updateId: 'replay-fund-2' });
+      await save('card-lifecycle-first-run', card, firstRun);
+      await save('card-lifecycle-after-continue-as-new', next);
+      await next.terminate('recorded');
+    },
+  },
+  'entities-duplicated-reordered': {
+    sandbox: { kycReviewMs: 200, payoutProcessingMs: 150, webhook: { duplicateRate: 1, reorder: true, reorderWindowMs: 400 } },
+    async record(stack, save) {
+      const dir = mkdtempSync(join(tmpdir(), 'replay-kyc-'));
+      try {
+        const onboard = await run(stack, 'onboardCardholder', sampleKycForm(writeSampleDocuments(dir).documents, { timings: FAST_TIMINGS }));
+        const { id } = (await onboard.result()) as { id: string };
+        await save('onboard-cardholder', onboard);
+        await save('provider-entity-kyc-duplicated', stack.client.workflow.getHandle(entityWorkflowId('kyc', id)));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      const merOrderNo = uniqueId('po').slice(0, 40);
+      const send = await run(stack, 'sendPayout', {
+        merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000,
+        payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819', timings: FAST_TIMINGS,
+      });
+      await send.result();
+      await save('send-payout', send);
+      const track = await run(stack, 'trackPayout', { merOrderNo, timings: FAST_TIMINGS });
+      await track.result();
+      await save('track-payout', track);
+      await save('provider-entity-payout-reordered', stack.client.workflow.getHandle(entityWorkflowId('payout', merOrderNo)));
+    },
+  },
+  esim: {
+    sandbox: { esimIssueMs: 100, esimSlowIssueMs: 1000, esimWaitMs: 200 },
+    async record(stack, save) {
+      const purchase = await run(stack, 'purchaseEsim', { planNo: 'epln_slow', timings: FAST_TIMINGS });
+      const order = (await purchase.result()) as { esimNo: string };
+      await save('purchase-esim', purchase);
+      const recharge = await run(stack, 'rechargeEsim', { esimNo: order.esimNo, timings: FAST_TIMINGS });
+      await recharge.result();
+      await save('recharge-esim', recharge);
+    },
+  },
+};
+
+async function main(): Promise<void> {
+  const outDir = resolve(process.argv[2] ?? join(__dirname, 'histories'));
+  mkdirSync(outDir, { recursive: true });
+  const cliPath = await ensureTemporalCli(loadConfig().temporal.cliPath);
+  const server = await startDevServer({ cliPath, headless: true });
+  process.env.TEST_TEMPORAL_ADDRESS = server.address;
+  try {
+    for (const [name, scenario] of Object.entries(SCENARIOS)) {
+      process.stderr.write(`recording ${name}\n`);
+      const stack = await startStack(scenario.sandbox ?? {}, REPLAY_CODEC_ENV);
+      try {
+        await scenario.record(stack, async (file, handle, runId) => {
+          // The CLI writes the proto3 JSON that historyFromJSON reads (and that `temporal workflow show` users know).
+          const args = ['workflow', 'show', '--workflow-id', handle.workflowId, '--output', 'json', '--address', server.address];
+          const { stdout } = await promisify(execFile)(cliPath, [...args, ...(runId ? ['--run-id', runId] : [])], { maxBuffer: 64 * 1024 * 1024 });
+          writeFileSync(join(outDir, `${file}.json`), stdout);
+          process.stderr.write(`  ${file}.json (${(JSON.parse(stdout) as { events: unknown[] }).events.length} events)\n`);
+        });
+      } finally {
+        await stack.close();
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`${(err as Error).stack}\n`);
+    process.exit(1);
+  },
+);
