@@ -5,6 +5,7 @@
  * before-versioned-keys/ were recorded before the idempotency-key patches and must keep replaying.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
@@ -28,11 +29,13 @@ const files = historyFiles(ROOT);
  * must be a Type"): @temporalio/common and @temporalio/proto each carry their own copy of
  * protobufjs. The JSON reader of the copy that defined the History type reads it.
  */
+const load = createRequire(__filename);
+
 function loadHistory(file: string): temporal.api.history.v1.History {
-  const fromProto = { paths: [require.resolve('@temporalio/proto')] };
-  const { fromJson } = require(require.resolve('protobufjs/ext/protojson', fromProto)) as { fromJson(type: unknown, json: unknown, options: unknown): temporal.api.history.v1.History };
-  const { patchProtobufRoot } = require('@temporalio/proto/lib/patch-protobuf-root') as { patchProtobufRoot(root: unknown): { lookupType(name: string): unknown } };
-  const historyType = patchProtobufRoot(require('@temporalio/proto')).lookupType('temporal.api.history.v1.History');
+  const fromProto = { paths: [load.resolve('@temporalio/proto')] };
+  const { fromJson } = load(load.resolve('protobufjs/ext/protojson', fromProto)) as { fromJson(type: unknown, json: unknown, options: unknown): temporal.api.history.v1.History };
+  const { patchProtobufRoot } = load('@temporalio/proto/lib/patch-protobuf-root') as { patchProtobufRoot(root: unknown): { lookupType(name: string): unknown } };
+  const historyType = patchProtobufRoot(load('@temporalio/proto')).lookupType('temporal.api.history.v1.History');
   return fromJson(historyType, JSON.parse(readFileSync(file, 'utf8')), { ignoreUnknownFields: true });
 }
 
