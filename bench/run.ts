@@ -15,7 +15,7 @@ import { runP3 } from './p3-throughput';
 import { runP4 } from './p4-memory';
 import { runS1 } from './s1-sqlite';
 
-const QUICK = { p1Windows: 6, p1WindowMs: 30_000, p2Events: 500, p3Flows: 300, p4Flows: 300, s1Flows: 300 };
+const QUICK = { p1Windows: 6, p1WindowMs: 45_000, p2Events: 500, p3Flows: 300, p4Flows: 300, s1Flows: 300 };
 const FULL = { p1Windows: 10, p1WindowMs: 60_000, p2Events: 3000, p3Flows: 1000, p4Flows: 10_000, s1Flows: 1000 };
 
 async function main(): Promise<void> {
