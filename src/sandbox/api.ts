@@ -15,6 +15,7 @@ import type { IdempotencyRule, KeyHandle } from './idempotency';
 import type { RateDecision } from './rate-limit';
 import type { Sandbox } from './sandbox';
 import { presentAnswer } from './profiles';
+import { endpointName } from './config';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -69,7 +70,7 @@ async function serveApi(sb: Sandbox, endpoint: EndpointDef, handler: ApiHandler,
 
   const { faults } = sb.config;
   await sb.timers.sleep(faults.latencyMs);
-  const fault = pickFault(sb);
+  const fault = pickFault(sb, endpoint);
   if (fault === 'error-before') return answer(500, INTERNAL());
   if (fault === 'hang-before') {
     await sb.timers.sleep(faults.hangMs);
@@ -97,8 +98,10 @@ async function serveApi(sb: Sandbox, endpoint: EndpointDef, handler: ApiHandler,
 
 type Fault = 'none' | 'error-before' | 'error-after' | 'hang-before' | 'hang-after';
 
-function pickFault(sb: Sandbox): Fault {
-  const { errorRate, hangRate } = sb.config.faults;
+function pickFault(sb: Sandbox, endpoint: EndpointDef): Fault {
+  const own = sb.config.faults.endpoints[endpointName(endpoint)];
+  const errorRate = own?.errorRate ?? sb.config.faults.errorRate;
+  const hangRate = own?.hangRate ?? sb.config.faults.hangRate;
   const r = sb.random();
   const half = () => (sb.random() < 0.5 ? 'before' : 'after');
   if (r < errorRate) return `error-${half()}`;

@@ -4,7 +4,13 @@
  * and validated as a whole, so a bad value leaves the current configuration untouched.
  */
 import { z } from 'zod';
-import { fieldErrorsFromZod, type FieldErrors } from '../provider/schemas';
+import { ENDPOINTS, fieldErrorsFromZod, type EndpointDef, type FieldErrors } from '../provider/schemas';
+
+/** How endpoints are named in the configuration: METHOD and path template, as in the spec. */
+export function endpointName(e: EndpointDef): string {
+  return `${e.method} ${e.path.replace(/:([A-Za-z]+)/g, '{$1}')}`;
+}
+const ENDPOINT_NAMES: ReadonlySet<string> = new Set((Object.values(ENDPOINTS) as EndpointDef[]).map(endpointName));
 
 const ms = (max = 3_600_000) => z.number().int('must be an integer').min(0, `must be an integer between 0 and ${max}`).max(max, `must be an integer between 0 and ${max}`);
 const rate = z.number().min(0, 'must be a number between 0 and 1').max(1, 'must be a number between 0 and 1');
@@ -62,6 +68,12 @@ export const sandboxConfigSchema = z.object({
     hangRate: rate,
     /** How long a hung call is held before it is finally answered. */
     hangMs: ms(600_000),
+    /** Per endpoint ("POST /kyc/cardholders/form"): its own error and hang rates, in place of the global ones. */
+    endpoints: z.record(z.string(), z.object({ errorRate: rate.optional(), hangRate: rate.optional() }).strict()).superRefine((byEndpoint, ctx) => {
+      for (const name of Object.keys(byEndpoint)) {
+        if (!ENDPOINT_NAMES.has(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must name an endpoint as METHOD /path, e.g. POST /kyc/cardholders/form' });
+      }
+    }),
   }),
   rateLimit: z.object({ windowMs: count, general: count, sensitive: count, balance: count }),
   /** Client IPs allowed on /open-api; empty: every loopback address. */
@@ -86,7 +98,7 @@ export function defaultSandboxConfig(webhookUrl: string): SandboxConfig {
     webhookUrl,
     webhookUrls: [],
     webhook: { dropRate: 0, duplicateRate: 0, delayMs: 0, reorder: false, reorderWindowMs: 250, retryBaseMs: 1000, maxAttempts: 8, timeoutMs: 10_000 },
-    faults: { errorRate: 0, latencyMs: 0, hangRate: 0, hangMs: 35_000 },
+    faults: { errorRate: 0, latencyMs: 0, hangRate: 0, hangMs: 35_000, endpoints: {} },
     rateLimit: { windowMs: 60_000, general: 100, sensitive: 70, balance: 70 },
     whitelist: [],
   };
@@ -122,6 +134,8 @@ function unknownPaths(base: Record<string, unknown>, patch: Record<string, unkno
   for (const [k, v] of Object.entries(patch)) {
     const path = prefix + k;
     if (!(k in base)) out.push(path);
+    // A map of the caller's keys (checked by the schema), not fields of ours.
+    else if (path === 'faults.endpoints') continue;
     else if (isPlainObject(v) && isPlainObject(base[k])) out.push(...unknownPaths(base[k] as Record<string, unknown>, v, path + '.'));
   }
   return out;

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SAMPLE_PDF, SAMPLE_PNG, writeDocument } from '../../src/sandbox/kyc-samples';
+import { SAMPLE_PDF, SAMPLE_PNG, sampleKycForm, writeDocument, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { CardIssuingClient } from '../../src/starter/client';
-import type { ManualKycInput } from '../../src/shared/types';
+import type { ManualKycInput, OnboardCardholderInput } from '../../src/shared/types';
 import { workflowFailure } from '../helpers/flows';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
@@ -49,6 +49,35 @@ describe('onboardCardholder: manual and hosted', () => {
     expect(failure.type).toBe('ValidationFailed');
     expect((failure.details![0] as { errors: Record<string, string> }).errors).toHaveProperty(['documents.attachments.0.contentType']);
     expect((await stack.control('GET', '/stats')).endpoints.createPresignedUpload?.requests ?? 0).toBe(0);
+  });
+
+  test('a form submission whose answer was lost ends SubmissionOutcomeUnknown; a new start then meets DuplicateCardholder', async () => {
+    // Every form submission answers 500, half of them after the cardholder was created (and its fee charged).
+    stack = await startStack({ kycReviewMs: 60_000, faults: { endpoints: { 'POST /kyc/cardholders/form': { errorRate: 1 } } } });
+    const charged = async (): Promise<number> => (await stack.control('GET', '/ledger')).totals.charged;
+    let workflowId: string | undefined;
+    let input: OnboardCardholderInput | undefined;
+    for (let attempt = 0; attempt < 12 && workflowId === undefined; attempt++) {
+      const candidate = sampleKycForm(writeSampleDocuments(dir).documents, { timings: FAST_TIMINGS });
+      const id = uniqueId('kyc-unknown');
+      const before = await charged();
+      const failure = await workflowFailure(stack.client.workflow.execute('onboardCardholder', { taskQueue: stack.taskQueue, workflowId: id, args: [candidate] }));
+      expect(failure.type).toBe('SubmissionOutcomeUnknown');
+      // Keep the case where the submission did reach the provider (the fee was charged).
+      if ((await charged()) > before) [workflowId, input] = [id, candidate];
+    }
+    expect(workflowId).toBeDefined();
+    expect((await stack.control('GET', '/stats')).endpoints.submitKycForm.requests).toBeGreaterThan(0);
+
+    await stack.control('PUT', '/config', { faults: { endpoints: { 'POST /kyc/cardholders/form': { errorRate: 0 } } } });
+    const again = await workflowFailure(stack.client.workflow.execute('onboardCardholder', { taskQueue: stack.taskQueue, workflowId: workflowId!, args: [input!] }));
+    expect(again.type).toBe('DuplicateCardholder');
+    expect(again.message).toContain('evidently went through');
+  });
+
+  test('per-endpoint faults are validated: an unknown endpoint is refused naming the rule', async () => {
+    stack = await startStack();
+    await expect(stack.control('PUT', '/config', { faults: { endpoints: { 'POST /nowhere': { errorRate: 1 } } } })).rejects.toThrow(/must name an endpoint as METHOD \/path/);
   });
 
   test('the hosted flow answers its page by query before the review, and ends with the review', async () => {
