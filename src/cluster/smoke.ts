@@ -242,6 +242,7 @@ async function runFlows(ctx: FlowContext): Promise<Row[]> {
     const state = await client.cardState(cardId);
     return `${state.status}, balance ${((state.card?.availableBalance ?? 0) / 100).toFixed(2)}`;
   }));
+  await record('reveal sensitive (sealed)', onCard(async () => `PAN …${(await client.revealSensitive(cardId)).cardNumber.slice(-4)} unsealed by the client only`));
   await record('delete card (update)', onCard(async () => (await client.delete(cardId)).status));
   return rows;
 }
