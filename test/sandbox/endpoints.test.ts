@@ -120,6 +120,8 @@ describe('KYC', () => {
   });
 
   it('rejects idNumber REJECT…, refuses duplicates while PENDING/APPROVED, and allows resubmission after REJECTED', async () => {
+    // The duplicate must arrive while the first is still PENDING, even on a loaded machine.
+    await h.reset({ kycReviewMs: 1500 });
     const first = await approvedCardholder('REJECT-123');
     const dupFront = await h.upload('IDENTITY_PROOF');
     const dupReport = await h.upload('IDENTITY_PROOF');

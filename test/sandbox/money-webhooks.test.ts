@@ -122,7 +122,8 @@ describe('webhooks', () => {
   });
 
   it('delays and reorders events', async () => {
-    await h.reset({ webhook: { reorder: true, reorderWindowMs: 150, delayMs: 20 } });
+    // A window wide enough for the three control calls below even on a loaded machine.
+    await h.reset({ webhook: { reorder: true, reorderWindowMs: 1000, delayMs: 20 } });
     await h.control('POST', '/wallet', { amount: 1 });
     const card = await h.enabledCard({ initialAmount: 5_000 });
     for (const amount of [1, 2, 3]) await h.control('POST', `/cards/${card.cardId}/transactions`, { amount, merchantName: `m${amount}` });
