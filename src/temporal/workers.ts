@@ -23,7 +23,7 @@ import { connectionOptions } from './connection';
  * Modules preloaded once into the shared V8 context instead of evaluated again in every
  * workflow's own module cache. Empty on purpose: the SDK freezes what is shared, and zod 4
  * memoises lazily with defineProperty, so preloaded schemas fail every workflow task
- * ("Cannot define property safeParse, object is not extensible"; docs/performance.md, P4).
+ * ("Cannot define property safeParse, object is not extensible"; docs/performance.md, P3).
  */
 export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [];
 
