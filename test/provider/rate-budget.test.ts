@@ -1,5 +1,6 @@
 /** The rate window bookkeeping and the retry delay, without a server. */
-import { RateBudget, parseRateHeaders, retryDelayFor } from '../../src/provider/rate-budget';
+import { RateBudget, fleetRate, parseRateHeaders, retryDelayFor } from '../../src/provider/rate-budget';
+import { rateQueueFor } from '../../src/shared/task-queues';
 
 const NOW = 1_767_225_600_000;
 const headers = (limit: number, remaining: number, reset: number) => ({
@@ -44,5 +45,31 @@ describe('retryDelayFor', () => {
   });
   it('is just the jitter once the window has reset', () => {
     expect(retryDelayFor(NOW - 10, NOW, 40)).toBe(40);
+  });
+});
+
+describe('fleetRate', () => {
+  it('never lets a window see more than the limit, one second of burst included', () => {
+    for (const limit of [1, 70, 100]) {
+      for (const windowMs of [3000, 30_000, 45_000, 60_000]) {
+        const rate = fleetRate(limit, windowMs);
+        expect(rate * (windowMs / 1000 + 1)).toBeLessThanOrEqual(Math.max(limit - 1, 0.1) + 1e-9);
+      }
+    }
+  });
+  it('uses at least 95 % of a provider window of 45 s or more', () => {
+    for (const limit of [70, 100]) {
+      for (const windowMs of [45_000, 60_000]) expect((fleetRate(limit, windowMs) * windowMs) / 1000 / limit).toBeGreaterThanOrEqual(0.95);
+    }
+  });
+});
+
+describe('rateQueueFor', () => {
+  it('gives the hot card endpoints queues of their own and leaves every other call on its rate class', () => {
+    expect(rateQueueFor('general', 'createCard')).toBe('card-create');
+    expect(rateQueueFor('general', 'getCard')).toBe('card-read');
+    expect(rateQueueFor('general', 'getPayout')).toBe('general');
+    expect(rateQueueFor('general', 'constructor')).toBe('general');
+    expect(rateQueueFor('funding', 'getOperation')).toBe('funding');
   });
 });
