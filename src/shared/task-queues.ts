@@ -9,9 +9,7 @@ export type RateClass = 'general' | 'sensitive' | 'funding' | 'withdrawal';
 /** A rate-limited queue: a rate class, or one hot endpoint's own. */
 export type RateQueue = RateClass | 'card-create' | 'card-read';
 
-export const RATE_CLASSES: readonly RateClass[] = ['general', 'sensitive', 'funding', 'withdrawal'];
-
-export const RATE_QUEUES: readonly RateQueue[] = [...RATE_CLASSES, 'card-create', 'card-read'];
+export const RATE_QUEUES: readonly RateQueue[] = ['general', 'sensitive', 'funding', 'withdrawal', 'card-create', 'card-read'];
 
 /** Provider limit per window of the endpoint(s) behind each queue (funding and withdrawal count separately). */
 export const RATE_QUEUE_LIMITS: Record<RateQueue, number> = {
@@ -22,9 +20,6 @@ export const RATE_QUEUE_LIMITS: Record<RateQueue, number> = {
   'card-create': 100,
   'card-read': 100,
 };
-
-/** @deprecated kept for callers of the per-class table; the same numbers as RATE_QUEUE_LIMITS. */
-export const RATE_CLASS_LIMITS: Record<RateClass, number> = RATE_QUEUE_LIMITS;
 
 /**
  * Activities that call exactly one hot endpoint and get that endpoint's whole budget:
