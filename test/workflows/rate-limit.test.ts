@@ -60,6 +60,8 @@ describe('rate limits', () => {
       taskQueue: hotQueue,
       activities: { createCard: async () => undefined },
       maxTaskQueueActivitiesPerSecond: 1000,
+      // Its own identity: pollers are listed per identity, and the fleets in this process share the default one.
+      identity: 'rogue-worker',
     });
     try {
       for (const enforceRateBudget of [true, false]) {
@@ -77,7 +79,7 @@ describe('rate limits', () => {
           taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
           reportConfig: true,
         });
-      await eventually(async () => ((await describe(hotQueue)).pollers ?? []).some((p) => p.ratePerSecond === 1000));
+      await eventually(async () => ((await describe(hotQueue)).pollers ?? []).some((p) => p.identity === 'rogue-worker' && p.ratePerSecond === 1000));
       for (const queue of RATE_QUEUES) {
         const answer = await describe(rateClassQueue(taskQueue, queue));
         const expected = fleetRate(RATE_QUEUE_LIMITS[queue], stack.config.provider.rateWindowMs);
