@@ -12,7 +12,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
 import type { KycSubmissionAnswer } from '../provider/answers';
-import type { KycAutoRequest, KycFormRequest, KycManualRequest, UploadType } from '../provider/schemas';
+import type { KycAutoRequest, KycFormRequest, KycManualRequest, UploadType } from '../provider/api';
 import { MAX_UPLOAD_BYTES, uploadDocument } from '../provider/uploads';
 import { FailureType, type FieldErrors } from '../shared/failures';
 import type { DocumentRef } from '../shared/types';

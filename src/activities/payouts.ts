@@ -8,7 +8,7 @@
 import type { ProviderClient } from '../provider/client';
 import type { PayoutAnswer } from '../provider/answers';
 import { isProviderError } from '../provider/errors';
-import type { CreatePayoutRequest } from '../provider/schemas';
+import type { CreatePayoutRequest } from '../provider/api';
 import { contradicts, idempotencyConflict, postReconcilingFirst } from './idempotent-post';
 import { providerCall } from './provider-call';
 

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { fieldErrorsFromZod } from '../provider/schemas';
+import { fieldErrorsFromZod } from '../shared/zod-field-errors';
 import type { ProviderEvent } from '../shared/types';
 
 const envelopeSchema = z.looseObject({

@@ -3,7 +3,7 @@
  * what the spec lists AND our flows need; every other field is optional, a field of an
  * unexpected type is dropped rather than fatal, unknown fields are kept, and statuses are
  * plain strings whose meaning lives in shared/statuses.ts. What the sandbox answers in its
- * default profile (a superset) is described in schemas.ts; docs/provider-fidelity.md lists
+ * default profile (a superset) is described in api/ (one file per area); docs/provider-fidelity.md lists
  * each choice.
  */
 import { z } from 'zod';

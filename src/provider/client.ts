@@ -16,20 +16,20 @@ import type { RateBudget } from './rate-budget';
 import {
   ENDPOINTS,
   IDEMPOTENCY_HEADER,
-  createCardRequestSchema,
-  createPayoutRequestSchema,
+  createCardRequest,
+  createPayoutRequest,
   endpointPath,
-  fieldErrorsFromZod,
-  fundCardRequestSchema,
-  kycAutoRequestSchema,
-  kycFormRequestSchema,
-  kycManualRequestSchema,
-  presignedUploadRequestSchema,
-  purchaseEsimRequestSchema,
-  rechargeEsimRequestSchema,
-  updateCardContactRequestSchema,
-  updateCardPinRequestSchema,
-  withdrawFromCardRequestSchema,
+  type Body,
+  fundCardRequest,
+  kycAutoRequest,
+  kycFormRequest,
+  kycManualRequest,
+  presignedUploadRequest,
+  purchaseEsimRequest,
+  rechargeEsimRequest,
+  updateCardContactRequest,
+  updateCardPinRequest,
+  withdrawFromCardRequest,
   type CreateCardRequest,
   type CreatePayoutRequest,
   type EndpointDef,
@@ -43,7 +43,7 @@ import {
   type UpdateCardContactRequest,
   type UpdateCardPinRequest,
   type WithdrawFromCardRequest,
-} from './schemas';
+} from './api';
 import {
   balanceMoveAnswerSchema,
   cardAnswerSchema,
@@ -93,7 +93,7 @@ export interface RequiredIdempotencyOptions extends CallOptions {
 interface CallSpec<Res> extends IdempotentCallOptions {
   params?: Record<string, string>;
   body?: unknown;
-  request?: z.ZodType;
+  request?: Body<unknown>;
   response: z.ZodType<Res>;
 }
 
@@ -117,7 +117,7 @@ export class ProviderClient {
 
   /** Answers at once with status CREATING; the card is usable once CARD_CREATED arrives. */
   createCard(body: CreateCardRequest, opts?: IdempotentCallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.createCard, { body, request: createCardRequestSchema, response: cardAnswerSchema, ...opts });
+    return this.#call(ENDPOINTS.createCard, { body, request: createCardRequest, response: cardAnswerSchema, ...opts });
   }
 
   getCard(cardId: string, opts?: CallOptions): Promise<Card> {
@@ -130,11 +130,11 @@ export class ProviderClient {
   }
 
   fundCard(cardId: string, body: FundCardRequest, opts?: IdempotentCallOptions): Promise<BalanceMoveResult> {
-    return this.#call(ENDPOINTS.fundCard, { params: { cardId }, body, request: fundCardRequestSchema, response: balanceMoveAnswerSchema, ...opts });
+    return this.#call(ENDPOINTS.fundCard, { params: { cardId }, body, request: fundCardRequest, response: balanceMoveAnswerSchema, ...opts });
   }
 
   withdrawFromCard(cardId: string, body: WithdrawFromCardRequest, opts?: IdempotentCallOptions): Promise<BalanceMoveResult> {
-    return this.#call(ENDPOINTS.withdrawFromCard, { params: { cardId }, body, request: withdrawFromCardRequestSchema, response: balanceMoveAnswerSchema, ...opts });
+    return this.#call(ENDPOINTS.withdrawFromCard, { params: { cardId }, body, request: withdrawFromCardRequest, response: balanceMoveAnswerSchema, ...opts });
   }
 
   /** The recorded outcome of a funding, withdrawal, eSIM or payout call made with this key. */
@@ -151,11 +151,11 @@ export class ProviderClient {
   }
 
   updatePin(cardId: string, body: UpdateCardPinRequest, opts?: CallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.updateCardPin, { params: { cardId }, body, request: updateCardPinRequestSchema, response: cardAnswerSchema, ...opts });
+    return this.#call(ENDPOINTS.updateCardPin, { params: { cardId }, body, request: updateCardPinRequest, response: cardAnswerSchema, ...opts });
   }
 
   updateContact(cardId: string, body: UpdateCardContactRequest, opts?: CallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.updateCardContact, { params: { cardId }, body, request: updateCardContactRequestSchema, response: cardAnswerSchema, ...opts });
+    return this.#call(ENDPOINTS.updateCardContact, { params: { cardId }, body, request: updateCardContactRequest, response: cardAnswerSchema, ...opts });
   }
 
   deleteCard(cardId: string, opts?: CallOptions): Promise<Card> {
@@ -172,20 +172,20 @@ export class ProviderClient {
 
   /** Step 1 of an upload; see uploads.ts for the whole of it. */
   createPresignedUpload(body: PresignedUploadRequest, opts?: CallOptions): Promise<PresignedUpload> {
-    return this.#call(ENDPOINTS.createPresignedUpload, { body, request: presignedUploadRequestSchema, response: presignedUploadAnswerSchema, ...opts });
+    return this.#call(ENDPOINTS.createPresignedUpload, { body, request: presignedUploadRequest, response: presignedUploadAnswerSchema, ...opts });
   }
 
   submitKycForm(body: KycFormRequest, opts?: CallOptions): Promise<KycSubmission> {
-    return this.#call(ENDPOINTS.submitKycForm, { body, request: kycFormRequestSchema, response: kycSubmissionAnswerSchema, ...opts });
+    return this.#call(ENDPOINTS.submitKycForm, { body, request: kycFormRequest, response: kycSubmissionAnswerSchema, ...opts });
   }
 
   /** @deprecated by the provider (removal 10 August 2026): use submitKycForm. */
   submitKycManual(body: KycManualRequest, opts?: CallOptions): Promise<KycSubmission> {
-    return this.#call(ENDPOINTS.submitKycManual, { body, request: kycManualRequestSchema, response: kycSubmissionAnswerSchema, ...opts });
+    return this.#call(ENDPOINTS.submitKycManual, { body, request: kycManualRequest, response: kycSubmissionAnswerSchema, ...opts });
   }
 
   startHostedKyc(body: KycAutoRequest, opts?: CallOptions): Promise<KycSubmission> {
-    return this.#call(ENDPOINTS.startHostedKyc, { body, request: kycAutoRequestSchema, response: kycSubmissionAnswerSchema, ...opts });
+    return this.#call(ENDPOINTS.startHostedKyc, { body, request: kycAutoRequest, response: kycSubmissionAnswerSchema, ...opts });
   }
 
   getCardholder(id: string, opts?: CallOptions): Promise<KycCardholder> {
@@ -200,7 +200,7 @@ export class ProviderClient {
 
   /** The key is required by the provider; a retry with it returns the original order. */
   createPayout(body: CreatePayoutRequest, opts: RequiredIdempotencyOptions): Promise<Payout> {
-    return this.#call(ENDPOINTS.createPayout, { body, request: createPayoutRequestSchema, response: payoutAnswerSchema, ...opts });
+    return this.#call(ENDPOINTS.createPayout, { body, request: createPayoutRequest, response: payoutAnswerSchema, ...opts });
   }
 
   // --- eSIM ----------------------------------------------------------------------------
@@ -211,11 +211,11 @@ export class ProviderClient {
 
   /** Charges the wallet; answers ISSUED or PAID (then wait for ESIM_ISSUED or poll the order). */
   purchaseEsim(body: PurchaseEsimRequest, opts?: IdempotentCallOptions): Promise<EsimOrder> {
-    return this.#call(ENDPOINTS.purchaseEsim, { body, request: purchaseEsimRequestSchema, response: esimOrderAnswerSchema, ...opts });
+    return this.#call(ENDPOINTS.purchaseEsim, { body, request: purchaseEsimRequest, response: esimOrderAnswerSchema, ...opts });
   }
 
   rechargeEsim(body: RechargeEsimRequest, opts?: IdempotentCallOptions): Promise<EsimOrder> {
-    return this.#call(ENDPOINTS.rechargeEsim, { body, request: rechargeEsimRequestSchema, response: esimOrderAnswerSchema, ...opts });
+    return this.#call(ENDPOINTS.rechargeEsim, { body, request: rechargeEsimRequest, response: esimOrderAnswerSchema, ...opts });
   }
 
   getEsimOrder(orderNo: string, opts?: CallOptions): Promise<EsimOrder> {
@@ -257,11 +257,11 @@ export class ProviderClient {
   }
 }
 
-/** The provider's rules, checked before sending; the parsed value (unknown keys dropped) is what is sent. */
-function validateRequest(endpoint: EndpointDef, schema: z.ZodType, body: unknown): unknown {
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) throw localValidationFailed(endpoint.key, fieldErrorsFromZod(parsed.error));
-  return parsed.data;
+/** The provider's rules, checked before sending; the body with only the fields the provider knows is what is sent. */
+function validateRequest(endpoint: EndpointDef, request: Body<unknown>, body: unknown): unknown {
+  const errors = request.errors(body);
+  if (Object.keys(errors).length > 0) throw localValidationFailed(endpoint.key, errors);
+  return request.known(body);
 }
 
 /** An empty path parameter would address another endpoint (/cards/ instead of /cards/:id). */

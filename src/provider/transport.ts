@@ -22,7 +22,7 @@ import {
   type HeaderBag,
 } from './errors';
 import { RateBudget } from './rate-budget';
-import { API_BASE_PATH, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN } from './schemas';
+import { API_BASE_PATH, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN } from './api';
 
 export interface TransportOptions {
   /** Scheme, host and port (an optional path prefix is kept), with or without the trailing /open-api/v1. */

@@ -15,7 +15,7 @@ import {
   type FailureEnvelope,
   type HeaderBag,
 } from './errors';
-import type { PresignedUploadRequest, UploadContentType, UploadType } from './schemas';
+import type { PresignedUploadRequest, UploadContentType, UploadType } from './api';
 import type { PresignedUploadAnswer as PresignedUpload } from './answers';
 import { parseObject } from './transport';
 

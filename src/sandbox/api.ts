@@ -5,11 +5,10 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { z } from 'zod';
 import {
-  API_BASE_PATH, ENDPOINTS, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, fieldErrorsFromZod,
-  type EndpointDef, type EndpointKey, type FieldErrors,
-} from '../provider/schemas';
+  API_BASE_PATH, ENDPOINTS, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_RULE,
+  type Body, type EndpointDef, type EndpointKey, type FieldErrors,
+} from '../provider/api';
 import { ApiError, errorBody, successBody, validationFailed, type ApiResult, type ErrorBody } from './errors';
 import type { IdempotencyRule, KeyHandle } from './idempotency';
 import type { RateDecision } from './rate-limit';
@@ -58,10 +57,10 @@ async function serveApi(sb: Sandbox, endpoint: EndpointDef, handler: ApiHandler,
   const raw = rawBodyOf(req);
   const rejection = authenticate(sb, req, raw);
   if (rejection) {
-    setRateHeaders(reply, sb.rateLimiter.peek(sb.apiKey, endpoint.key, endpoint.rateClass));
+    setRateHeaders(reply, sb.rateLimiter.peek(sb.apiKey, endpoint.key, endpoint.rateLimitTier));
     return answer(rejection.status, rejection.body);
   }
-  const rate = sb.rateLimiter.take(sb.apiKey, endpoint.key, endpoint.rateClass);
+  const rate = sb.rateLimiter.take(sb.apiKey, endpoint.key, endpoint.rateLimitTier);
   setRateHeaders(reply, rate);
   if (!rate.allowed) {
     const seconds = Math.max(1, Math.ceil((rate.resetAt - sb.now()) / 1000));
@@ -179,7 +178,7 @@ export function endpointsForPath(path: string): EndpointDef[] {
 export function rateHeadersForUnrouted(sb: Sandbox, reply: FastifyReply, method: string, path: string): void {
   const candidates = endpointsForPath(path);
   const endpoint = candidates.find((e) => e.method === method) ?? candidates[0];
-  setRateHeaders(reply, sb.rateLimiter.peek(sb.apiKey, endpoint?.key ?? 'unmatched', endpoint?.rateClass ?? 'general'));
+  setRateHeaders(reply, sb.rateLimiter.peek(sb.apiKey, endpoint?.key ?? 'unmatched', endpoint?.rateLimitTier ?? 'general'));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -193,18 +192,17 @@ function idempotencyKeyOf(call: ApiCall): { key?: string; errors: FieldErrors } 
   if (value === undefined) {
     return call.endpoint.idempotency === 'required' ? { errors: { [IDEMPOTENCY_HEADER]: 'is required' } } : { errors: {} };
   }
-  if (!IDEMPOTENCY_KEY_PATTERN.test(value)) return { errors: { [IDEMPOTENCY_HEADER]: 'must be 1-64 characters of [a-zA-Z0-9_-]' } };
+  if (!IDEMPOTENCY_KEY_PATTERN.test(value)) return { errors: { [IDEMPOTENCY_HEADER]: IDEMPOTENCY_KEY_RULE } };
   return { key: value, errors: {} };
 }
 
 /**
  * Validates body and idempotency key together and throws one 400 naming every bad field.
- * `more` adds rules that need state (a BIN's conditions, token checks); the schema's own
- * message wins when both name a field.
+ * `more` adds rules that need state (a BIN's conditions, token checks); the request's own
+ * rule wins when both name a field. The body handed on holds only the fields the provider knows.
  */
-export function validate<S extends z.ZodType>(call: ApiCall, schema: S, more?: (raw: Record<string, unknown>) => FieldErrors): { data: z.infer<S>; key?: string } {
-  const parsed = schema.safeParse(call.body);
-  const errors: FieldErrors = parsed.success ? {} : fieldErrorsFromZod(parsed.error);
+export function validate<T>(call: ApiCall, request: Body<T>, more?: (raw: Record<string, unknown>) => FieldErrors): { data: T; key?: string } {
+  const errors = request.errors(call.body);
   const isObject = typeof call.body === 'object' && call.body !== null && !Array.isArray(call.body);
   if (more && isObject) {
     for (const [field, text] of Object.entries(more(call.body as Record<string, unknown>))) errors[field] ??= text;
@@ -212,7 +210,7 @@ export function validate<S extends z.ZodType>(call: ApiCall, schema: S, more?: (
   const key = call.endpoint.idempotency === 'none' ? { errors: {} } : idempotencyKeyOf(call);
   Object.assign(errors, key.errors);
   if (Object.keys(errors).length > 0) throw validationFailed(errors);
-  return { data: parsed.data as z.infer<S>, key: key.key };
+  return { data: request.known(call.body as T), key: key.key };
 }
 
 /**

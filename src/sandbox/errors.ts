@@ -2,8 +2,8 @@
  * The envelope and the one error type routes throw. The HTTP layer turns an ApiError into
  * {code, message, errors?}; anything else becomes a 500 INTERNAL_ERROR with no details.
  */
-import type { ApiErrorCode, FieldErrors } from '../provider/schemas';
-import { API_ERROR_CODES } from '../provider/schemas';
+import type { ApiErrorCode, FieldErrors } from '../provider/api';
+import { API_ERROR_CODES } from '../provider/api';
 
 export class ApiError extends Error {
   readonly status: number;

@@ -5,7 +5,7 @@
  * webhooks come without X-API-Key, eventId and createdAt. The `contract` profile (default)
  * answers exactly as CONTRACTS says; its shapes are unchanged by this module.
  */
-import type { ApiErrorCode, EndpointKey } from '../provider/schemas';
+import type { ApiErrorCode, EndpointKey } from '../provider/api';
 import type { SandboxProfile } from './config';
 
 const CARD_BIN = ['cardBinId', 'bin', 'brand', 'issuingCountry', 'currency', 'mobile', 'email', 'supportPin', 'requireKycCardholder'];

@@ -3,7 +3,7 @@
  * using the endpoint key, so every /cards/{id}/funding call shares one counter).
  * Windows are aligned to multiples of windowMs; Reset is the epoch ms the window ends.
  */
-import type { RateClass } from '../provider/schemas';
+import type { RateLimitTier } from '../provider/api';
 
 export interface RateLimits {
   windowMs: number;
@@ -28,16 +28,16 @@ export class RateLimiter {
   ) {}
 
   /** Counts one request (when allowed) and says whether it may proceed. */
-  take(project: string, endpointKey: string, rateClass: RateClass): RateDecision {
+  take(project: string, endpointKey: string, rateClass: RateLimitTier): RateDecision {
     return this.#decide(project, endpointKey, rateClass, true);
   }
 
   /** The counter's state without counting: for answers given before the caller is known. */
-  peek(project: string, endpointKey: string, rateClass: RateClass): RateDecision {
+  peek(project: string, endpointKey: string, rateClass: RateLimitTier): RateDecision {
     return this.#decide(project, endpointKey, rateClass, false);
   }
 
-  #decide(project: string, endpointKey: string, rateClass: RateClass, count: boolean): RateDecision {
+  #decide(project: string, endpointKey: string, rateClass: RateLimitTier, count: boolean): RateDecision {
     const { windowMs, ...perClass } = this.limits();
     const limit = perClass[rateClass];
     const now = this.now();

@@ -1,22 +1,42 @@
 /**
  * The rules a card request must meet, checked before any provider call: the provider's own
- * schemas (shared with the sandbox) plus the BIN's conditions. Pure: used by the issueCard
- * workflow, the card workflow's update validators and the operator CLI.
+ * request rules (provider/api/cards.ts, shared with the sandbox) plus the BIN's conditions.
+ * Pure and free of schema libraries: used by the issueCard workflow, the card workflow's update
+ * validators, the operator CLI and the sandbox.
  */
 import {
-  cardBinRequirementErrors,
-  createCardRequestSchema,
-  fieldErrorsFromZod,
-  fundCardRequestSchema,
-  idempotencyKeySchema,
-  pinSchema,
-  updateCardContactRequestSchema,
-  withdrawFromCardRequestSchema,
-  type BinConditions,
+  createCardRequest,
+  fundCardRequest,
+  pin as pinRule,
+  updateCardContactRequest,
+  withdrawFromCardRequest,
+  type CardBin,
   type CreateCardRequest,
-} from '../provider/schemas';
+} from '../provider/api/cards';
+import { idempotencyKey } from '../provider/api/endpoints';
+import { valueErrors } from '../provider/api/rules';
 import type { FieldErrors } from './failures';
 import type { CardView, ContactInput, IssueCardInput, MoneyMovementKind } from './types';
+
+/** The BIN's conditions as far as the provider stated them; an absent one is left to the provider. */
+export type BinConditions = Partial<Pick<CardBin, 'mobile' | 'email' | 'supportPin' | 'issuingCountry' | 'requireKycCardholder'>>;
+
+/**
+ * The rules that depend on the BIN (mobile, email, PIN, US billing address, KYC cardholder).
+ * Shared so the client can refuse early what the provider would refuse; returns {} when met.
+ */
+export function cardBinRequirementErrors(bin: BinConditions, body: Partial<CreateCardRequest>): FieldErrors {
+  const errors: FieldErrors = {};
+  if (bin.mobile) {
+    if (body.mobilePrefix === undefined) errors.mobilePrefix = 'is required for this cardBinId';
+    if (body.mobile === undefined) errors.mobile = 'is required for this cardBinId';
+  }
+  if (bin.email && body.email === undefined) errors.email = 'is required for this cardBinId';
+  if (bin.supportPin === false && body.pin !== undefined) errors.pin = 'is not supported by this cardBinId';
+  if (bin.issuingCountry === 'US' && body.billingAddress === undefined) errors.billingAddress = 'is required for a US cardBinId';
+  if (bin.requireKycCardholder && body.cardholderId === undefined) errors.cardholderId = 'is required for this cardBinId';
+  return errors;
+}
 
 /** The provider body of an issueCard input (our own options stripped). */
 export function createCardBody(input: IssueCardInput): CreateCardRequest {
@@ -26,9 +46,7 @@ export function createCardBody(input: IssueCardInput): CreateCardRequest {
 
 /** Field errors of an issueCard input; `bin` adds the BIN's conditions when known. */
 export function issueCardErrors(input: IssueCardInput, bin?: BinConditions): FieldErrors {
-  const errors: FieldErrors = {};
-  const parsed = createCardRequestSchema.safeParse(createCardBody(input));
-  if (!parsed.success) Object.assign(errors, fieldErrorsFromZod(parsed.error));
+  const errors = createCardRequest.errors(createCardBody(input));
   if (input.idempotencyKey !== undefined) Object.assign(errors, keyErrors(input.idempotencyKey));
   if (bin) {
     for (const [field, rule] of Object.entries(cardBinRequirementErrors(bin, input as Partial<CreateCardRequest>))) errors[field] ??= rule;
@@ -39,26 +57,23 @@ export function issueCardErrors(input: IssueCardInput, bin?: BinConditions): Fie
 export function moneyMovementErrors(kind: MoneyMovementKind, input: { cardId?: unknown; amount?: unknown; idempotencyKey?: unknown }): FieldErrors {
   const errors: FieldErrors = {};
   if (typeof input.cardId !== 'string' || input.cardId.length === 0) errors.cardId = 'is required';
-  const schema = kind === 'funding' ? fundCardRequestSchema : withdrawFromCardRequestSchema;
-  const parsed = schema.safeParse({ amount: input.amount });
-  if (!parsed.success) Object.assign(errors, fieldErrorsFromZod(parsed.error));
+  const request = kind === 'funding' ? fundCardRequest : withdrawFromCardRequest;
+  Object.assign(errors, request.errors({ amount: input.amount }));
   if (input.idempotencyKey !== undefined) Object.assign(errors, keyErrors(input.idempotencyKey));
   return errors;
 }
 
 export function pinErrors(pin: unknown): FieldErrors {
-  const parsed = pinSchema.safeParse(pin);
-  return parsed.success ? {} : { pin: parsed.error.issues[0].message };
+  return valueErrors('pin', pinRule, pin);
 }
 
 export function contactErrors(contact: ContactInput): FieldErrors {
-  const parsed = updateCardContactRequestSchema.safeParse(contact);
-  return parsed.success ? {} : fieldErrorsFromZod(parsed.error);
+  return updateCardContactRequest.errors(contact);
 }
 
-function keyErrors(key: unknown): FieldErrors {
-  const parsed = idempotencyKeySchema.safeParse(key);
-  return parsed.success ? {} : { idempotencyKey: parsed.error.issues[0].message };
+/** An idempotency key we send: the provider's rule for X-Idempotency-Key. */
+export function keyErrors(key: unknown, field = 'idempotencyKey'): FieldErrors {
+  return valueErrors(field, idempotencyKey, key);
 }
 
 export function hasErrors(errors: FieldErrors): boolean {

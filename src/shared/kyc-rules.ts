@@ -1,13 +1,13 @@
 /**
  * The rules an onboardCardholder input must meet, checked before any provider call: the
- * provider's own KYC form schema (shared with the sandbox), with each document standing in
- * for the fileToken it will become, plus the shape of the document references. Pure: used
- * by the workflow and by the operator CLI.
+ * provider's own KYC request rules (provider/api/kyc.ts, shared with the sandbox), with each
+ * document standing in for the fileToken it will become, plus the shape of the document
+ * references. Pure and free of schema libraries: used by the workflow and by the operator CLI.
  */
 import {
-  fieldErrorsFromZod, KYC_IMAGE_SLOTS, kycAutoRequestSchema, kycFormRequestSchema, kycManualRequestSchema, UPLOAD_CONTENT_TYPES,
+  KYC_IMAGE_SLOTS, kycAutoRequest, kycFormRequest, kycManualRequest, UPLOAD_CONTENT_TYPES,
   type KycAutoRequest, type KycFormRequest, type KycManualRequest, type UploadType,
-} from '../provider/schemas';
+} from '../provider/api/kyc';
 import type { FieldErrors } from './failures';
 import type { DocumentRef, HostedKycInput, KycDocuments, ManualKycInput, OnboardCardholderInput, OnboardInput } from './types';
 
@@ -63,14 +63,14 @@ export function kycFormBody(input: OnboardCardholderInput, tokens: Record<string
     if (tokens[`documents.${slot}`] !== undefined) body[tokenField] = tokens[`documents.${slot}`];
   }
   if (Array.isArray(documents.attachments)) body.attachments = documents.attachments.map((_, i) => tokens[`documents.attachments.${i}`]);
-  return body as KycFormRequest;
+  return body as unknown as KycFormRequest;
 }
 
 /** Field errors of any onboarding input, by its mode. */
 export function onboardErrors(input: OnboardInput): FieldErrors {
   const mode = kycModeOf(input);
   if (mode === 'manual') return manualKycErrors(input as ManualKycInput);
-  if (mode === 'hosted') return schemaErrors(kycAutoRequestSchema.safeParse(hostedKycBody(input as HostedKycInput)));
+  if (mode === 'hosted') return kycAutoRequest.errors(hostedKycBody(input as HostedKycInput));
   return onboardCardholderErrors(input as OnboardCardholderInput);
 }
 
@@ -94,7 +94,7 @@ function manualKycErrors(input: ManualKycInput): FieldErrors {
   const slots = manualDocumentSlots(input);
   const placeholders = Object.fromEntries(slots.map((s, i) => [s.field, `placeholder${i}`]));
   const errors: FieldErrors = {};
-  for (const [field, rule] of Object.entries(schemaErrors(kycManualRequestSchema.safeParse(manualKycBody(input, placeholders))))) {
+  for (const [field, rule] of Object.entries(kycManualRequest.errors(manualKycBody(input, placeholders)))) {
     errors[documentField(field)] ??= rule.replace('fileTokens', 'documents');
   }
   for (const slot of slots) {
@@ -104,21 +104,16 @@ function manualKycErrors(input: ManualKycInput): FieldErrors {
   return errors;
 }
 
-function schemaErrors(parsed: { success: boolean; error?: Parameters<typeof fieldErrorsFromZod>[0] }): FieldErrors {
-  return parsed.success || !parsed.error ? {} : fieldErrorsFromZod(parsed.error);
-}
-
 /** Field errors of an onboardCardholder input, documents named by their place in the input (documents.idBack, …). */
 export function onboardCardholderErrors(input: OnboardCardholderInput): FieldErrors {
   const errors: FieldErrors = {};
   const documents = isObject(input?.documents) ? (input.documents as KycDocuments) : undefined;
   if (!documents) errors.documents = 'is required: an object of document references';
   const slots = documents ? documentSlots(documents) : [];
-  // Distinct placeholders stand in for the tokens, so that the schema judges the documents' presence and count.
+  // Distinct placeholders stand in for the tokens, so that the form's rules judge the documents' presence and count.
   const placeholders = Object.fromEntries(slots.map((s, i) => [s.field, `ftok_placeholder${i}`]));
-  const parsed = kycFormRequestSchema.safeParse(kycFormBody(input, placeholders));
-  if (!parsed.success) {
-    for (const [field, rule] of Object.entries(fieldErrorsFromZod(parsed.error))) errors[documentField(field)] ??= rule.replace('fileTokens', 'documents');
+  for (const [field, rule] of Object.entries(kycFormRequest.errors(kycFormBody(input, placeholders)))) {
+    errors[documentField(field)] ??= rule.replace('fileTokens', 'documents');
   }
   for (const slot of slots) Object.assign(errors, documentRefErrors(slot.field, slot.ref));
   return errors;

@@ -20,7 +20,7 @@ import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import type { Config } from '../config';
 import { createDataConverter } from '../codec/payload-codec';
 import { ValueSealer } from '../codec/sealed-value';
-import type { CardSensitive } from '../provider/schemas';
+import type { CardSensitive } from '../provider/api';
 import { toCardView } from '../shared/card-rules';
 import { entityWorkflowId } from '../shared/ids';
 import { signalEntity } from '../temporal/entity-signals';

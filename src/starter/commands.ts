@@ -3,14 +3,11 @@
  * into a validated plan (`parse`, before anything starts; UsageError → exit 2) and runs the
  * plan through the typed client (`run`). The runner in run.ts does the rest.
  */
-import type { z } from 'zod';
-import { createPayoutRequestSchema, fieldErrorsFromZod, kycFormRequestSchema, purchaseEsimRequestSchema, rechargeEsimRequestSchema } from '../provider/schemas';
+import { createPayoutRequest, KYC_FORM_FIELDS, purchaseEsimRequest, rechargeEsimRequest } from '../provider/api';
 import type { CardBinAnswer } from '../provider/answers';
 import type { ProviderClient } from '../provider/client';
-import { issueCardErrors, moneyMovementErrors } from '../shared/card-rules';
-import type { FieldErrors } from '../shared/failures';
+import { issueCardErrors, keyErrors, moneyMovementErrors } from '../shared/card-rules';
 import type { IssueCardInput, MoneyMovementInput, MoneyMovementKind } from '../shared/types';
-import { idempotencyKeySchema } from '../provider/schemas';
 import { UsageError, assertNoErrors, cents, documentRef, flag, listFlag, readJsonObject, type Flags } from './args';
 import type { CardIssuingClient, FlowHandle } from './client';
 import type { KycDocuments, OnboardCardholderInput, SendPayoutInput } from './flow-types';
@@ -71,14 +68,10 @@ function cardIdArg(value: string | undefined, what = 'ID'): string {
 
 function keyFlag(flags: Flags): string | undefined {
   const key = flag(flags, 'key');
-  if (key !== undefined && !idempotencyKeySchema.safeParse(key).success) throw new UsageError('--key must be 1-64 characters of [a-zA-Z0-9_-]');
+  if (key !== undefined) assertNoErrors(keyErrors(key), { idempotencyKey: '--key' });
   return key;
 }
 
-/** The field errors of a schema check, none when it passed. */
-function schemaErrors(result: z.ZodSafeParseResult<unknown>): FieldErrors {
-  return result.success ? {} : fieldErrorsFromZod(result.error);
-}
 
 // --- issue-card ---------------------------------------------------------------------------
 
@@ -175,7 +168,6 @@ function moneyCommand(kind: MoneyMovementKind): Command<{ input: MoneyMovementIn
 // --- kyc ----------------------------------------------------------------------------------
 
 /** The form's own fields: the fileTokens come from the documents, uploaded by the workflow. */
-const KYC_FORM_FIELDS = Object.keys(kycFormRequestSchema.shape).filter((k) => !k.endsWith('Token') && k !== 'attachments');
 
 const KYC_DOCUMENT_FLAGS = {
   'documents.idFront': '--id-front',
@@ -224,7 +216,7 @@ const esimBuy: Command<{ planNo: string; idempotencyKey?: string; workflowId?: s
   options: { plan: str, key: str, ...workflowIdOption },
   parse(flags) {
     const planNo = flag(flags, 'plan', true);
-    assertNoErrors(schemaErrors(purchaseEsimRequestSchema.safeParse({ planNo })), { planNo: '--plan' });
+    assertNoErrors(purchaseEsimRequest.errors({ planNo }), { planNo: '--plan' });
     return definedOnly({ planNo, idempotencyKey: keyFlag(flags), workflowId: flag(flags, 'workflow-id') });
   },
   async run({ workflowId, ...input }, ctx) {
@@ -239,7 +231,7 @@ const esimRecharge: Command<{ esimNo: string; idempotencyKey?: string; workflowI
   options: { esim: str, key: str, ...workflowIdOption },
   parse(flags) {
     const esimNo = flag(flags, 'esim', true);
-    assertNoErrors(schemaErrors(rechargeEsimRequestSchema.safeParse({ esimNo })), { esimNo: '--esim' });
+    assertNoErrors(rechargeEsimRequest.only('esimNo').errors({ esimNo }), { esimNo: '--esim' });
     return definedOnly({ esimNo, idempotencyKey: keyFlag(flags), workflowId: flag(flags, 'workflow-id') });
   },
   async run({ workflowId, ...input }, ctx) {
@@ -254,7 +246,7 @@ const payout: Command<{ merOrderNo: string; workflowId?: string }> = {
   options: { 'mer-order-no': str, ...workflowIdOption },
   parse(flags) {
     const merOrderNo = flag(flags, 'mer-order-no', true);
-    assertNoErrors(schemaErrors(createPayoutRequestSchema.pick({ merOrderNo: true }).safeParse({ merOrderNo })), { merOrderNo: '--mer-order-no' });
+    assertNoErrors(createPayoutRequest.only('merOrderNo').errors({ merOrderNo }), { merOrderNo: '--mer-order-no' });
     return definedOnly({ merOrderNo, workflowId: flag(flags, 'workflow-id') });
   },
   async run({ merOrderNo, workflowId }, ctx) {
@@ -287,7 +279,7 @@ const payoutSend: Command<{ input: SendPayoutInput; workflowId?: string }> = {
       idempotencyKey: keyFlag(flags),
     });
     const { idempotencyKey: _key, ...request } = input;
-    assertNoErrors(schemaErrors(createPayoutRequestSchema.safeParse(request)), PAYOUT_FLAGS);
+    assertNoErrors(createPayoutRequest.errors(request), PAYOUT_FLAGS);
     return { input, workflowId: flag(flags, 'workflow-id') };
   },
   async run({ input, workflowId }, ctx) {
@@ -321,7 +313,7 @@ const esimUsage: Command<string> = {
   options: { esim: str },
   parse(flags) {
     const esimNo = flag(flags, 'esim', true);
-    assertNoErrors(schemaErrors(rechargeEsimRequestSchema.pick({ esimNo: true }).safeParse({ esimNo })), { esimNo: '--esim' });
+    assertNoErrors(rechargeEsimRequest.only('esimNo').errors({ esimNo }), { esimNo: '--esim' });
     return esimNo;
   },
   async run(esimNo, ctx) {

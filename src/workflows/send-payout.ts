@@ -10,8 +10,8 @@
  */
 import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PayoutAnswer } from '../provider/answers';
-import { createPayoutRequestSchema, fieldErrorsFromZod, idempotencyKeySchema } from '../provider/schemas';
-import { describeErrors, hasErrors } from '../shared/card-rules';
+import { createPayoutRequest } from '../provider/api/payouts';
+import { describeErrors, hasErrors, keyErrors } from '../shared/card-rules';
 import { FailureType, shortfallOf, type FieldErrors } from '../shared/failures';
 import { phaseOf } from '../shared/statuses';
 import { deriveIdempotencyKey } from '../shared/ids';
@@ -39,12 +39,6 @@ export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> 
 
 function sendPayoutErrors(input: SendPayoutInput): FieldErrors {
   const { idempotencyKey, timings: _timings, ...request } = input;
-  const errors: FieldErrors = {};
-  const parsed = createPayoutRequestSchema.safeParse(request);
-  if (!parsed.success) Object.assign(errors, fieldErrorsFromZod(parsed.error));
-  if (idempotencyKey !== undefined) {
-    const key = idempotencyKeySchema.safeParse(idempotencyKey);
-    if (!key.success) errors.idempotencyKey = key.error.issues[0].message;
-  }
-  return errors;
+  const errors: FieldErrors = createPayoutRequest.errors(request);
+  return idempotencyKey === undefined ? errors : { ...errors, ...keyErrors(idempotencyKey) };
 }

@@ -9,7 +9,7 @@
  * input, NotFound, or the deadline passed.
  */
 import { upsertSearchAttributes } from '@temporalio/workflow';
-import { createPayoutRequestSchema } from '../provider/schemas';
+import { createPayoutRequest } from '../provider/api/payouts';
 import type { PayoutAnswer as Payout } from '../provider/answers';
 import { FailureType } from '../shared/failures';
 import { FLOW_KIND } from '../shared/search-attributes';
@@ -24,9 +24,8 @@ export async function trackPayout(input: TrackPayoutInput): Promise<Payout> {
 }
 
 function assertValid(input: TrackPayoutInput): void {
-  const parsed = createPayoutRequestSchema.shape.merOrderNo.safeParse(input?.merOrderNo);
-  if (!parsed.success) {
-    const errors = { merOrderNo: parsed.error.issues[0].message };
+  const errors = createPayoutRequest.only('merOrderNo').errors({ merOrderNo: input?.merOrderNo });
+  if (errors.merOrderNo !== undefined) {
     failWith(FailureType.ValidationFailed, `invalid payout tracking request: merOrderNo ${errors.merOrderNo}`, [{ errors }]);
   }
 }

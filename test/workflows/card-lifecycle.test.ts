@@ -2,7 +2,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { CardIssuingClient } from '../../src/starter/client';
 import { ValueSealer } from '../../src/codec/sealed-value';
-import type { CardSensitive } from '../../src/provider/schemas';
+import type { CardSensitive } from '../../src/provider/api';
 import { entityWorkflowId } from '../../src/shared/ids';
 import {
   cardStateQuery,

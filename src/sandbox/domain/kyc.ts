@@ -4,9 +4,9 @@
  * kycReviewMs (idNumber REJECT… is rejected) or by a control call.
  */
 import {
-  KYC_IMAGE_SLOTS, RESTRICTED_JURISDICTIONS, type FieldErrors, type KycCardholder, type PresignedUpload,
+  KYC_IMAGE_SLOTS, RESTRICTED_JURISDICTIONS, type FieldErrors, type KycCardholder, type KycImageSlot, type PresignedUpload,
   type PresignedUploadRequest, type UploadType,
-} from '../../provider/schemas';
+} from '../../provider/api';
 import { ApiError, notFound } from '../errors';
 import { newId, randomChars } from '../ids';
 import { EXTERNAL, InsufficientBalance, WALLET } from '../ledger';
@@ -53,10 +53,11 @@ export function tokenErrors(sb: Sandbox, uses: TokenUse[]): FieldErrors {
   return errors;
 }
 
-export function formTokenUses(body: Record<string, unknown>): TokenUse[] {
+export function formTokenUses(body: Partial<Record<KycImageSlot | 'attachments', unknown>>): TokenUse[] {
   const uses: TokenUse[] = [];
-  for (const [slot, type] of Object.entries(KYC_IMAGE_SLOTS)) {
-    if (typeof body[slot] === 'string') uses.push({ field: slot, token: body[slot] as string, type });
+  for (const [slot, type] of Object.entries(KYC_IMAGE_SLOTS) as Array<[KycImageSlot, UploadType]>) {
+    const token = body[slot];
+    if (typeof token === 'string') uses.push({ field: slot, token, type });
   }
   if (Array.isArray(body.attachments)) {
     body.attachments.forEach((t, i) => typeof t === 'string' && uses.push({ field: `attachments.${i}`, token: t }));

@@ -1,8 +1,9 @@
 /** Card endpoints: BINs, issue, read, sensitive data, funding, withdrawal, freeze, PIN, contact, delete. */
 import {
-  cardBinRequirementErrors, createCardRequestSchema, fundCardRequestSchema, updateCardContactRequestSchema,
-  updateCardPinRequestSchema, withdrawFromCardRequestSchema, type CardBin, type CreateCardRequest,
-} from '../../provider/schemas';
+  createCardRequest, fundCardRequest, updateCardContactRequest,
+  updateCardPinRequest, withdrawFromCardRequest, type CardBin, type CreateCardRequest,
+} from '../../provider/api';
+import { cardBinRequirementErrors } from '../../shared/card-rules';
 import { idempotent, validate, type ApiCall, type ApiHandlers } from '../api';
 import {
   cardView, deleteCard, findBin, fundCard, getCard, issueCard, sensitiveView, setFrozen, updateContact, updatePin, withdrawFromCard,
@@ -33,7 +34,7 @@ export const cardRoutes = {
   listCardBins: () => ok(CARD_BINS.map((b) => ({ ...b }))),
 
   createCard: (call) => {
-    const { data, key } = validate(call, createCardRequestSchema, binErrors);
+    const { data, key } = validate(call, createCardRequest, binErrors);
     const bin = findBin(data.cardBinId) as CardBin;
     // Success is kept 24 h; any failure releases the key at once.
     return idempotent(call, key, { failure: 'release', ttlMs: DAY_MS }, () => ok(cardView(call.sandbox, issueCard(call.sandbox, bin, data))));
@@ -44,7 +45,7 @@ export const cardRoutes = {
   getCardSensitive: (call) => ok(sensitiveView(getCard(call.sandbox, call.params.cardId))),
 
   fundCard: (call) => {
-    const { data, key } = validate(call, fundCardRequestSchema);
+    const { data, key } = validate(call, fundCardRequest);
     const card = getCard(call.sandbox, call.params.cardId);
     return idempotent(
       call, key, { failure: 'terminal', operationType: 'FUNDING' },
@@ -58,7 +59,7 @@ export const cardRoutes = {
   },
 
   withdrawFromCard: (call) => {
-    const { data, key } = validate(call, withdrawFromCardRequestSchema);
+    const { data, key } = validate(call, withdrawFromCardRequest);
     const card = getCard(call.sandbox, call.params.cardId);
     return idempotent(
       call, key, { failure: 'terminal', operationType: 'WITHDRAWAL' },
@@ -75,7 +76,7 @@ export const cardRoutes = {
   unfreezeCard: cardAction((call, card) => setFrozen(call.sandbox, card, false)),
 
   updateCardPin: (call) => {
-    const { data } = validate(call, updateCardPinRequestSchema);
+    const { data } = validate(call, updateCardPinRequest);
     const card = getCard(call.sandbox, call.params.cardId);
     if (!card.bin.supportPin) throw validationFailed({ pin: "is not supported by this card's BIN" });
     updatePin(call.sandbox, card, data.pin);
@@ -83,7 +84,7 @@ export const cardRoutes = {
   },
 
   updateCardContact: (call) => {
-    const { data } = validate(call, updateCardContactRequestSchema);
+    const { data } = validate(call, updateCardContactRequest);
     const card = getCard(call.sandbox, call.params.cardId);
     updateContact(call.sandbox, card, data);
     return ok(cardView(call.sandbox, card));

@@ -4,7 +4,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { fieldErrorsFromZod, PAYOUT_STATUSES } from '../../provider/schemas';
+import { PAYOUT_STATUSES } from '../../provider/api';
+import { fieldErrorsFromZod } from '../../shared/zod-field-errors';
 import { rawBodyOf, send } from '../api';
 import { mergeSandboxConfig } from '../config';
 import { cardView, expireCard, finishProvisioning, getCard, simulateTransaction } from '../domain/cards';

@@ -1,5 +1,5 @@
 /** eSIM endpoints: catalog, purchase, recharge, order lookup, usage. */
-import { purchaseEsimRequestSchema, rechargeEsimRequestSchema, type FieldErrors } from '../../provider/schemas';
+import { purchaseEsimRequest, rechargeEsimRequest, type FieldErrors } from '../../provider/api';
 import { idempotent, validate, type ApiCall, type ApiHandlers } from '../api';
 import { getOrder, orderView, placedOrderView, planView, purchase, recharge, usage, waitForIssuance } from '../domain/esim';
 import { ESIM_PLANS } from '../fixtures';
@@ -25,14 +25,14 @@ export const esimRoutes = {
   listEsimPlans: () => ok(ESIM_PLANS.map(planView)),
 
   purchaseEsim: (call) => {
-    const { data, key } = validate(call, purchaseEsimRequestSchema);
+    const { data, key } = validate(call, purchaseEsimRequest);
     return idempotent(call, key, { failure: 'terminal', operationType: 'ESIM_PURCHASE' }, (handle) =>
       placeOrder(call, handle, (k, opId) => purchase(call.sandbox, data.planNo, k, opId)),
     );
   },
 
   rechargeEsim: (call) => {
-    const { data, key } = validate(call, rechargeEsimRequestSchema, (raw): FieldErrors => {
+    const { data, key } = validate(call, rechargeEsimRequest, (raw): FieldErrors => {
       const esim = typeof raw.esimNo === 'string' ? call.sandbox.state.esims.get(raw.esimNo) : undefined;
       return esim && raw.planNo !== undefined && raw.planNo !== esim.planNo ? { planNo: "must be the eSIM's current plan (no plan switching)" } : {};
     });

@@ -1,7 +1,7 @@
 /** KYC endpoints: presigned uploads, form / manual / hosted submissions, status query. */
 import {
-  kycAutoRequestSchema, kycFormRequestSchema, kycManualRequestSchema, presignedUploadRequestSchema,
-} from '../../provider/schemas';
+  kycAutoRequest, kycFormRequest, kycManualRequest, presignedUploadRequest,
+} from '../../provider/api';
 import { validate, type ApiHandlers } from '../api';
 import { acceptSubmission, cardholderView, createUpload, formTokenUses, restrictedJurisdictionErrors, tokenErrors } from '../domain/kyc';
 import { ok } from '../errors';
@@ -10,13 +10,13 @@ const SCREENED_FIELDS = ['nationality', 'country', 'livingCountry'];
 
 export const kycRoutes = {
   createPresignedUpload: (call) => {
-    const { data } = validate(call, presignedUploadRequestSchema);
+    const { data } = validate(call, presignedUploadRequest);
     return ok(createUpload(call.sandbox, data));
   },
 
   submitKycForm: (call) => {
     // Every check before anything is consumed: a 400 (restricted country included) leaves the tokens usable.
-    const { data } = validate(call, kycFormRequestSchema, (raw) => ({
+    const { data } = validate(call, kycFormRequest, (raw) => ({
       ...tokenErrors(call.sandbox, formTokenUses(raw)),
       ...restrictedJurisdictionErrors(raw, SCREENED_FIELDS),
     }));
@@ -33,7 +33,7 @@ export const kycRoutes = {
   },
 
   submitKycManual: (call) => {
-    const { data } = validate(call, kycManualRequestSchema, (raw) =>
+    const { data } = validate(call, kycManualRequest, (raw) =>
       tokenErrors(
         call.sandbox,
         (Array.isArray(raw.attachments) ? raw.attachments : []).flatMap((t, i) => (typeof t === 'string' ? [{ field: `attachments.${i}`, token: t, pdfOnly: true }] : [])),
@@ -46,7 +46,7 @@ export const kycRoutes = {
   },
 
   startHostedKyc: (call) => {
-    const { data } = validate(call, kycAutoRequestSchema);
+    const { data } = validate(call, kycAutoRequest);
     const holder = acceptSubmission(call.sandbox, { mode: 'AUTO', firstName: data.firstName, lastName: data.lastName, tokens: [] });
     return ok({ id: holder.id, kycStatus: holder.kycStatus, mode: holder.mode, verificationUrl: `${call.sandbox.baseUrl}/hosted-kyc/${holder.id}` });
   },

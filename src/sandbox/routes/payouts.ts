@@ -1,5 +1,5 @@
 /** Payout endpoints: create (X-Idempotency-Key required) and lookup by merOrderNo. */
-import { createPayoutRequestSchema } from '../../provider/schemas';
+import { createPayoutRequest } from '../../provider/api';
 import { idempotent, validate, type ApiHandlers } from '../api';
 import { createPayout, getPayout, payoutView } from '../domain/payouts';
 import { ok, validationFailed } from '../errors';
@@ -8,7 +8,7 @@ import { PAYOUT_QUOTE_RATES } from '../fixtures';
 export const payoutRoutes = {
   createPayout: (call) => {
     const sb = call.sandbox;
-    const { data, key } = validate(call, createPayoutRequestSchema, (raw) => ({
+    const { data, key } = validate(call, createPayoutRequest, (raw) => ({
       ...(typeof raw.arriveCurrency === 'string' && /^[A-Z]{3}$/.test(raw.arriveCurrency) && !(raw.arriveCurrency in PAYOUT_QUOTE_RATES)
         ? { arriveCurrency: `must be a supported currency: ${Object.keys(PAYOUT_QUOTE_RATES).join(', ')}` }
         : {}),

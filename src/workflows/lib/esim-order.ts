@@ -7,10 +7,10 @@
  * order's entity workflow) or polling GET /esim/orders/{orderNo} says how it ended.
  */
 import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { idempotencyKeySchema, purchaseEsimRequestSchema, rechargeEsimRequestSchema, fieldErrorsFromZod } from '../../provider/schemas';
+import { purchaseEsimRequest, rechargeEsimRequest } from '../../provider/api/esim';
 import type { EsimOrderAnswer as EsimOrder } from '../../provider/answers';
 import type { EsimOrderRequest } from '../../activities/esim';
-import { describeErrors, hasErrors } from '../../shared/card-rules';
+import { describeErrors, hasErrors, keyErrors } from '../../shared/card-rules';
 import { FailureType, type FieldErrors } from '../../shared/failures';
 import { idempotencyKeyFor } from './keys';
 import { FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
@@ -76,13 +76,7 @@ function assertValid(input: EsimOrderInput): void {
 }
 
 function esimOrderErrors(input: EsimOrderInput): FieldErrors {
-  const errors: FieldErrors = {};
-  const parsed =
-    input.kind === 'purchase' ? purchaseEsimRequestSchema.safeParse({ planNo: input.planNo }) : rechargeEsimRequestSchema.safeParse({ esimNo: input.esimNo });
-  if (!parsed.success) Object.assign(errors, fieldErrorsFromZod(parsed.error));
-  if (input.idempotencyKey !== undefined) {
-    const key = idempotencyKeySchema.safeParse(input.idempotencyKey);
-    if (!key.success) errors.idempotencyKey = key.error.issues[0].message;
-  }
-  return errors;
+  const errors: FieldErrors =
+    input.kind === 'purchase' ? purchaseEsimRequest.errors({ planNo: input.planNo }) : rechargeEsimRequest.errors({ esimNo: input.esimNo });
+  return input.idempotencyKey === undefined ? errors : { ...errors, ...keyErrors(input.idempotencyKey) };
 }

@@ -1,0 +1,56 @@
+/** Payouts: the request we send (shape not shown by the spec) and the Payout order. */
+import { anyString, Body, integer, optional, pattern, required, text } from './rules';
+
+export const PAYOUT_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
+export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
+export const PAYMENT_TYPES = ['BANK_TRANSFER', 'SWIFT', 'LOCAL_TRANSFER'] as const;
+
+export interface CreatePayoutRequest {
+  merOrderNo: string;
+  paymentType: string;
+  arriveCurrency: string;
+  /** Minor units of arriveCurrency. */
+  arriveAmount: number;
+  payeeFirstName: string;
+  payeeLastName: string;
+  payeeAccountNo: string;
+  remark?: string;
+}
+
+/**
+ * POST /payouts: shape not shown. Our choice: the Payout order's own fields that describe the
+ * request, with the types the spec gives them (docs/provider-fidelity.md); the provider's 400
+ * decides everything else.
+ */
+export const createPayoutRequest = new Body<CreatePayoutRequest>({
+  merOrderNo: required(text(Number.MAX_SAFE_INTEGER)),
+  paymentType: required(text(Number.MAX_SAFE_INTEGER)),
+  arriveCurrency: required(pattern(/^[A-Z]{3}$/, 'must be a currency code (ISO 4217, upper case)')),
+  arriveAmount: required(integer('must be an integer')),
+  payeeFirstName: required(text(Number.MAX_SAFE_INTEGER)),
+  payeeLastName: required(text(Number.MAX_SAFE_INTEGER)),
+  payeeAccountNo: required(text(Number.MAX_SAFE_INTEGER)),
+  remark: optional(anyString()),
+});
+
+export interface Payout {
+  merOrderNo: string;
+  status: PayoutStatus;
+  paymentType: string;
+  arriveCurrency: string;
+  arriveAmount: number;
+  /** arriveCurrency units per USD. */
+  quoteRate: number;
+  /** USD cents debited from the wallet. */
+  settleAmount: number;
+  payeeFirstName: string;
+  payeeLastName: string;
+  payeeAccountNo: string;
+  remark: string;
+  failureReason?: string;
+  operationId: string;
+  createdAt: number;
+  /** Set when the payout reaches a terminal status. */
+  completedAt: number | null;
+  canCancel: boolean;
+}

@@ -1,0 +1,167 @@
+/**
+ * The building blocks of the provider's request rules: plain checks, no schema library.
+ *
+ * Why not zod here: workflow code validates its input with these rules, and the Temporal SDK
+ * evaluates a workflow bundle's modules again in every workflow context. zod alone holds about
+ * 2.5 MB per context, which made a parked flow cost 8.7 times a bare workflow
+ * (docs/performance.md, P3 and P4). zod still reads the provider's answers, in activities.
+ *
+ * Messages are short rules ("must be an integer between 100 and 4000000"), keyed by the
+ * field's dotted path; a missing required field reads "is required". The sandbox returns them
+ * verbatim in its 400 `errors` map, and the client refuses the same bodies before sending.
+ */
+import type { FieldErrors } from '../../shared/failures';
+
+export type { FieldErrors };
+
+/** Checks one present value; answers the rule it breaks, or undefined. */
+export type Rule = (value: unknown) => string | undefined;
+
+/** Checks a value at `path` (absent values included) and names every bad field under it. */
+export type Check = (value: unknown, path: string) => FieldErrors;
+
+export interface Field {
+  check: Check;
+  optional: boolean;
+  /** A nested object's own rules, so that its unknown fields are dropped too. */
+  body?: Body<unknown>;
+}
+
+export type Fields = Record<string, Field>;
+
+const REQUIRED = 'is required';
+
+function at(path: string, rule: string): FieldErrors {
+  return { [path]: rule };
+}
+
+/** A value made of parts (an object, an array) whose rules name the parts' own paths. */
+export interface Composite {
+  errorsAt(value: unknown, path: string): FieldErrors;
+}
+
+/** A field that must be present and meet `rule`. */
+export function required(rule: Rule | Composite): Field {
+  if (typeof rule === 'function') return { check: leaf(rule), optional: false };
+  const check: Check = (v, p) => (v === undefined ? at(p, REQUIRED) : rule.errorsAt(v, p));
+  return rule instanceof Body ? { check, optional: false, body: rule } : { check, optional: false };
+}
+
+/** A field that may be absent; when present it meets `rule`. */
+export function optional(rule: Rule | Composite): Field {
+  const field = required(rule);
+  return { ...field, check: (v, p) => (v === undefined ? {} : field.check(v, p)), optional: true };
+}
+
+/** An array: `text` is the rule for the array itself (not an array, too short or too long), `item` each element's. */
+export function list(text: string, item: Rule, bounds: { min?: number; max?: number } = {}): Composite {
+  const { min = 0, max = Number.MAX_SAFE_INTEGER } = bounds;
+  return {
+    errorsAt(value, path) {
+      if (!Array.isArray(value)) return at(path, text);
+      const errors: FieldErrors = value.length < min || value.length > max ? at(path, text) : {};
+      value.forEach((v, i) => Object.assign(errors, leaf(item)(v, `${path}.${i}`)));
+      return errors;
+    },
+  };
+}
+
+function leaf(rule: Rule): Check {
+  return (value, path) => {
+    const broken = value === undefined ? REQUIRED : rule(value);
+    return broken === undefined ? {} : at(path, broken);
+  };
+}
+
+/** A JSON object's rules: its fields, and rules across fields that run once it is an object. */
+export class Body<T> implements Composite {
+  constructor(
+    readonly fields: Fields,
+    readonly across?: (body: Record<string, unknown>) => FieldErrors,
+  ) {}
+
+  /** Every broken rule of `value`; {} when it meets them all. A field's own rule wins over a rule across fields. */
+  errors(value: unknown): FieldErrors {
+    return this.errorsAt(value, '');
+  }
+
+  errorsAt(value: unknown, path: string): FieldErrors {
+    if (!isRecord(value)) return at(path || 'body', path ? 'must be an object' : 'must be a JSON object');
+    const errors: FieldErrors = {};
+    for (const [name, field] of Object.entries(this.fields)) Object.assign(errors, field.check(value[name], path ? `${path}.${name}` : name));
+    for (const [name, rule] of Object.entries(this.across?.(value) ?? {})) errors[path ? `${path}.${name}` : name] ??= rule;
+    return errors;
+  }
+
+  /** The body as sent and stored: only the fields the provider knows, nested ones included. */
+  known(value: unknown): T {
+    const source = value as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [name, field] of Object.entries(this.fields)) {
+      if (source[name] === undefined) continue;
+      out[name] = field.body && isRecord(source[name]) ? field.body.known(source[name]) : source[name];
+    }
+    return out as T;
+  }
+
+  /** The same rules for some fields only (the CLI checks one flag at a time). */
+  only<K extends keyof T & string>(...names: K[]): Body<Pick<T, K>> {
+    return new Body(Object.fromEntries(names.map((n) => [n, this.fields[n]])));
+  }
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+// ---------------------------------------------------------------------------------------
+// Rules
+// ---------------------------------------------------------------------------------------
+
+export function anyString(): Rule {
+  return (v) => (typeof v === 'string' ? undefined : 'must be a string');
+}
+
+/** A string of `min` to `max` characters (UTF-16 units, as the provider's JSON counts them). */
+export function text(max: number, min = 1): Rule {
+  const rule = min > 0 ? `must be a string of ${min} to ${max} characters` : `must be a string of at most ${max} characters`;
+  return (v) => (typeof v === 'string' && v.length >= min && v.length <= max ? undefined : rule);
+}
+
+export function pattern(re: RegExp, rule: string, maxLength?: { max: number; rule: string }): Rule {
+  return (v) => {
+    if (typeof v !== 'string' || !re.test(v)) return rule;
+    return maxLength && v.length > maxLength.max ? maxLength.rule : undefined;
+  };
+}
+
+export function oneOf(values: readonly string[]): Rule {
+  const rule = `must be one of ${values.join(', ')}`;
+  return (v) => (typeof v === 'string' && values.includes(v) ? undefined : rule);
+}
+
+/** An integer (cents, or minor units) within [min, max]; one rule text for type, integrality and bounds. */
+export function integer(rule: string, min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER): Rule {
+  return (v) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= min && v <= max ? undefined : rule);
+}
+
+export function cents(min: number, max: number): Rule {
+  return integer(`must be an integer between ${min} and ${max}`, min, max);
+}
+
+/** yyyy-MM-dd that is a real calendar date; `when` compares it with today (UTC). */
+export function isoDate(when: 'past' | 'future', now: () => number = Date.now): Rule {
+  const rule = when === 'past' ? 'must be a date yyyy-MM-dd in the past' : 'must be a date yyyy-MM-dd not yet passed';
+  return (v) => {
+    if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(v)) return rule;
+    const t = Date.parse(`${v}T00:00:00Z`);
+    if (Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== v) return rule;
+    const today = Date.parse(new Date(now()).toISOString().slice(0, 10) + 'T00:00:00Z');
+    return (when === 'past' ? t < today : t >= today) ? undefined : rule;
+  };
+}
+
+/** One value checked outside a body (a key, a PIN), named `field` in the errors. */
+export function valueErrors(field: string, rule: Rule, value: unknown): FieldErrors {
+  return leaf(rule)(value, field);
+}
