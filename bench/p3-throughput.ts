@@ -16,7 +16,7 @@ export interface P3Result {
   barePerSec: number;
   /** Control: the bare workflow with every project workflow module in its bundle. */
   bareWithProjectPerSec: number;
-  /** Control: the bare workflow with only the provider's zod schemas in its bundle. */
+  /** Control: the bare workflow with only the provider's request rules (src/provider/api) in its bundle. */
   bareWithSchemasPerSec: number;
   ratio: number;
   projectModulesRatio: number;
@@ -55,7 +55,7 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
     });
   };
   const runSchemas = async () => {
-    time.schemas += await saturate('bare with zod schemas', batch, async () => {
+    time.schemas += await saturate('bare with request rules', batch, async () => {
       const h = await stack.client().workflow.start('bareOneActivity', { taskQueue: schemasQueue, workflowId: `${schemasQueue}-${n++}`, args: [] });
       return () => h.result();
     });

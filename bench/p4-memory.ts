@@ -29,7 +29,7 @@ export interface P4Result {
   flowRssKb: number;
   bareRssKb: number;
   memoryRatio: number;
-  /** The bare workflow with the provider's zod schemas in its bundle: what those modules cost per workflow. */
+  /** The bare workflow with the provider's request rules in its bundle: what those modules cost per workflow. */
   bareWithSchemasRssKb: number;
   /** The bare workflow with every project workflow module in its bundle: what our module graph costs per workflow. */
   bareWithProjectRssKb: number;

@@ -38,11 +38,11 @@ export function renderReport(report: Report): string {
   if (m.P3) {
     row('P3', 'fundCard flows/s vs bare', m.P3.ratio, '>= 0.9', m.P3.ratio >= 0.9, `${m.P3.fundCardPerSec} vs ${m.P3.barePerSec} flows/s, ${m.P3.failed} failed`);
     row('P3', 'control: bare with project modules vs bare', m.P3.projectModulesRatio, '-', undefined, `${m.P3.bareWithProjectPerSec} flows/s: the module graph's share`);
-    if (m.P3.bareWithSchemasPerSec) row('P3', 'control: bare with zod schemas vs bare', m.P3.bareWithSchemasPerSec / m.P3.barePerSec, '-', undefined, `${m.P3.bareWithSchemasPerSec} flows/s`);
+    if (m.P3.bareWithSchemasPerSec) row('P3', 'control: bare with request rules vs bare', m.P3.bareWithSchemasPerSec / m.P3.barePerSec, '-', undefined, `${m.P3.bareWithSchemasPerSec} flows/s`);
   }
   if (m.P4) {
     row('P4', 'memory (RSS) per parked flow vs bare', m.P4.memoryRatio, '<= 1.5', m.P4.memoryRatio <= 1.5, `${m.P4.flowRssKb} vs ${m.P4.bareRssKb} KB per flow`);
-    row('P4', 'control: bare with zod schemas vs bare', m.P4.bareWithSchemasRssKb / m.P4.bareRssKb, '-', undefined, `${m.P4.bareWithSchemasRssKb} KB per workflow`);
+    row('P4', 'control: bare with request rules vs bare', m.P4.bareWithSchemasRssKb / m.P4.bareRssKb, '-', undefined, `${m.P4.bareWithSchemasRssKb} KB per workflow`);
     row('P4', 'control: bare with all project modules vs bare', m.P4.bareWithProjectRssKb / m.P4.bareRssKb, '-', undefined, `${m.P4.bareWithProjectRssKb} KB per workflow`);
     row('P4', 'decision->completion p99 evicted vs cached', m.P4.p99Ratio, '<= 3', m.P4.p99Ratio <= 3, `${m.P4.evicted.p99} vs ${m.P4.cached.p99} ms`);
     row('P4', 'flows completed', m.P4.completedRatio, '1', m.P4.completedRatio === 1, `${m.P4.completed} of ${m.P4.flows}`);

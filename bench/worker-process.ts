@@ -1,7 +1,7 @@
 /**
  * A worker in a process of its own, so that its memory and CPU are its own: `fleet` is the
  * project's workers (src/temporal/workers.ts), `bare` a worker of the bench's baseline workflows.
- * `bare-schemas` the same with the provider's zod schemas in the bundle, `bare-project` with every
+ * `bare-schemas` the same with the provider's request rules (src/provider/api) in the bundle, `bare-project` with every
  * project workflow module in it.
  * The parent configures it through the environment (CONTRACTS §2) and asks for its memory over IPC.
  */
