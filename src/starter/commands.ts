@@ -25,7 +25,7 @@ export interface CommandContext {
   following(workflowId: string): void;
 }
 
-export interface Outcome {
+export interface CommandOutcome {
   /** false: the flow ended in a business failure (exit 1). */
   ok: boolean;
   workflowId?: string;
@@ -42,7 +42,7 @@ export interface Command<P = unknown> {
   /** Name of the one positional argument the command takes, if any (e.g. ID). */
   positional?: string;
   parse(flags: Flags, positional: string | undefined, ctx: CommandContext): P | Promise<P>;
-  run(plan: P, ctx: CommandContext): Promise<Outcome>;
+  run(plan: P, ctx: CommandContext): Promise<CommandOutcome>;
 }
 
 const str: OptionSpec = { type: 'string' };
@@ -395,6 +395,6 @@ export const COMMANDS: Record<string, Command<any>> = {
   status,
 };
 
-export function defaultText(outcome: Outcome): string {
+export function defaultText(outcome: CommandOutcome): string {
   return outcome.text ?? renderFields(outcome.result);
 }

@@ -10,7 +10,7 @@ import type { Config } from '../config';
 import { createProviderClient, type ProviderClient } from '../provider/client';
 import { UsageError, type Flags } from './args';
 import { applicationFailureOf, createCardIssuingClient, summariseFailure, type CardIssuingClient } from './client';
-import { COMMANDS, defaultText, type Command, type CommandContext, type Outcome } from './commands';
+import { COMMANDS, defaultText, type Command, type CommandContext, type CommandOutcome } from './commands';
 
 export const EXIT = { ok: 0, businessFailure: 1, badInput: 2, unavailable: 3 } as const;
 
@@ -112,7 +112,7 @@ class Session {
     return (this.#config ??= this.loadConfig());
   }
 
-  report(outcome: Outcome): number {
+  report(outcome: CommandOutcome): number {
     const workflowId = outcome.workflowId ?? this.#workflowId;
     if (this.json) this.io.stdout(`${JSON.stringify({ ok: outcome.ok, command: this.name, ...(workflowId ? { workflowId } : {}), result: outcome.result })}\n`);
     else this.io.stdout(`${defaultText(outcome)}\n`);
