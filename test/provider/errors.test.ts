@@ -3,13 +3,13 @@ import {
   CLASSIFICATION,
   ERROR_TRAITS,
   classifyMessage,
-  PROVIDER_ERROR_TYPES,
   ProviderError,
   errorFromResponse,
   errorFromTransportFailure,
   isProviderError,
   type EndpointRef,
 } from '../../src/provider/errors';
+import { PROVIDER_ERROR_CODES, PROVIDER_ERROR_TYPES } from '../../src/shared/failures';
 import { unwrapEnvelope } from '../../src/provider/transport';
 
 const createCard: EndpointRef = { key: 'createCard', method: 'POST', path: '/cards' };
@@ -107,7 +107,15 @@ describe('the classification table, with plain provider wording', () => {
   });
 
   it('has a plain-wording case for every row', () => {
-    expect(new Set(plain.map(([, , type]) => type))).toEqual(new Set(CLASSIFICATION.map((r) => r.type)));
+    const covered = new Set(plain.map(([, , type]) => type));
+    for (const r of CLASSIFICATION) expect(covered).toContain(r.type);
+  });
+
+  // Every provider code of shared/failures.ts, sent as the code word (contract profile) and as its
+  // plain wording (minimal profile), with its status: both read as the type the table declares.
+  it.each(Object.entries(PROVIDER_ERROR_CODES))('%s, as code word and as plain wording, reads as its declared type', (code, meaning) => {
+    expect(errorFromResponse(meaning.status, { code: meaning.status, message: `${code}: detail` }, {}, fundCard, NOW).type).toBe(meaning.type);
+    expect(errorFromResponse(meaning.status, { code: meaning.status, message: meaning.plain }, {}, fundCard, NOW).type).toBe(meaning.type);
   });
 
   it('reads the code words the sandbox sends, case-insensitive wording, and nothing for unknown text', () => {
