@@ -129,6 +129,19 @@ describe('the classification table, with plain provider wording', () => {
     expect(errorFromResponse(429, { code: 429, message: 'Cardholder is not approved' }, {}, fundCard, NOW).type).toBe('RateLimited');
   });
 
+  it('a refusal no code, wording or status explains took no effect and is not retried', () => {
+    expect(errorFromResponse(418, { code: 418, message: 'I am a teapot' }, {}, fundCard, NOW)).toMatchObject({
+      type: 'InvalidResponse',
+      retryable: false,
+      mayHaveTakenEffect: false,
+    });
+  });
+
+  it('rows are tried in order: a duplicate that names the earlier one as pending is no CardholderNotApproved', () => {
+    expect(classifyMessage('A cardholder with this ID is already pending')).toBe('DuplicateCardholder');
+    expect(classifyMessage('Cardholder is pending review')).toBe('CardholderNotApproved');
+  });
+
   it('reads the seconds to wait from plain wording', () => {
     const err = errorFromResponse(429, { code: 429, message: 'Too many requests, please wait 12s before retrying' }, {}, fundCard, NOW);
     expect(err).toMatchObject({ resetAt: NOW + 12_000, retryAfterMs: 12_000 });
