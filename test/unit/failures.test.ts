@@ -1,11 +1,12 @@
 /** The one module of failure types (src/shared/failures.ts): pure, no I/O. */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { failWith } from '../../src/workflows/lib/provider';
 import {
   ANY_FLOW_FAILURES,
   FAILURE_TYPES,
   FLOW_FAILURES,
+  FLOW_FAILURE_TYPES,
   FailureType,
   PROVIDER_ERROR_CODES,
   PROVIDER_ERROR_TYPES,
@@ -71,6 +72,17 @@ describe('what each workflow may end with', () => {
     const registered = [...index.matchAll(/export \{([^}]+)\}/g)].flatMap((m) => m[1].split(',').map((s) => s.trim()));
     expect(registered).toContain('issueCard');
     expect(Object.keys(FLOW_FAILURES).sort()).toEqual(registered.filter((w) => w !== 'providerEntity').sort());
+  });
+
+  it('names every type workflow code uses (FailureType.X in src/workflows) in some flow\'s list', () => {
+    const dir = join(__dirname, '../../src/workflows');
+    const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    const named = new Set(files.flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/\bFailureType\.(\w+)/g)].map((m) => m[1])));
+    expect(named.size).toBeGreaterThan(5);
+    const listed = new Set<string>(Object.values(FLOW_FAILURES).flat());
+    expect([...named].filter((t) => !listed.has(t))).toEqual([]);
+    // And every type only a flow names is named by some flow.
+    expect(FLOW_FAILURE_TYPES.filter((t) => !named.has(t))).toEqual([]);
   });
 
   it('lists only declared types, and says what the caller must handle', () => {
