@@ -7,7 +7,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { ProviderClient } from '../provider/client';
 import type { EsimOrderAnswer as EsimOrder, OperationAnswer as Operation } from '../provider/answers';
 import { classifyMessage } from '../provider/errors';
-import { FailureType } from '../shared/failures';
+import { FailureType, type FailureTypeName } from '../shared/failures';
 import { phaseOf } from '../shared/statuses';
 import { contradicts, fromOperation, idempotencyConflict, postReconcilingFirst } from './idempotent-post';
 import { providerCall } from './provider-call';
@@ -19,7 +19,7 @@ export type EsimOrderRequest =
 const OPERATION_TYPE = { purchase: 'ESIM_PURCHASE', recharge: 'ESIM_RECHARGE' } as const;
 
 /** Reasons of a FAILED operation without an order that keep their own failure type. */
-const REASON_TYPES: ReadonlySet<string> = new Set([FailureType.PlanUnavailable, FailureType.InsufficientFunds]);
+const REASON_TYPES: ReadonlySet<FailureTypeName> = new Set([FailureType.PlanUnavailable, FailureType.InsufficientFunds]);
 
 export function createEsimActivities({ provider }: { provider: ProviderClient }) {
   /** What an earlier attempt under the key left: its order, its definitive failure, or nothing yet. */
@@ -80,7 +80,7 @@ function earlierFailure(idempotencyKey: string, reason: string | undefined): App
   });
 }
 
-function reasonType(reason: string | undefined): string | undefined {
+function reasonType(reason: string | undefined): FailureTypeName | undefined {
   const type = reason === undefined ? undefined : classifyMessage(reason);
   return type !== undefined && REASON_TYPES.has(type) ? type : undefined;
 }

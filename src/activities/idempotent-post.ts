@@ -91,7 +91,7 @@ export function idempotencyConflict(idempotencyKey: string): ApplicationFailure 
 /** The POST took effect but neither its answer nor GET /operations/{key} can be read: stop, and say where to look. */
 function unreadableAnswer(idempotencyKey: string, endpoint: string | undefined): ApplicationFailure {
   return ApplicationFailure.create({
-    type: 'InvalidResponse',
+    type: FailureType.InvalidResponse,
     message: `the provider's answer to ${endpoint ?? 'the call'} could not be read and GET /operations/${idempotencyKey} has no usable record; the call may have taken effect: reconcile under this key before trying again`,
     nonRetryable: true,
     details: [{ idempotencyKey, endpoint, mayHaveTakenEffect: true }],

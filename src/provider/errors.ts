@@ -4,41 +4,15 @@
  * ProviderError whose `type` names what happened. Retry policies match on `type`
  * (never on class names, which minifiers and bundlers change), and `retryable` /
  * `mayHaveTakenEffect` say whether a retry is useful and whether it must reuse the
- * idempotency key. This file is the only place that knows how answers map to types.
+ * idempotency key. The types and what each provider code means are declared in
+ * shared/failures.ts; this file is the only place that reads an answer into one of them.
  *
  * Messages are built from the type, the endpoint, the status, the provider's message
  * code and the names of the fields it rejected — never from request bodies, headers,
  * the provider's free text or response data, so no secret, PAN or CVV can leak into
  * logs or workflow history.
  */
-import { shortfallOf } from '../shared/failures';
-
-export const PROVIDER_ERROR_TYPES = [
-  'RateLimited',
-  'InvalidSignature',
-  'IpNotWhitelisted',
-  'NonceReused',
-  'IdempotencyConflict',
-  'IdempotencyInProgress',
-  'IdempotencyKeyTerminal',
-  'InsufficientFunds',
-  'PlanUnavailable',
-  'CardholderNotApproved',
-  'CardLimitReached',
-  'DuplicateCardholder',
-  'InvalidState',
-  'ValidationFailed',
-  'StaleCardBin',
-  'NotFound',
-  'ServerError',
-  'Timeout',
-  'NetworkError',
-  'InvalidResponse',
-  'FileTooLarge',
-  'UploadUrlExpired',
-] as const;
-
-export type ProviderErrorType = (typeof PROVIDER_ERROR_TYPES)[number];
+import { codeMeaning, PROVIDER_ERROR_TYPES, shortfallOf, type ProviderErrorType } from '../shared/failures';
 
 interface Traits {
   /** A later attempt (same input, same idempotency key) can succeed. */
@@ -193,51 +167,47 @@ export interface FailureEnvelope {
 export type HeaderBag = Record<string, string | string[] | undefined>;
 
 /**
- * THE classification table. The spec gives few status codes and no list of messages, so a
- * failure is read from its HTTP status, its `errors` map and the words of its `message`:
- * the code words our sandbox's contract profile sends (the message's first word), or plain
- * provider wording matched case-insensitively. Rows are tried in order; the first match wins.
- * Word matches apply to refusals (4xx) only: a 5xx stays a ServerError whatever it says,
- * because its retry semantics differ. Each row has a test with plain wording.
+ * THE classification of wording. The spec gives few status codes and no list of messages, so a
+ * failure is read from its HTTP status, its `errors` map and the words of its `message`: first
+ * the code word (the message's first word, before any colon) when it is one of the provider's
+ * codes (PROVIDER_ERROR_CODES), then these rows of plain wording, matched case-insensitively in
+ * order (the first match wins). Word matches apply to refusals (4xx) only: a 5xx stays a
+ * ServerError whatever it says, because its retry semantics differ. Each row has a test with
+ * plain wording.
  */
 interface ClassificationRow {
   type: ProviderErrorType;
-  /** Code words (the message's first word, before any colon). */
-  codes: readonly string[];
-  /** Plain wording: the row matches when every pattern of any one group matches. */
+  /** The row matches when every pattern of any one group matches. */
   words: ReadonlyArray<readonly RegExp[]>;
 }
 
-const row = (type: ProviderErrorType, codes: readonly string[], ...words: RegExp[][]): ClassificationRow => ({ type, codes, words });
+const row = (type: ProviderErrorType, ...words: RegExp[][]): ClassificationRow => ({ type, words });
 
 export const CLASSIFICATION: readonly ClassificationRow[] = [
-  row('RateLimited', ['RATE_LIMITED'], [/rate.?limit|too many requests/i]),
-  row('IpNotWhitelisted', ['IP_NOT_WHITELISTED'], [/\bip\b|whitelist|allowlist/i]),
-  row('InvalidSignature', ['INVALID_SIGNATURE'], [/signature/i]),
-  row('NonceReused', ['NONCE_REUSED'], [/nonce/i]),
-  row('IdempotencyInProgress', ['IDEMPOTENCY_IN_PROGRESS'], [/in progress|still (being )?process|retry shortly/i]),
-  row('IdempotencyKeyTerminal', ['IDEMPOTENCY_KEY_TERMINAL'], [/idempotency|\bkey\b/i, /terminal|definitively failed|already failed|previously failed/i]),
-  row('IdempotencyConflict', ['IDEMPOTENCY_CONFLICT'], [/idempotency|\bkey\b/i, /different|mismatch|conflict|another/i]),
-  row('InsufficientFunds', ['INSUFFICIENT_FUNDS'], [/insufficient/i, /balance|fund/i], [/not enough/i, /balance|fund|money/i]),
-  row('PlanUnavailable', ['PLAN_UNAVAILABLE'], [/plan/i, /unavailable|not available|sold out/i]),
+  row('RateLimited', [/rate.?limit|too many requests/i]),
+  row('IpNotWhitelisted', [/\bip\b|whitelist|allowlist/i]),
+  row('InvalidSignature', [/signature/i]),
+  row('NonceReused', [/nonce/i]),
+  row('IdempotencyInProgress', [/in progress|still (being )?process|retry shortly/i]),
+  row('IdempotencyKeyTerminal', [/idempotency|\bkey\b/i, /terminal|definitively failed|already failed|previously failed/i]),
+  row('IdempotencyConflict', [/idempotency|\bkey\b/i, /different|mismatch|conflict|another/i]),
+  row('InsufficientFunds', [/insufficient/i, /balance|fund/i], [/not enough/i, /balance|fund|money/i]),
+  row('PlanUnavailable', [/plan/i, /unavailable|not available|sold out/i]),
   // Before CardholderNotApproved: a duplicate's wording names the earlier one as pending or approved.
-  row('DuplicateCardholder', ['DUPLICATE_CARDHOLDER'], [/duplicate|already exists|already (pending|approved)/i]),
-  row('CardholderNotApproved', ['CARDHOLDER_NOT_APPROVED'], [/not approved/i], [/cardholder/i, /pending|rejected|not verified/i]),
-  row('CardLimitReached', ['CARD_LIMIT_REACHED'], [/maxCardCount|card limit|too many cards/i], [/limit/i, /\bcards\b/i]),
-  row('UploadUrlExpired', ['UPLOAD_URL_EXPIRED', 'UPLOAD_URL_USED'], [/expired/i, /url|upload|link/i], [/url|link/i, /already used/i]),
-  row('FileTooLarge', ['FILE_TOO_LARGE', 'PAYLOAD_TOO_LARGE'], [/too large|exceeds/i, /file|size|payload/i]),
-  row('NotFound', ['NOT_FOUND'], [/not found|does not exist|no such/i]),
-  row('InvalidState', ['INVALID_STATE'], [/invalid state|not allowed in (its|the) current state/i]),
-  row('ValidationFailed', ['VALIDATION_FAILED', 'UNSUPPORTED_MEDIA_TYPE']),
-  row('ServerError', ['INTERNAL_ERROR']),
+  row('DuplicateCardholder', [/duplicate|already exists|already (pending|approved)/i]),
+  row('CardholderNotApproved', [/not approved/i], [/cardholder/i, /pending|rejected|not verified/i]),
+  row('CardLimitReached', [/maxCardCount|card limit|too many cards/i], [/limit/i, /\bcards\b/i]),
+  row('UploadUrlExpired', [/expired/i, /url|upload|link/i], [/url|link/i, /already used/i]),
+  row('FileTooLarge', [/too large|exceeds/i, /file|size|payload/i]),
+  row('NotFound', [/not found|does not exist|no such/i]),
+  row('InvalidState', [/invalid state|not allowed in (its|the) current state/i]),
 ];
 
-/** The type a provider's message names, by code word or wording; undefined when no row matches. */
+/** The type a provider's message names, by code word or wording; undefined when neither is known. */
 export function classifyMessage(message: string): ProviderErrorType | undefined {
   const code = messageCode(message);
-  const byCode = code === undefined ? undefined : CLASSIFICATION.find((r) => r.codes.includes(code));
-  if (byCode) return byCode.type;
-  return CLASSIFICATION.find((r) => r.words.some((group) => group.every((re) => re.test(message))))?.type;
+  const byCode = code === undefined ? undefined : codeMeaning(code)?.type;
+  return byCode ?? CLASSIFICATION.find((r) => r.words.some((group) => group.every((re) => re.test(message))))?.type;
 }
 
 /**

@@ -6,7 +6,7 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { API_BASE_PATH } from '../provider/api';
 import { endpointsForPath, isLoopback, rateHeadersForUnrouted, registerApiRoutes, send } from './api';
-import { errorBody } from './errors';
+import { ApiError, errorBody } from './errors';
 import { cardRoutes } from './routes/cards';
 import { registerControlRoutes } from './routes/control';
 import { esimRoutes } from './routes/esim';
@@ -47,14 +47,18 @@ export function buildSandboxApp(sb: Sandbox): FastifyInstance {
       if (matches.length > 0) {
         req.endpointKey = matches[0].key;
         reply.header('Allow', [...new Set(matches.map((m) => m.method))].join(', '));
-        return send(reply, 405, errorBody(405, `METHOD_NOT_ALLOWED: ${req.method} is not supported here`));
+        return sendApiError(reply, new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not supported here`));
       }
     }
-    return send(reply, 404, errorBody(404, 'NOT_FOUND: no such endpoint'));
+    return sendApiError(reply, new ApiError('NOT_FOUND', 'no such endpoint'));
   });
 
   app.setErrorHandler((err: FastifyError, req, reply) => answerFrameworkError(sb, err, req, reply));
   return app;
+}
+
+function sendApiError(reply: FastifyReply, err: ApiError): FastifyReply {
+  return send(reply, err.status, err.body);
 }
 
 function isControlPath(url: string): boolean {

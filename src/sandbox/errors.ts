@@ -2,18 +2,17 @@
  * The envelope and the one error type routes throw. The HTTP layer turns an ApiError into
  * {code, message, errors?}; anything else becomes a 500 INTERNAL_ERROR with no details.
  */
-import type { ApiErrorCode, FieldErrors } from '../provider/api';
-import { API_ERROR_CODES } from '../provider/api';
+import { PROVIDER_ERROR_CODES, type FieldErrors, type ProviderErrorCode } from '../shared/failures';
 
 export class ApiError extends Error {
   readonly status: number;
   constructor(
-    readonly code: ApiErrorCode,
+    readonly code: ProviderErrorCode,
     readonly detail?: string,
     readonly errors?: FieldErrors,
   ) {
     super(detail ? `${code}: ${detail}` : code);
-    this.status = API_ERROR_CODES[code];
+    this.status = PROVIDER_ERROR_CODES[code].status;
   }
 
   get body(): ErrorBody {

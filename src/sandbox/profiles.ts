@@ -5,7 +5,8 @@
  * webhooks come without X-API-Key, eventId and createdAt. The `contract` profile (default)
  * answers exactly as CONTRACTS says; its shapes are unchanged by this module.
  */
-import type { ApiErrorCode, EndpointKey } from '../provider/api';
+import type { EndpointKey } from '../provider/api';
+import { codeMeaning } from '../shared/failures';
 import type { SandboxProfile } from './config';
 
 const CARD_BIN = ['cardBinId', 'bin', 'brand', 'issuingCountry', 'currency', 'mobile', 'email', 'supportPin', 'requireKycCardholder'];
@@ -58,31 +59,6 @@ const EVENT_FIELDS: Record<string, readonly string[]> = {
   ESIM_RECHARGED: ['orderNo', 'esimNo', 'status'],
 };
 
-/** Plain wording, as a provider that writes messages for people would send them. */
-const PLAIN_MESSAGES: Record<ApiErrorCode, string> = {
-  VALIDATION_FAILED: 'Invalid request parameters',
-  IP_NOT_WHITELISTED: 'Request IP address is not whitelisted',
-  INVALID_SIGNATURE: 'Invalid signature',
-  NOT_FOUND: 'Resource not found',
-  METHOD_NOT_ALLOWED: 'Method not allowed',
-  NONCE_REUSED: 'Nonce has already been used',
-  IDEMPOTENCY_CONFLICT: 'Idempotency key was used with a different request',
-  IDEMPOTENCY_IN_PROGRESS: 'A request with this idempotency key is still being processed',
-  IDEMPOTENCY_KEY_TERMINAL: 'The request with this idempotency key already failed; use a new key',
-  DUPLICATE_CARDHOLDER: 'Duplicate cardholder: a submission with this ID document is pending or approved',
-  UPLOAD_URL_USED: 'Upload URL already used',
-  UPLOAD_URL_EXPIRED: 'Upload URL has expired',
-  PAYLOAD_TOO_LARGE: 'File is too large',
-  UNSUPPORTED_MEDIA_TYPE: 'Unsupported content type',
-  INSUFFICIENT_FUNDS: 'Insufficient wallet balance',
-  PLAN_UNAVAILABLE: 'This plan is currently unavailable',
-  CARDHOLDER_NOT_APPROVED: 'Cardholder is not approved',
-  CARD_LIMIT_REACHED: 'Card limit reached for this cardholder',
-  INVALID_STATE: 'Operation not allowed in the current state',
-  RATE_LIMITED: 'Too many requests',
-  INTERNAL_ERROR: 'Internal server error',
-};
-
 /** Our payout words → the other spelling that public integration code uses. */
 const PAYOUT_SPELLING: Record<string, string> = { COMPLETED: 'SUCCESS', CANCELLED: 'CANCELED' };
 
@@ -110,8 +86,8 @@ export function presentAnswer(profile: SandboxProfile, endpoint: EndpointKey | u
 }
 
 function plainMessage(message: string, status: number | undefined): string {
-  const code = message.split(':')[0] as ApiErrorCode;
-  const plain = PLAIN_MESSAGES[code] ?? message;
+  const code = message.split(':')[0];
+  const plain = codeMeaning(code)?.plain ?? message;
   // The spec: a 429's message states how many seconds to wait.
   if (code === 'RATE_LIMITED' && status === 429) {
     const seconds = /(\d+) seconds?$/.exec(message)?.[1];

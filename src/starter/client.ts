@@ -5,7 +5,8 @@
  * encrypted), as samples-typescript's `client.ts`.
  *
  * Failures surface as the workflow's own ApplicationFailure (`type`, `message`,
- * `details[0].errors`): WorkflowFailedError and WorkflowUpdateFailedError are unwrapped.
+ * `details[0].errors`): WorkflowFailedError and WorkflowUpdateFailedError are unwrapped. The
+ * types each flow may end with: FLOW_FAILURES and FlowFailureType (shared/failures.ts).
  */
 import { randomUUID } from 'node:crypto';
 import {

@@ -149,5 +149,5 @@ class Session {
 
 function usage(): string {
   const lines = Object.values(COMMANDS).map((c) => `  ${c.usage}`);
-  return `usage: npm run starter -- <command> [flags] [--json]\n\n${lines.join('\n')}\n\nProgress goes to stderr; --json prints the result as one JSON object on stdout.\nExit: 0 success, 1 business failure, 2 bad input (nothing started), 3 Temporal or the provider unreachable.\n`;
+  return `usage: npm run starter -- <command> [flags] [--json]\n\n${lines.join('\n')}\n\nProgress goes to stderr; --json prints the result as one JSON object on stdout.\nExit: 0 success, 1 business failure, 2 bad input (nothing started), 3 Temporal or the provider unreachable.\nA business failure prints its type; the types each flow may end with: docs/provider-fidelity.md, "Failure types".\n`;
 }

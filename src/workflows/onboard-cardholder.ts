@@ -22,7 +22,7 @@ import { log, setHandler, sleep, upsertMemo, upsertSearchAttributes, workflowInf
 import type { Activities } from '../activities';
 import type { KycSubmitted } from '../activities/kyc';
 import { describeErrors, hasErrors } from '../shared/card-rules';
-import { FailureType, type FieldErrors } from '../shared/failures';
+import { FailureType, isFailureType, type FieldErrors } from '../shared/failures';
 import {
   MANUAL_KYC_DEPRECATION, documentSlots, hostedKycBody, kycFormBody, kycModeOf, manualDocumentSlots, manualKycBody, onboardErrors,
   type DocumentSlot,
@@ -149,7 +149,7 @@ async function submitOnce(call: SubmitCall, earlierOutcomeUnknown: boolean): Pro
       );
     }
     if (cause?.type === FailureType.DuplicateCardholder) failWith(cause.type, duplicateMessage(earlierOutcomeUnknown), cause.details ?? []);
-    if (cause?.type) failWith(cause.type, cause.message, cause.details ?? []);
+    if (isFailureType(cause?.type)) failWith(cause.type, cause.message, cause.details ?? []);
     throw err;
   }
 }

@@ -4,10 +4,10 @@
  * eventId de-duplication makes it harmless (README, "Several bridges").
  */
 import { startBridge, type RunningBridge } from '../../src/bridge';
-import { HmacSha256Scheme } from '../../src/provider/signing';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { entityStateQuery } from '../../src/shared/messages';
 import { startStack, type Stack } from '../helpers/stack';
+import { signWebhook } from '../helpers/webhooks';
 
 describe('two bridge replicas', () => {
   let stack: Stack;
@@ -22,10 +22,7 @@ describe('two bridge replicas', () => {
   });
 
   /** One signed delivery: the exact bytes and headers the provider would send (and may repeat). */
-  const signed = (body: string) => {
-    const signer = new HmacSha256Scheme({ apiKey: stack.config.provider.apiKey, secret: stack.config.provider.webhookSecret });
-    return { ...signer.sign({ method: 'POST', pathWithQuery: '/webhooks/provider', body }), 'content-type': 'application/json' };
-  };
+  const signed = (body: string) => signWebhook(body, stack.config.provider);
   const deliver = async (bridge: RunningBridge, body: string, headers: Record<string, string>) => {
     const res = await fetch(`${bridge.url}/webhooks/provider`, { method: 'POST', headers, body });
     return { status: res.status, body: (await res.json()) as { eventId?: string; duplicate?: boolean } };

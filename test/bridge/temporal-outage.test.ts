@@ -7,13 +7,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config';
-import { HmacSha256Scheme } from '../../src/provider/signing';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { entityStateQuery } from '../../src/shared/messages';
 import { ensureTemporalCli } from '../../src/temporal/cli';
 import { freePort, startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { deliveries, waitUntil, type Delivery } from '../helpers/wait';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { signWebhook } from '../helpers/webhooks';
 
 describe('bridge during a Temporal outage', () => {
   let server: DevServer | undefined;
@@ -62,11 +62,11 @@ describe('bridge during a Temporal outage', () => {
     const start = () => startDevServer({ cliPath, port, dbFile, headless: true });
     server = await start();
     stack = await startStack({}, { TEMPORAL_ADDRESS: server.address });
-    const signer = new HmacSha256Scheme({ apiKey: stack.config.provider.apiKey, secret: stack.config.provider.webhookSecret });
     const url = `${stack.bridge.url}/webhooks/provider`;
+    const provider = stack.config.provider;
     const signed = (n: number) => {
       const body = JSON.stringify({ eventId: `evt_outage_${n}`, eventType: 'CARDHOLDER_KYC_STATUS', createdAt: Date.now(), data: { id: `kyc_outage_${n}`, kycStatus: 'APPROVED' } });
-      return { body, headers: { ...signer.sign({ method: 'POST', pathWithQuery: '/webhooks/provider', body }), 'content-type': 'application/json' } };
+      return { body, headers: signWebhook(body, provider) };
     };
     const post = async (d: { body: string; headers: Record<string, string> }) => {
       const t0 = Date.now();

@@ -3,13 +3,13 @@ import {
   CLASSIFICATION,
   ERROR_TRAITS,
   classifyMessage,
-  PROVIDER_ERROR_TYPES,
   ProviderError,
   errorFromResponse,
   errorFromTransportFailure,
   isProviderError,
   type EndpointRef,
 } from '../../src/provider/errors';
+import { PROVIDER_ERROR_CODES, PROVIDER_ERROR_TYPES } from '../../src/shared/failures';
 import { unwrapEnvelope } from '../../src/provider/transport';
 
 const createCard: EndpointRef = { key: 'createCard', method: 'POST', path: '/cards' };
@@ -107,7 +107,15 @@ describe('the classification table, with plain provider wording', () => {
   });
 
   it('has a plain-wording case for every row', () => {
-    expect(new Set(plain.map(([, , type]) => type))).toEqual(new Set(CLASSIFICATION.map((r) => r.type)));
+    const covered = new Set(plain.map(([, , type]) => type));
+    for (const r of CLASSIFICATION) expect(covered).toContain(r.type);
+  });
+
+  // Every provider code of shared/failures.ts, sent as the code word (contract profile) and as its
+  // plain wording (minimal profile), with its status: both read as the type the table declares.
+  it.each(Object.entries(PROVIDER_ERROR_CODES))('%s, as code word and as plain wording, reads as its declared type', (code, meaning) => {
+    expect(errorFromResponse(meaning.status, { code: meaning.status, message: `${code}: detail` }, {}, fundCard, NOW).type).toBe(meaning.type);
+    expect(errorFromResponse(meaning.status, { code: meaning.status, message: meaning.plain }, {}, fundCard, NOW).type).toBe(meaning.type);
   });
 
   it('reads the code words the sandbox sends, case-insensitive wording, and nothing for unknown text', () => {
@@ -119,6 +127,19 @@ describe('the classification table, with plain provider wording', () => {
   it('a 5xx stays a ServerError and a 429 a RateLimited, whatever the words say', () => {
     expect(errorFromResponse(503, { code: 503, message: 'Insufficient wallet balance' }, {}, fundCard, NOW).type).toBe('ServerError');
     expect(errorFromResponse(429, { code: 429, message: 'Cardholder is not approved' }, {}, fundCard, NOW).type).toBe('RateLimited');
+  });
+
+  it('a refusal no code, wording or status explains took no effect and is not retried', () => {
+    expect(errorFromResponse(418, { code: 418, message: 'I am a teapot' }, {}, fundCard, NOW)).toMatchObject({
+      type: 'InvalidResponse',
+      retryable: false,
+      mayHaveTakenEffect: false,
+    });
+  });
+
+  it('rows are tried in order: a duplicate that names the earlier one as pending is no CardholderNotApproved', () => {
+    expect(classifyMessage('A cardholder with this ID is already pending')).toBe('DuplicateCardholder');
+    expect(classifyMessage('Cardholder is pending review')).toBe('CardholderNotApproved');
   });
 
   it('reads the seconds to wait from plain wording', () => {

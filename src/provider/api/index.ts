@@ -6,7 +6,6 @@
  * shape chosen here is the one the client and the sandbox both use: define it here once.
  */
 export * from './endpoints';
-export * from './errors';
 export * from './cards';
 export * from './wallet';
 export * from './kyc';
@@ -14,3 +13,5 @@ export * from './payouts';
 export * from './esim';
 export * from './webhooks';
 export { Body, type FieldErrors } from './rules';
+// The provider's error codes are declared with every other failure type, in shared/failures.ts.
+export { PROVIDER_ERROR_CODES, type ProviderErrorCode } from '../../shared/failures';

@@ -5,6 +5,7 @@
  */
 import { ActivityFailure, ApplicationFailure, log, proxyActivities, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
+import { isFailureType, type FailureTypeName } from '../../shared/failures';
 import { rateClassQueue, rateQueueFor, type RateClass, type RateQueue } from '../../shared/task-queues';
 
 const RATE_LIMIT_JITTER_MS = 1000;
@@ -76,8 +77,8 @@ export function applicationCause(err: unknown): ApplicationFailure | undefined {
   return undefined;
 }
 
-/** Re-throws a provider failure as the workflow's own non-retryable failure of the same type, keeping its details. */
-export function failWith(type: string, message: string, details: unknown[] = []): never {
+/** Fails the workflow (or update) for good with one of the declared failure types (shared/failures.ts). */
+export function failWith(type: FailureTypeName, message: string, details: unknown[] = []): never {
   throw ApplicationFailure.create({ type, message, nonRetryable: true, details });
 }
 
@@ -90,7 +91,8 @@ export async function typedFailures<T>(call: () => Promise<T>, rewrite?: (cause:
     return await call();
   } catch (err) {
     const cause = applicationCause(err);
-    if (!cause?.type) throw err;
+    // A type nobody declared (a bug's TypeError, once its retries are spent) is not renamed: it goes up as it came.
+    if (!isFailureType(cause?.type)) throw err;
     const { message, details } = rewrite?.(cause) ?? { message: cause.message };
     failWith(cause.type, message, details ?? cause.details ?? []);
   }
