@@ -4,6 +4,8 @@
  * Every webhook is dropped, so the flow polls with its default (production) timings; the hours
  * of timers elapse in seconds. This file builds its own environment and bundle: it needs
  * neither the run's dev server nor its bundle (alone: SKIP_TEMPORAL=1 npx jest test/time-skipping.test.ts).
+ * Java and Maven are optional for the project: on a machine without them these tests are skipped,
+ * and the suite's name says what is missing.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +19,7 @@ import { createDataConverter, FAILURE_CONVERTER_PATH } from '../src/codec/payloa
 import { startSandbox, type RunningSandbox } from '../src/sandbox';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS, SEARCH_ATTRIBUTES } from '../src/shared/search-attributes';
 import type { CardView } from '../src/shared/types';
-import { ensureJavaTestServer } from '../src/temporal/java-test-server';
+import { ensureJavaTestServer, javaTestServerMissing } from '../tools/java-test-server';
 import { createWorkers, type WorkerFleet } from '../src/temporal/workers';
 import { fixtureBins } from './helpers/provider';
 import { sandboxControl, type SandboxControl, type Stack } from './helpers/stack';
@@ -26,7 +28,10 @@ import { deliveries } from './helpers/wait';
 const HOUR = 60 * 60 * 1000;
 const SKIPPED = 6 * HOUR;
 
-describe('time skipping (Java test server)', () => {
+const missing = javaTestServerMissing();
+if (missing) process.stderr.write(`time skipping: skipped, this machine lacks ${missing}\n`);
+
+(missing ? describe.skip : describe)(`time skipping (Java test server)${missing ? `: SKIPPED, this machine lacks ${missing}` : ''}`, () => {
   let env: TestWorkflowEnvironment;
   let sandbox: RunningSandbox;
   let fleet: WorkerFleet;

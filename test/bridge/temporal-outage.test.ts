@@ -10,8 +10,9 @@ import { loadConfig } from '../../src/config';
 import { HmacSha256Scheme } from '../../src/provider/signing';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { entityStateQuery } from '../../src/shared/messages';
-import { ensureTemporalCli } from '../../src/temporal/cli';
-import { freePort, startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { ensureTemporalCli } from '../../tools/temporal-cli';
+import { freePort } from '../../src/ports';
+import { startDevServer, type DevServer } from '../../tools/dev-server';
 import { deliveries, waitUntil, type Delivery } from '../helpers/wait';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
 

@@ -3,6 +3,7 @@
  * signed API caller (the independent signer), the control API, and polling helpers.
  */
 import { startSandbox } from '../../../src/sandbox';
+import { SandboxControlClient } from '../../../src/sandbox/control-client';
 import { WebhookReceiver } from './receiver';
 import { signHeaders } from './signer';
 
@@ -79,13 +80,9 @@ export class Harness {
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
   }
 
-  async control<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    const res = await fetch(`${this.url}/sandbox${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as T };
+  /** Any control call and its answer, refused ones included: these tests exercise the control API itself. */
+  control<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+    return new SandboxControlClient(this.url).request<T>(method, path, body);
   }
 
   /** A card that reached ENABLE. */
