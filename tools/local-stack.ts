@@ -60,7 +60,7 @@ export interface LocalStack {
 
 /** Starts the parts asked for; when one fails, stops the ones already started and throws. */
 export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
-  const stoppers: Array<() => Promise<unknown>> = [];
+  const stoppers: Stoppers = [];
   const close = async () => {
     for (const stop of stoppers.splice(0).reverse()) await stop().catch((err: unknown) => opts.log?.(`while stopping: ${(err as Error).message}`));
   };
@@ -72,40 +72,15 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   }
 }
 
-async function start(opts: LocalStackOptions, stoppers: Array<() => Promise<unknown>>, close: () => Promise<void>): Promise<LocalStack> {
+type Stoppers = Array<() => Promise<unknown>>;
+
+async function start(opts: LocalStackOptions, stoppers: Stoppers, close: () => Promise<void>): Promise<LocalStack> {
   const { base } = opts;
   const log = opts.log ?? (() => undefined);
-  /** 0 lets the part pick a free port itself. */
-  const port = (configured: number) => (opts.ports === 'default' ? preferredPort(configured) : Promise.resolve(0));
-  const addresses: string[] = [];
-
-  // The UI's port is chosen first: the codec endpoint lets that origin call it.
-  const uiPort = opts.devServer && !opts.devServer.headless ? opts.devServer.uiPort || (await portOr(UI_PORT, opts.ports)) : undefined;
-  let codec: CodecServer | undefined;
-  if (opts.codecEndpoint) {
-    const allowedOrigins = uiPort === undefined ? undefined : [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`];
-    codec = await startCodecServer({ port: await port(base.codec.serverPort), codec: createPayloadCodec(base.codec), allowedOrigins });
-    stoppers.push(() => codec!.close());
-    addresses.push(`codec ${codec.url}`);
-    log(`codec endpoint on ${codec.url}`);
-  }
-
-  let server: DevServer | undefined;
-  let temporal = base.temporal;
-  if (opts.devServer) {
-    const cliPath = await ensureTemporalCli(base.temporal.cliPath, log);
-    const temporalPort = opts.devServer.port ?? (await port(Number(base.temporal.address.split(':')[1]) || 7233));
-    log(`starting a Temporal dev server${opts.devServer.dbFile ? '' : ' (in memory)'} ...`);
-    server = await startDevServer({ namespace: base.temporal.namespace, codecEndpoint: codec?.url, ...opts.devServer, cliPath, port: temporalPort, uiPort });
-    stoppers.push(() => server!.stop());
-    // Our own server, whatever the environment points at: no TLS, no API key.
-    temporal = { ...base.temporal, address: server.address, tls: false, tlsCertPath: undefined, tlsKeyPath: undefined, apiKey: undefined };
-    addresses.push(`Temporal ${server.address}`, ...(server.uiUrl ? [`UI ${server.uiUrl}`] : []));
-    log(`Temporal on ${server.address}${server.uiUrl ? `, UI at ${server.uiUrl}` : ''}`);
-  }
+  const { codec, server, temporal, addresses } = await startTemporal(opts, stoppers, log);
 
   const { apiKey, apiSecret, webhookSecret } = base.provider;
-  const sandbox = await startSandbox({ port: await port(base.sandbox.port), apiKey, apiSecret, webhookSecret });
+  const sandbox = await startSandbox({ port: await configuredPort(base.sandbox.port, opts.ports), apiKey, apiSecret, webhookSecret });
   stoppers.push(() => sandbox.close());
   addresses.push(`sandbox ${sandbox.url}`);
   const control = new SandboxControlClient(sandbox.url);
@@ -113,41 +88,78 @@ async function start(opts: LocalStackOptions, stoppers: Array<() => Promise<unkn
 
   let bridge: RunningBridge | undefined;
   if (opts.bridge !== false) {
-    bridge = await startBridge(config, { port: await port(base.bridge.port) });
+    bridge = await startBridge(config, { port: await configuredPort(base.bridge.port, opts.ports) });
     stoppers.push(() => bridge!.close());
     addresses.push(`bridge ${bridge.url}`);
   }
   // The sandbox delivers to the bridge's actual port, which may not be the configured one.
-  const webhookUrl = bridge ? { webhookUrl: `${bridge.url}/webhooks/provider` } : {};
-  await control.configure({ ...webhookUrl, ...opts.sandboxConfig });
+  await control.configure({ ...(bridge ? { webhookUrl: `${bridge.url}/webhooks/provider` } : {}), ...opts.sandboxConfig });
   log(`provider sandbox on ${sandbox.url}${bridge ? `, bridge on ${bridge.url}/webhooks/provider` : ''}`);
 
   const connection = await Connection.connect(connectionOptions(config.temporal));
   stoppers.push(() => connection.close());
   const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
+  const workers = inProcessWorkers(config, opts.workers);
+  if (opts.workers !== false) {
+    log(`starting the workers${opts.workers?.workflowBundlePath ? '' : ' (bundling the workflows)'} ...`);
+    stoppers.push(workers.stopWorkers);
+    await workers.startWorkers();
+  }
+  return { config, server, codec, sandbox, control, bridge, client, ...workers, addresses, close };
+}
 
+/** The codec endpoint and the dev server when asked for; `temporal` is the configuration of the server to use. */
+async function startTemporal(opts: LocalStackOptions, stoppers: Stoppers, log: (line: string) => void) {
+  const { base, devServer } = opts;
+  const addresses: string[] = [];
+  // The UI's port is chosen first: the codec endpoint lets that origin call it.
+  const uiPort = devServer && !devServer.headless ? devServer.uiPort || (await portOr(UI_PORT, opts.ports)) : undefined;
+  let codec: CodecServer | undefined;
+  if (opts.codecEndpoint) {
+    const allowedOrigins = uiPort === undefined ? undefined : [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`];
+    codec = await startCodecServer({ port: await configuredPort(base.codec.serverPort, opts.ports), codec: createPayloadCodec(base.codec), allowedOrigins });
+    stoppers.push(() => codec!.close());
+    addresses.push(`codec ${codec.url}`);
+    log(`codec endpoint on ${codec.url}`);
+  }
+  if (!devServer) return { codec, server: undefined, temporal: base.temporal, addresses };
+
+  const cliPath = await ensureTemporalCli(base.temporal.cliPath, log);
+  const port = devServer.port ?? (await configuredPort(Number(base.temporal.address.split(':')[1]) || 7233, opts.ports));
+  log(`starting a Temporal dev server${devServer.dbFile ? '' : ' (in memory)'} ...`);
+  const server = await startDevServer({ namespace: base.temporal.namespace, codecEndpoint: codec?.url, ...devServer, cliPath, port, uiPort });
+  stoppers.push(() => server.stop());
+  addresses.push(`Temporal ${server.address}`, ...(server.uiUrl ? [`UI ${server.uiUrl}`] : []));
+  log(`Temporal on ${server.address}${server.uiUrl ? `, UI at ${server.uiUrl}` : ''}`);
+  // Our own server, whatever the environment points at: no TLS, no API key.
+  const temporal: Config['temporal'] = { ...base.temporal, address: server.address, tls: false, tlsCertPath: undefined, tlsKeyPath: undefined, apiKey: undefined };
+  return { codec, server, temporal, addresses };
+}
+
+/** Workers in this process that a test may stop and start again (a worker outage). */
+function inProcessWorkers(config: Config, setup: LocalStackOptions['workers']): Pick<LocalStack, 'startWorkers' | 'stopWorkers'> {
   let fleet: WorkerFleet | undefined;
   let running: Promise<void> | undefined;
-  const stopWorkers = async () => {
-    fleet?.shutdown();
-    await running?.catch(() => undefined);
-    fleet = undefined;
-    running = undefined;
+  return {
+    startWorkers: async () => {
+      if (setup === false) throw new Error('this local stack runs no workers');
+      quietWorkerRuntime();
+      fleet = await createWorkers({ ...setup, config });
+      running = fleet.run();
+      return fleet;
+    },
+    stopWorkers: async () => {
+      fleet?.shutdown();
+      await running?.catch(() => undefined);
+      fleet = undefined;
+      running = undefined;
+    },
   };
-  const workerSetup = opts.workers;
-  const startWorkers = async () => {
-    if (workerSetup === false) throw new Error('this local stack runs no workers');
-    quietWorkerRuntime();
-    fleet = await createWorkers({ ...workerSetup, config });
-    running = fleet.run();
-    return fleet;
-  };
-  if (workerSetup !== false) {
-    log(`starting the workers${workerSetup?.workflowBundlePath ? '' : ' (bundling the workflows)'} ...`);
-    stoppers.push(stopWorkers);
-    await startWorkers();
-  }
-  return { config, server, codec, sandbox, control, bridge, client, startWorkers, stopWorkers, addresses, close };
+}
+
+/** `default` ports: the configured one when free, another otherwise; `free`: 0, which lets the part pick one itself. */
+function configuredPort(configured: number, ports: LocalStackOptions['ports']): Promise<number> {
+  return ports === 'default' ? preferredPort(configured) : Promise.resolve(0);
 }
 
 /** The configured port when asked for and free, otherwise a free one. */

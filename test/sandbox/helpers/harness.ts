@@ -42,12 +42,14 @@ export interface CallOptions {
 export class Harness {
   url = '';
   receiver = new WebhookReceiver(WEBHOOK_SECRET);
+  #control?: SandboxControlClient;
   #close?: () => Promise<void>;
 
   async start(): Promise<void> {
     await this.receiver.start();
     const sb = await startSandbox({ port: 0, apiKey: API_KEY, apiSecret: API_SECRET, webhookSecret: WEBHOOK_SECRET, webhookUrl: this.receiver.url });
     this.url = sb.url;
+    this.#control = new SandboxControlClient(sb.url);
     this.#close = sb.close;
     await this.reset();
   }
@@ -82,7 +84,7 @@ export class Harness {
 
   /** Any control call and its answer, refused ones included: these tests exercise the control API itself. */
   control<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    return new SandboxControlClient(this.url).request<T>(method, path, body);
+    return this.#control!.request<T>(method, path, body);
   }
 
   /** A card that reached ENABLE. */
