@@ -23,12 +23,13 @@ import { createCardIssuingClient } from '../../src/starter';
 import type { WaitTimings } from '../../src/shared/types';
 import { buildWorkflowBundle } from '../../src/temporal/bundle';
 import { freePort } from '../../src/ports';
-import { cleanUpFlowRun, flowTable, ledgerVerdict, startFlow, type FlowName, type FlowRow, type FlowRun } from '../flows';
+import { cleanUpFlowRun, flowTable, ledgerVerdict, type FlowRun } from '../flows';
 import { prepareNamespace } from './namespace';
 import { startPostgres } from './postgres';
 import { spawnApp, type AppProcess } from '../processes';
 import { ensureTemporalServer } from './server-build';
-import { setupSchema, startClusterServer, type ClusterServer } from './temporal-server';
+import { setupSchema, startClusterServer } from './temporal-server';
+import { runWaves } from './waves';
 
 const NAMESPACE = 'card-issuing-smoke';
 /** Waits long enough that a webhook lost with a killed bridge is redelivered to the other before polling takes over. */
@@ -93,7 +94,7 @@ async function main(): Promise<number> {
   stoppers.push(() => client.close());
   const run: FlowRun = { client, control, timings: TIMINGS, tag: 'Smoke', log: say, awaitResult: outlastingOutages, made: {} };
   stoppers.push(async () => cleanUpFlowRun(run));
-  const rows = await runWaves(run, { server, worker: workers[0], bridge: bridges[0].process });
+  const rows = await runWaves(run, { server, worker: workers[0], bridge: bridges[0].process }, say);
 
   process.stdout.write(`\n${flowTable(rows)}\n\n`);
   const allOk = rows.every((r) => r.ok);
@@ -116,52 +117,6 @@ async function startBridgeProcess(n: number, env: Record<string, string>, dir: s
   const url = `http://127.0.0.1:${port}`;
   await until(`bridge-${n} answering /health`, async () => (await fetch(`${url}/health`).catch(() => undefined))?.ok === true, 60_000);
   return { url, process: child };
-}
-
-// --- The flows ---------------------------------------------------------------------------------
-
-interface Disruptions {
-  server: ClusterServer;
-  worker: AppProcess;
-  bridge: AppProcess;
-}
-
-/**
- * The demo's flows (tools/flows.ts) plus a second card and trackPayout, in four waves: the worker
- * and bridge kills fall in the middle of the second, the server restart in the middle of the third.
- */
-async function runWaves(run: FlowRun, ctx: Disruptions): Promise<FlowRow[]> {
-  const rows: FlowRow[] = [];
-  const wave = async (names: FlowName[], disrupt: (inFlight: number) => Promise<void>) => {
-    const started = [];
-    for (const name of names) started.push(await startFlow(name, run));
-    await disrupt(started.length);
-    for (const flow of started) rows.push(await flow.row);
-  };
-  // Wave 1: a card for the card flows.
-  await wave(['issue card'], async () => undefined);
-  if (!run.made.cardId) return rows;
-  // Wave 2: kill worker-1 and bridge-1 while these wait on the provider and its webhooks.
-  await wave(['fund card', 'issue a second card', 'KYC onboarding', 'KYC onboarding (rejected)', 'eSIM purchase', 'payout'], async (inFlight) => {
-    await pause(700);
-    await ctx.worker.kill();
-    say(`killed ${ctx.worker.name} (SIGKILL to process group ${ctx.worker.pid}) with ${inFlight} flows in flight`);
-    await ctx.bridge.kill();
-    say(`killed ${ctx.bridge.name} (SIGKILL to process group ${ctx.bridge.pid}); the sandbox keeps sending it every other delivery attempt`);
-  });
-  // Wave 3: restart the Temporal server while these are in flight.
-  const wave3: FlowName[] = ['withdraw from card', 'track payout', 'failing card (firstName FAIL)'];
-  await wave(run.made.esimNo ? [...wave3, 'eSIM recharge'] : wave3, async (inFlight) => {
-    await pause(500);
-    const restartStarted = Date.now();
-    await ctx.server.restart();
-    say(`restarted the Temporal server (down and serving again in ${Date.now() - restartStarted} ms) with ${inFlight} flows in flight`);
-  });
-  // Wave 4: the card's own workflow, after the restart.
-  for (const name of ['freeze (update)', 'unfreeze (update)', 'card transaction (webhook)', 'card state (query)', 'reveal sensitive (sealed)', 'delete card (update)'] as const) {
-    rows.push(await (await startFlow(name, run)).row);
-  }
-  return rows;
 }
 
 // --- Checks ----------------------------------------------------------------------------------
