@@ -1,4 +1,4 @@
-/** Small helpers shared by the benchmarks: progress on stderr, percentiles, pacing, the sandbox control API. */
+/** Small helpers shared by the benchmarks: progress on stderr, percentiles, pacing, polling. */
 export const log = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -42,18 +42,6 @@ export async function paced<R>(count: number, perSecond: number, fn: (i: number)
     calls.push(fn(i));
   }
   return Promise.all(calls);
-}
-
-/** Calls the sandbox control API (CONTRACTS §5). */
-export async function control<T = any>(sandboxUrl: string, method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${sandboxUrl}/sandbox${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as T;
-  if (!res.ok) throw new Error(`sandbox control ${method} ${path} answered ${res.status}: ${JSON.stringify(json)}`);
-  return json;
 }
 
 /** Polls until `check` returns a value other than undefined. */

@@ -53,10 +53,10 @@ export interface P1Result {
 }
 
 export async function runP1(stack: BenchStack, windows: number, windowMs: number): Promise<P1Result> {
-  await stack.control('POST', '/reset');
-  await stack.control('PUT', '/config', { cardProvisioningMs: 0 });
+  await stack.control.reset();
+  await stack.control.configure({ cardProvisioningMs: 0 });
   const moneyCards = await readyCards(stack, 10);
-  await stack.control('PUT', '/config', { cardProvisioningMs: PROVISIONING_MS, webhook: { dropRate: 1 }, rateLimit: { windowMs, ...LIMITS } });
+  await stack.control.configure({ cardProvisioningMs: PROVISIONING_MS, webhook: { dropRate: 1 }, rateLimit: { windowMs, ...LIMITS } });
 
   const queue = uniqueQueue('p1');
   const env = { PROVIDER_RATE_WINDOW_MS: String(windowMs) };
@@ -190,7 +190,7 @@ async function backlogs(stack: BenchStack, queue: string): Promise<Record<string
 }
 
 async function stats(stack: BenchStack): Promise<Stats> {
-  return (await stack.control<{ endpoints: Stats }>('GET', '/stats')).endpoints;
+  return stack.control.stats();
 }
 
 /** Ends what is still running: demand was deliberately beyond the budget, so a backlog remains. */

@@ -5,6 +5,7 @@
  * signalWithStart of the same signal to the same card workflows, at the same rate.
  */
 import { randomUUID } from 'node:crypto';
+import type { DeliveryLog } from '../src/sandbox/control-client';
 import { providerEventSignal } from '../src/shared/messages';
 import type { ProviderEvent } from '../src/shared/types';
 import { signalEntity } from '../src/temporal/entity-signals';
@@ -31,18 +32,9 @@ export interface P2Result {
   p99Ratio: number;
 }
 
-interface DeliveryLog {
-  eventId: string;
-  eventType: string;
-  createdAt: number;
-  status: string;
-  deliveredAt?: number;
-  attempts: unknown[];
-}
-
 export async function runP2(stack: BenchStack, events: number): Promise<P2Result> {
-  await stack.control('POST', '/reset');
-  await stack.control('PUT', '/config', { cardProvisioningMs: 0, rateLimit: { general: 1_000_000, sensitive: 1_000_000, balance: 1_000_000 } });
+  await stack.control.reset();
+  await stack.control.configure({ cardProvisioningMs: 0, rateLimit: { general: 1_000_000, sensitive: 1_000_000, balance: 1_000_000 } });
   const queue = uniqueQueue('p2');
   const fleet = await stack.worker('fleet', queue);
   await stack.bridge(queue);
@@ -71,7 +63,7 @@ export async function runP2(stack: BenchStack, events: number): Promise<P2Result
         return performance.now() - began;
       })),
     );
-    await paced(RATE, RATE, (i) => stack.control('POST', `/cards/${cards[i % cards.length]}/transactions`, { amount: 1, merchantName: 'Bench' }));
+    await paced(RATE, RATE, (i) => stack.control.cardTransaction(cards[i % cards.length], 1, 'Bench'));
     await settled(stack, since, (turn + 1) * RATE);
   }
   const ours = await settled(stack, since, turns * RATE);
@@ -107,7 +99,6 @@ function summary(ms: number[]): Latencies {
   return { p50: round(percentile(ms, 50), 1), p99: round(percentile(ms, 99), 1), max: round(Math.max(...ms), 1), count: ms.length };
 }
 
-async function deliveries(stack: BenchStack): Promise<DeliveryLog[]> {
-  const log = await stack.control<DeliveryLog[] | { deliveries: DeliveryLog[] }>('GET', '/webhooks');
-  return Array.isArray(log) ? log : log.deliveries;
+function deliveries(stack: BenchStack): Promise<DeliveryLog[]> {
+  return stack.control.webhooks();
 }

@@ -24,8 +24,8 @@ export interface P3Result {
 }
 
 export async function runP3(stack: BenchStack, flows: number): Promise<P3Result> {
-  await stack.control('POST', '/reset');
-  await stack.control('PUT', '/config', { cardProvisioningMs: 0, rateLimit: { general: 1_000_000, sensitive: 1_000_000, balance: 1_000_000 } });
+  await stack.control.reset();
+  await stack.control.configure({ cardProvisioningMs: 0, rateLimit: { general: 1_000_000, sensitive: 1_000_000, balance: 1_000_000 } });
   const [cardId] = await readyCards(stack, 1);
 
   // Both workers run side by side and take turns, so that the machine's drift hits both alike.

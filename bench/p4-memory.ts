@@ -49,8 +49,8 @@ export async function runP4(stack: BenchStack, flows: number): Promise<P4Result>
   const withSchemas = await parkBare(stack, flows, cache, 'bare-schemas', 'bareParkedWithSchemas');
   const withProject = await parkBare(stack, flows, cache, 'bare-project', 'bareParked');
 
-  await stack.control('POST', '/reset');
-  await stack.control('PUT', '/config', { kycReviewMs: 3_600_000, rateLimit: { general: 1_000_000, sensitive: 1_000_000, balance: 1_000_000 } });
+  await stack.control.reset();
+  await stack.control.configure({ kycReviewMs: 3_600_000, rateLimit: { general: 1_000_000, sensitive: 1_000_000, balance: 1_000_000 } });
   const queue = uniqueQueue('p4');
   await stack.bridge(queue);
   let worker = await stack.worker('fleet', queue, cache);
@@ -160,7 +160,7 @@ async function decide(stack: BenchStack, queue: string, ids: string[], label: st
   const already = await closedCount(stack, queue);
   await paced(ids.length, DECISIONS_PER_SECOND, async (i) => {
     decidedAt.set(ids[i], Date.now());
-    await stack.control('POST', `/kyc/${ids[i]}/decision`, { kycStatus: 'APPROVED' });
+    await stack.control.decideKyc(ids[i], 'APPROVED');
   });
   await until(`${label} flows completed`, async () => ((await closedCount(stack, queue)) >= already + ids.length ? true : undefined), 120_000 + ids.length * 500, 1000);
   const latencies: number[] = [];

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEV_SQLITE_PRAGMAS } from '../src/temporal/dev-server';
+import { DEV_SQLITE_PRAGMAS } from '../tools/dev-server';
 import { log, mapLimit, round } from './lib';
 import { startBenchStack, uniqueQueue } from './stack';
 

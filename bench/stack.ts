@@ -1,18 +1,18 @@
 /**
- * The local stack for a bench run, wired as `npm run demo` wires it: a Temporal dev server (in
- * memory), the provider sandbox and the webhook bridge in this process; workers in child
- * processes (one per measure and side), each configured through the environment.
+ * The local stack for a bench run: a Temporal dev server (in memory) and the provider sandbox in
+ * this process, started by tools/local-stack.ts as for `npm run demo`; the webhook bridge and the
+ * workers in child processes (one per measure and side), each configured through the environment.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { loadConfig, type Config } from '../src/config';
-import { createDataConverter } from '../src/codec/payload-codec';
-import { startSandbox, type RunningSandbox } from '../src/sandbox';
-import { ensureTemporalCli } from '../src/temporal/cli';
-import { freePort, startDevServer, type DevServer, type DevServerOptions } from '../src/temporal/dev-server';
-import { connectionOptions } from '../src/temporal/connection';
-import { control, log, until } from './lib';
+import { freePort } from '../src/ports';
+import type { RunningSandbox } from '../src/sandbox';
+import type { SandboxControlClient } from '../src/sandbox/control-client';
+import type { DevServer, DevServerOptions } from '../tools/dev-server';
+import { startLocalStack } from '../tools/local-stack';
+import { log, until } from './lib';
 import type { MemoryReport } from './worker-process';
 
 const CODEC_KEY = randomBytes(32).toString('base64');
@@ -24,7 +24,7 @@ export interface BenchStack {
   env(taskQueue: string, extra?: Record<string, string>): Record<string, string>;
   config(taskQueue: string, extra?: Record<string, string>): Config;
   client(): Client;
-  control<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+  control: SandboxControlClient;
   /** A bridge process (`npm run bridge`) delivering to `taskQueue`; the sandbox's webhooks go to it. */
   bridge(taskQueue: string): Promise<{ url: string }>;
   worker(mode: WorkerMode, taskQueue: string, extra?: Record<string, string>): Promise<WorkerProcess>;
@@ -42,45 +42,44 @@ export function uniqueQueue(name: string): string {
   return `bench-${name}-${randomUUID().slice(0, 8)}`;
 }
 
+/** The local stack (tools/local-stack.ts) without its bridge and workers: the bench runs those as processes. */
 export async function startBenchStack(serverOptions: Partial<DevServerOptions> = {}): Promise<BenchStack> {
-  const base = loadConfig({});
-  const cliPath = await ensureTemporalCli(base.temporal.cliPath, log);
-  const server = await startDevServer({ cliPath, headless: true, ...serverOptions });
-  const sandbox = await startSandbox({ port: 0 });
-  const stoppers: Array<() => Promise<unknown>> = [() => sandbox.close(), () => server.stop()];
+  const base = loadConfig({ PAYLOAD_CODEC_KEY: CODEC_KEY, PAYLOAD_CODEC_KEY_ID: 'bench', TEMPORAL_TASK_QUEUE: 'bench' });
+  const local = await startLocalStack({ base, devServer: { headless: true, ...serverOptions }, bridge: false, workers: false, log });
+  const server = local.server!;
   const env = (taskQueue: string, extra: Record<string, string> = {}) => ({
     TEMPORAL_ADDRESS: server.address,
     TEMPORAL_TASK_QUEUE: taskQueue,
-    PROVIDER_BASE_URL: sandbox.url,
+    PROVIDER_BASE_URL: local.sandbox.url,
     PAYLOAD_CODEC_KEY: CODEC_KEY,
     PAYLOAD_CODEC_KEY_ID: 'bench',
     LOG_LEVEL: 'error',
     ...extra,
   });
   const config = (taskQueue: string, extra?: Record<string, string>) => loadConfig(env(taskQueue, extra));
-  const connection = await Connection.connect(connectionOptions(config('bench').temporal));
-  stoppers.unshift(() => connection.close());
-  const client = new Client({ connection, namespace: base.temporal.namespace, dataConverter: createDataConverter(config('bench').codec) });
+  /** Stopped before the local stack, most recent first. */
+  const processes: Array<() => Promise<unknown>> = [];
   let bridge: BridgeProcess | undefined;
 
   return {
     server,
-    sandbox,
+    sandbox: local.sandbox,
     env,
     config,
-    client: () => client,
-    control: (method, path, body) => control(sandbox.url, method, path, body),
+    client: () => local.client,
+    control: local.control,
     bridge: async (taskQueue) => {
       await bridge?.stop();
       // A process of its own, as deployed: the bench's load and the sandbox do not share its event loop.
       bridge = await forkBridge({ ...process.env, ...env(taskQueue, { BRIDGE_PORT: String(await freePort()) }) });
-      await control(sandbox.url, 'PUT', '/config', { webhookUrl: `${bridge.url}/webhooks/provider` });
+      await local.control.configure({ webhookUrl: `${bridge.url}/webhooks/provider` });
       return bridge;
     },
-    worker: (mode, taskQueue, extra) => forkWorker(mode, { ...process.env, ...env(taskQueue, extra) }, stoppers),
+    worker: (mode, taskQueue, extra) => forkWorker(mode, { ...process.env, ...env(taskQueue, extra) }, processes),
     close: async () => {
       await bridge?.stop().catch(() => undefined);
-      for (const stop of stoppers) await stop().catch((err: unknown) => log(`while stopping: ${(err as Error).message}`));
+      for (const stop of processes) await stop().catch((err: unknown) => log(`while stopping: ${(err as Error).message}`));
+      await local.close();
     },
   };
 }

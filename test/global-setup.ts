@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { loadConfig } from '../src/config';
-import { ensureTemporalCli } from '../src/temporal/cli';
-import { startDevServer } from '../src/temporal/dev-server';
+import { ensureTemporalCli } from '../tools/temporal-cli';
+import { startDevServer } from '../tools/dev-server';
 import { FAILURE_CONVERTER_PATH } from '../src/codec/payload-codec';
 
 export default async function globalSetup(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { DevServer } from '../src/temporal/dev-server';
+import type { DevServer } from '../tools/dev-server';
 
 export default async function globalTeardown(): Promise<void> {
   const server = (globalThis as Record<string, unknown>).__temporalDevServer as DevServer | undefined;

@@ -4,6 +4,8 @@
  * Every webhook is dropped, so the flow polls with its default (production) timings; the hours
  * of timers elapse in seconds. This file builds its own environment and bundle: it needs
  * neither the run's dev server nor its bundle (alone: SKIP_TEMPORAL=1 npx jest test/time-skipping.test.ts).
+ * Java and Maven are optional for the project: on a machine without them these tests are skipped,
+ * and the suite's name says what is missing.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,11 +16,10 @@ import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { loadConfig, type Config } from '../src/config';
 import { createDataConverter, FAILURE_CONVERTER_PATH } from '../src/codec/payload-codec';
-import { startSandbox, type RunningSandbox } from '../src/sandbox';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS, SEARCH_ATTRIBUTES } from '../src/shared/search-attributes';
 import type { CardView } from '../src/shared/types';
-import { ensureJavaTestServer } from '../src/temporal/java-test-server';
-import { createWorkers, type WorkerFleet } from '../src/temporal/workers';
+import { ensureJavaTestServer, javaTestServerMissing } from '../tools/java-test-server';
+import { startLocalStack, type LocalStack } from '../tools/local-stack';
 import { fixtureBins } from './helpers/provider';
 import { sandboxControl, type SandboxControl, type Stack } from './helpers/stack';
 import { deliveries } from './helpers/wait';
@@ -26,15 +27,16 @@ import { deliveries } from './helpers/wait';
 const HOUR = 60 * 60 * 1000;
 const SKIPPED = 6 * HOUR;
 
-describe('time skipping (Java test server)', () => {
+const missing = javaTestServerMissing();
+if (missing) process.stderr.write(`time skipping: skipped, this machine lacks ${missing}\n`);
+
+(missing ? describe.skip : describe)(`time skipping (Java test server)${missing ? `: SKIPPED, this machine lacks ${missing}` : ''}`, () => {
   let env: TestWorkflowEnvironment;
-  let sandbox: RunningSandbox;
-  let fleet: WorkerFleet;
-  let running: Promise<void>;
+  let stack: LocalStack;
   let config: Config;
   let bundleDir: string;
 
-  const control: SandboxControl = (method, path, body) => sandboxControl(sandbox.url)(method, path, body);
+  const control: SandboxControl = (method, path, body) => sandboxControl(stack.sandbox.url)(method, path, body);
 
   beforeAll(async () => {
     const wrapper = await ensureJavaTestServer();
@@ -46,16 +48,14 @@ describe('time skipping (Java test server)', () => {
     }
     const codecKey = randomBytes(32).toString('base64');
     const codec = loadConfig({ PAYLOAD_CODEC_KEY: codecKey, PAYLOAD_CODEC_KEY_ID: 'test' }).codec;
-    const [started, bundle, sb] = await Promise.all([
+    const [started, bundle] = await Promise.all([
       TestWorkflowEnvironment.createTimeSkipping({
         server: { executable: { type: 'existing-path', path: wrapper } },
         client: { dataConverter: createDataConverter(codec) },
       }),
       bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger() }),
-      startSandbox({ port: 0 }),
     ]);
     env = started;
-    sandbox = sb;
     bundleDir = mkdtempSync(join(tmpdir(), 'card-issuing-ts-'));
     writeFileSync(join(bundleDir, 'workflow-bundle.js'), bundle.code);
 
@@ -66,25 +66,22 @@ describe('time skipping (Java test server)', () => {
       searchAttributes: Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
     });
 
-    const taskQueue = `test-${randomUUID()}`;
-    config = loadConfig({
+    // The local stack's sandbox and workers, on the test server; no bridge, as every webhook is dropped.
+    const base = loadConfig({
       TEMPORAL_ADDRESS: env.address,
       TEMPORAL_NAMESPACE: env.namespace ?? 'default',
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      PROVIDER_BASE_URL: sandbox.url,
+      TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
       PAYLOAD_CODEC_KEY: codecKey,
       PAYLOAD_CODEC_KEY_ID: 'test',
       PROVIDER_TIMEOUT_MS: '5000',
     });
-    fleet = await createWorkers({ config, taskQueue, workflowBundlePath: join(bundleDir, 'workflow-bundle.js'), enforceRateBudget: false });
-    running = fleet.run();
+    stack = await startLocalStack({ base, bridge: false, workers: { workflowBundlePath: join(bundleDir, 'workflow-bundle.js'), enforceRateBudget: false } });
+    config = stack.config;
   });
 
   afterAll(async () => {
-    fleet?.shutdown();
-    await running?.catch(() => undefined);
+    await stack?.close();
     await env?.teardown();
-    await sandbox?.close();
     if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
   });
 

@@ -10,7 +10,7 @@ import type { Config } from '../config';
 import type { Logger } from '../logging';
 import type { ProviderCallObserver } from '../provider/transport';
 import { connectionOptions } from '../temporal/connection';
-import { freePort } from '../temporal/dev-server';
+import { freePort } from '../ports';
 import { createRegistry, providerMetrics } from './metrics';
 import { startObservabilityServer, temporalReachable } from './server';
 

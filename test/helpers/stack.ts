@@ -3,28 +3,14 @@
  * HTTP, the webhook bridge, and the workers on a task queue of the test's own.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
 import { loadConfig, type Config } from '../../src/config';
-import { createDataConverter } from '../../src/codec/payload-codec';
-import { startBridge, type RunningBridge } from '../../src/bridge';
-import { startSandbox } from '../../src/sandbox';
-import { createWorkers, type WorkerFleet } from '../../src/temporal/workers';
-import { connectionOptions } from '../../src/temporal/connection';
+import type { RunningBridge } from '../../src/bridge';
+import { SandboxControlClient, type SandboxConfigPatch } from '../../src/sandbox/control-client';
+import type { WorkerFleet } from '../../src/temporal/workers';
+import { startLocalStack } from '../../tools/local-stack';
 
 export const TEST_CODEC_KEY = randomBytes(32).toString('base64');
-
-// Workers log their state changes at INFO; tests keep only warnings. Once per process.
-let runtimeInstalled = false;
-function quietRuntime(): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  try {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
-  } catch {
-    // already installed by an earlier test file in this process
-  }
-}
 
 export interface Stack {
   config: Config;
@@ -33,7 +19,7 @@ export interface Stack {
   sandboxUrl: string;
   bridge: RunningBridge;
   /** Calls the sandbox control API (CONTRACTS §5); resolves the JSON answer. */
-  control<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+  control: SandboxControl;
   startWorkers(): Promise<WorkerFleet>;
   stopWorkers(): Promise<void>;
   close(): Promise<void>;
@@ -45,54 +31,28 @@ export function temporalAddress(): string {
   return address;
 }
 
-export async function startStack(sandboxConfig: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<Stack> {
-  quietRuntime();
+/** The local stack (tools/local-stack.ts) on the run's dev server, with workers on a task queue of the test's own. */
+export async function startStack(sandboxConfig: SandboxConfigPatch = {}, env: Record<string, string> = {}): Promise<Stack> {
   const taskQueue = `test-${randomUUID()}`;
-  const sandbox = await startSandbox({ port: 0 });
-  const config = loadConfig({
+  const base = loadConfig({
     TEMPORAL_ADDRESS: temporalAddress(),
     TEMPORAL_TASK_QUEUE: taskQueue,
-    PROVIDER_BASE_URL: sandbox.url,
     PAYLOAD_CODEC_KEY: TEST_CODEC_KEY,
     PAYLOAD_CODEC_KEY_ID: 'test',
     PROVIDER_TIMEOUT_MS: '5000',
     ...env,
   });
-  const bridge = await startBridge(config, { port: 0 });
-  const control = sandboxControl(sandbox.url);
-  await control('PUT', '/config', { webhookUrl: `${bridge.url}/webhooks/provider`, ...sandboxConfig });
-  const connection = await Connection.connect(connectionOptions(config.temporal));
-  const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
-
-  let fleet: WorkerFleet | undefined;
-  let running: Promise<void> | undefined;
-  const stopWorkers = async () => {
-    fleet?.shutdown();
-    await running?.catch(() => undefined);
-    fleet = undefined;
-    running = undefined;
-  };
-  const startWorkers = async () => {
-    fleet = await createWorkers({ config, taskQueue, workflowBundlePath: process.env.TEST_WORKFLOW_BUNDLE, enforceRateBudget: false });
-    running = fleet.run();
-    return fleet;
-  };
-  await startWorkers();
+  const stack = await startLocalStack({ base, sandboxConfig, workers: { workflowBundlePath: process.env.TEST_WORKFLOW_BUNDLE, enforceRateBudget: false } });
   return {
-    config,
+    config: stack.config,
     taskQueue,
-    client,
-    sandboxUrl: sandbox.url,
-    bridge,
-    control,
-    startWorkers,
-    stopWorkers,
-    close: async () => {
-      await stopWorkers();
-      await bridge.close();
-      await connection.close();
-      await sandbox.close();
-    },
+    client: stack.client,
+    sandboxUrl: stack.sandbox.url,
+    bridge: stack.bridge!,
+    control: sandboxControl(stack.sandbox.url),
+    startWorkers: stack.startWorkers,
+    stopWorkers: stack.stopWorkers,
+    close: stack.close,
   };
 }
 
@@ -105,16 +65,8 @@ export function uniqueId(prefix: string): string {
 
 export type SandboxControl = <T = any>(method: string, path: string, body?: unknown) => Promise<T>;
 
-/** Calls the sandbox control API (CONTRACTS §5) at `sandboxUrl`; resolves the JSON answer, throws on a non-2xx. */
+/** Calls the sandbox control API (CONTRACTS §5) at `sandboxUrl` through its one client; resolves the JSON answer, throws on a non-2xx. */
 export function sandboxControl(sandboxUrl: string): SandboxControl {
-  return async <T = any>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${sandboxUrl}/sandbox${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = await res.json();
-    if (!res.ok) throw new Error(`sandbox control ${method} ${path} answered ${res.status}: ${JSON.stringify(json)}`);
-    return json as T;
-  };
+  const client = new SandboxControlClient(sandboxUrl);
+  return (method, path, body) => client.call(method, path, body);
 }

@@ -1,9 +1,9 @@
 /**
- * A worker in a process of its own, for tests that crash it: src/cluster/processes.ts starts
+ * A worker in a process of its own, for tests that crash it: tools/processes.ts starts
  * src/worker.ts under node itself (tsx as a loader, no wrapper process) in a process group of
  * its own, so a kill ends every process the worker started and returns once it is gone.
  */
-import { spawnApp, type AppProcess } from '../../src/cluster/processes';
+import { spawnApp, type AppProcess } from '../../tools/processes';
 import type { Stack } from './stack';
 
 export function spawnWorker(stack: Stack): AppProcess {

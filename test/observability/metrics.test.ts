@@ -3,7 +3,7 @@ import { createProviderClient } from '../../src/provider/client';
 import { HmacSha256Scheme } from '../../src/provider/signing';
 import { createRegistry, providerMetrics } from '../../src/observability/metrics';
 import { startBridge } from '../../src/bridge';
-import { freePort } from '../../src/temporal/dev-server';
+import { freePort } from '../../src/ports';
 import { startStack, type Stack } from '../helpers/stack';
 
 describe('metrics', () => {

@@ -36,7 +36,7 @@ describe('authentication and the edge', () => {
   });
 
   it('IpNotWhitelisted: loopback is not on the whitelist', async () => {
-    await h.control.config({ whitelist: ['10.9.9.9'] });
+    await h.control.configure({ whitelist: ['10.9.9.9'] });
     await expectProviderError(client.listCardBins(), { type: 'IpNotWhitelisted', status: 403, retryable: false, mayHaveTakenEffect: false });
   });
 
@@ -58,7 +58,7 @@ describe('idempotency', () => {
 
   it('IdempotencyInProgress: the same key while the first attempt is processing', async () => {
     const cardId = await enabledCard(client, h.control);
-    await h.control.config({ operationProcessingMs: 800 });
+    await h.control.configure({ operationProcessingMs: 800 });
     const fund = () => client.fundCard(cardId, { amount: 100 }, { idempotencyKey: 'fund-busy' });
     // Whichever attempt arrives first holds the key; the other is told it is in progress.
     const outcomes = await Promise.allSettled([fund(), fund()]);
@@ -71,9 +71,9 @@ describe('idempotency', () => {
   it('IdempotencyKeyTerminal: a key whose attempt definitively failed', async () => {
     const cardId = await enabledCard(client, h.control);
     const { availableBalance } = await h.control.call<{ availableBalance: number }>('GET', '/wallet');
-    await h.control.wallet(-availableBalance);
+    await h.control.adjustWallet(-availableBalance);
     await expectProviderError(client.fundCard(cardId, { amount: 100 }, { idempotencyKey: 'fund-dead' }), { type: 'InsufficientFunds' });
-    await h.control.wallet(1_000_000);
+    await h.control.adjustWallet(1_000_000);
     await expectProviderError(client.fundCard(cardId, { amount: 100 }, { idempotencyKey: 'fund-dead' }), {
       type: 'IdempotencyKeyTerminal', status: 409, retryable: false,
     });
@@ -84,7 +84,7 @@ describe('business refusals', () => {
   it('InsufficientFunds: funding beyond the wallet', async () => {
     const cardId = await enabledCard(client, h.control);
     const { availableBalance } = await h.control.call<{ availableBalance: number }>('GET', '/wallet');
-    await h.control.wallet(-availableBalance);
+    await h.control.adjustWallet(-availableBalance);
     await expectProviderError(client.fundCard(cardId, { amount: 100 }), { type: 'InsufficientFunds', status: 422, retryable: false, mayHaveTakenEffect: false });
   });
 
@@ -93,7 +93,7 @@ describe('business refusals', () => {
   });
 
   it('CardholderNotApproved, then CardLimitReached once approved', async () => {
-    await h.control.config({ kycReviewMs: 60_000, maxCardCount: 1 });
+    await h.control.configure({ kycReviewMs: 60_000, maxCardCount: 1 });
     const holder = await client.startHostedKyc({ firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com' });
     const onKycBin = { cardBinId: 'bin_mc_kyc', initialAmount: 1000, cardholderId: holder.id };
     await expectProviderError(client.createCard(onKycBin), { type: 'CardholderNotApproved', status: 422, retryable: false });
@@ -135,12 +135,12 @@ describe('business refusals', () => {
 
 describe('failures that may have taken effect', () => {
   it('ServerError: the provider answers 500', async () => {
-    await h.control.config({ faults: { errorRate: 1 } });
+    await h.control.configure({ faults: { errorRate: 1 } });
     await expectProviderError(client.getWalletBalance(), { type: 'ServerError', status: 500, code: 'INTERNAL_ERROR', retryable: true, mayHaveTakenEffect: true });
   });
 
   it('Timeout: the answer comes after the client deadline', async () => {
-    await h.control.config({ faults: { latencyMs: 1500 } });
+    await h.control.configure({ faults: { latencyMs: 1500 } });
     const started = Date.now();
     await expectProviderError(client.getWalletBalance({ timeoutMs: 300 }), { type: 'Timeout', retryable: true, mayHaveTakenEffect: true });
     expect(Date.now() - started).toBeLessThan(1200);
@@ -157,11 +157,11 @@ describe('BIN cache', () => {
     const cache = new BinCache(client);
     expect(await cache.get('bin_visa_basic')).toMatchObject({ brand: 'VISA' });
     await cache.get('bin_visa_us');
-    expect((await h.control.stats('listCardBins')).requests).toBe(1);
+    expect((await h.control.endpointStats('listCardBins')).requests).toBe(1);
 
     const err = await failureOf(client.createCard({ cardBinId: 'bin_retired', initialAmount: 1000, ...ada }));
     expect(await cache.noteCreateCardFailure(err)).toBe(true);
-    expect((await h.control.stats('listCardBins')).requests).toBe(2);
+    expect((await h.control.endpointStats('listCardBins')).requests).toBe(2);
     expect(await cache.get('bin_retired')).toBeUndefined();
   });
 });

@@ -20,16 +20,16 @@ describe('fresh signature per physical attempt', () => {
     const client = h.client({ signer });
     for (let i = 0; i < 5; i++) await client.listCardBins();
     // The same logical call repeated after failures, as a Temporal retry would do it.
-    await h.control.config({ faults: { errorRate: 1 } });
+    await h.control.configure({ faults: { errorRate: 1 } });
     for (let i = 0; i < 3; i++) await expect(client.getWalletBalance()).rejects.toMatchObject({ type: 'ServerError' });
-    await h.control.config({ faults: { errorRate: 0 } });
+    await h.control.configure({ faults: { errorRate: 0 } });
     await client.getWalletBalance();
 
     expect(signer.nonces).toHaveLength(9);
     expect(new Set(signer.nonces).size).toBe(9);
     for (const n of signer.nonces) expect(n).toMatch(/^[0-9a-f]{32}$/);
     // The provider saw no replay either.
-    expect((await h.control.stats('getWalletBalance')).byStatus).toEqual({ 200: 1, 500: 3 });
+    expect((await h.control.endpointStats('getWalletBalance')).byStatus).toEqual({ 200: 1, 500: 3 });
   });
 
   it('reaches the API whether or not PROVIDER_BASE_URL ends in /open-api/v1', async () => {
@@ -41,16 +41,16 @@ describe('fresh signature per physical attempt', () => {
 
   it('sends a failed call once: no hidden retries in the transport', async () => {
     const client = h.client();
-    await h.control.config({ faults: { errorRate: 1 } });
+    await h.control.configure({ faults: { errorRate: 1 } });
     await expect(client.listCardBins()).rejects.toMatchObject({ type: 'ServerError' });
-    expect((await h.control.stats('listCardBins')).requests).toBe(1);
+    expect((await h.control.endpointStats('listCardBins')).requests).toBe(1);
   });
 });
 
 describe('rate limits', () => {
   /** Calls until the provider itself answers 429 (a fresh window may open in between). */
   async function realRateLimit(windowMs: number) {
-    await h.control.config({ rateLimit: { windowMs, general: 2 } });
+    await h.control.configure({ rateLimit: { windowMs, general: 2 } });
     // Fail-fast off: this test wants the provider's own 429, not the local refusal.
     const client = h.client({ failFastWhenBudgetSpent: false });
     for (let i = 0; i < 10; i++) {
@@ -70,12 +70,12 @@ describe('rate limits', () => {
     expect(err.resetAt!).toBeGreaterThan(Date.now());
     expect(err.retryAfterMs).toBeGreaterThan(0);
     expect(err.retryAfterMs).toBeLessThanOrEqual(60_000);
-    expect((await h.control.stats('getWalletBalance')).byStatus[429]).toBe(1);
+    expect((await h.control.endpointStats('getWalletBalance')).byStatus[429]).toBe(1);
   });
 
   it('retryDelayFor a real 429: the same client refuses locally before the delay, and succeeds after it', async () => {
     const windowMs = 1500;
-    await h.control.config({ rateLimit: { windowMs, general: 2 } });
+    await h.control.configure({ rateLimit: { windowMs, general: 2 } });
     // Another client spends the window, so this one's own call meets the provider's 429 and learns the window from it.
     const spender = h.client({ failFastWhenBudgetSpent: false });
     const client = h.client(); // fail fast on: the default
@@ -100,33 +100,33 @@ describe('rate limits', () => {
 
     const now = Date.now();
     const delay = retryDelayFor(err.resetAt!, now, randomJitter(50));
-    const before = await h.control.stats('getWalletBalance');
+    const before = await h.control.endpointStats('getWalletBalance');
     const sent = before.requests;
 
     // Before the delay elapses the same client refuses locally: nothing reaches the sandbox.
     const early = (await failureOf(client.getWalletBalance())) as ProviderError;
     expect(Date.now()).toBeLessThan(now + delay);
     expect(early).toMatchObject({ type: 'RateLimited', code: 'RATE_BUDGET_SPENT', status: undefined, resetAt: err.resetAt });
-    expect((await h.control.stats('getWalletBalance')).requests).toBe(sent);
+    expect((await h.control.endpointStats('getWalletBalance')).requests).toBe(sent);
 
     // After waiting the delay, the same client's call goes through and succeeds.
     await sleep(delay);
     while (Date.now() < now + delay) await sleep(1);
     await expect(client.getWalletBalance()).resolves.toMatchObject({ currency: 'USD' });
-    const after = await h.control.stats('getWalletBalance');
+    const after = await h.control.endpointStats('getWalletBalance');
     expect(after.requests).toBe(sent + 1);
     expect(after.byStatus[200]).toBe((before.byStatus[200] ?? 0) + 1);
   });
 
   it('fails fast without spending a request while the known window is spent', async () => {
-    await h.control.config({ rateLimit: { general: 1 } });
+    await h.control.configure({ rateLimit: { general: 1 } });
     const client = h.client();
     await client.getWalletBalance();
     expect(client.rateBudget.get('getWalletBalance')).toMatchObject({ limit: 1, remaining: 0 });
 
     const err = (await failureOf(client.getWalletBalance())) as ProviderError;
     expect(err).toMatchObject({ type: 'RateLimited', code: 'RATE_BUDGET_SPENT', status: undefined, resetAt: client.rateBudget.get('getWalletBalance')!.resetAt });
-    expect((await h.control.stats('getWalletBalance')).requests).toBe(1);
+    expect((await h.control.endpointStats('getWalletBalance')).requests).toBe(1);
     // Other endpoints have their own counters and still go through.
     await expect(client.listCardBins()).resolves.toHaveLength(5);
   });

@@ -20,11 +20,11 @@ it('uploads a file and its token is accepted by a submission', async () => {
 
 it('refuses an 11 MB file as FileTooLarge before any request', async () => {
   const client = h.client();
-  const before = await h.control.stats('createPresignedUpload');
+  const before = await h.control.endpointStats('createPresignedUpload');
   const err = await failureOf(uploadDocument(client, pdf(Buffer.alloc(11 * 1024 * 1024))));
   expect(err).toMatchObject({ type: 'FileTooLarge', retryable: false, mayHaveTakenEffect: false });
-  expect(await h.control.stats('createPresignedUpload')).toEqual(before);
-  expect((await h.control.stats('upload')).requests).toBe(0);
+  expect(await h.control.endpointStats('createPresignedUpload')).toEqual(before);
+  expect((await h.control.endpointStats('upload')).requests).toBe(0);
 });
 
 it('accepts exactly 10 MB', async () => {
@@ -33,7 +33,7 @@ it('accepts exactly 10 MB', async () => {
 });
 
 it('asks for a new URL once when the first has expired, and the new token works', async () => {
-  const config = await h.control.config({ uploadExpiresInSec: 1 });
+  const config = await h.control.configure({ uploadExpiresInSec: 1 });
   expect(config.uploadExpiresInSec).toBe(1);
   const client = h.client();
   // The first URL is handed over just after it expired, as after a slow disk read.
@@ -47,7 +47,7 @@ it('asks for a new URL once when the first has expired, and the new token works'
   };
   const token = await uploadDocument(slowFirst, pdf(Buffer.from('%PDF-1.4 expired once')));
 
-  expect((await h.control.stats('createPresignedUpload')).requests).toBe(2);
-  expect((await h.control.stats('upload')).byStatus).toEqual({ 200: 1, 410: 1 });
+  expect((await h.control.endpointStats('createPresignedUpload')).requests).toBe(2);
+  expect((await h.control.endpointStats('upload')).byStatus).toEqual({ 200: 1, 410: 1 });
   await expect(client.submitKycManual({ firstName: 'Ada', lastName: 'Lovelace', idType: 'PASSPORT', idNumber: 'P1111111', attachments: [token] })).resolves.toMatchObject({ kycStatus: 'PENDING' });
 });

@@ -25,7 +25,7 @@ describe('sendPayout', () => {
     stack.client.workflow.execute('sendPayout', { taskQueue: stack.taskQueue, workflowId, args: [input] });
   const payoutRequests = async (): Promise<number> => (await stack.control('GET', '/stats')).endpoints.createPayout?.requests ?? 0;
 
-  test.each(['contract', 'minimal'])('creates the payout and ends with its success status (%s profile), debiting the wallet once', async (profile) => {
+  test.each(['contract', 'minimal'] as const)('creates the payout and ends with its success status (%s profile), debiting the wallet once', async (profile) => {
     stack = await startStack({ profile, payoutProcessingMs: 200 });
     const before = (await stack.control('GET', '/wallet')).availableBalance;
     const payout = await send(request());

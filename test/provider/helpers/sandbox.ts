@@ -1,49 +1,19 @@
 /**
  * The provider sandbox for client tests: started in-process on a free port, controlled
- * through its unsigned /sandbox API with plain fetch, plus signer wrappers that let a test
+ * through its control client (src/sandbox/control-client.ts), plus signer wrappers that let a test
  * see (or break) what goes over the wire.
  */
 import { startSandbox, type RunningSandbox } from '../../../src/sandbox';
+import { SandboxControlClient } from '../../../src/sandbox/control-client';
 import { ProviderClient, type ProviderClientOptions } from '../../../src/provider/client';
 import { HmacSha256Scheme, type SignableRequest, type SignedHeaders, type SigningScheme } from '../../../src/provider/signing';
 
 export const API_KEY = 'key_sandbox';
 export const API_SECRET = 'secret_sandbox';
 
-export interface EndpointStats {
-  requests: number;
-  byStatus: Record<string, number>;
-}
-
-/** Plain JSON calls to the control API (CONTRACTS §5). */
-export class SandboxControl {
-  constructor(readonly url: string) {}
-
-  async call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await fetch(`${this.url}/sandbox${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await res.json()) as T;
-    if (!res.ok) throw new Error(`control ${method} ${path} answered ${res.status}: ${JSON.stringify(json)}`);
-    return json;
-  }
-
-  reset = () => this.call('POST', '/reset');
-  config = (patch: Record<string, unknown>) => this.call<Record<string, unknown>>('PUT', '/config', patch);
-  wallet = (amount: number) => this.call<{ availableBalance: number }>('POST', '/wallet', { amount });
-
-  /** Per endpoint key: requests and answers by status. */
-  async stats(endpointKey: string): Promise<EndpointStats> {
-    const { endpoints } = await this.call<{ endpoints: Record<string, EndpointStats> }>('GET', '/stats');
-    return endpoints[endpointKey] ?? { requests: 0, byStatus: {} };
-  }
-}
-
 export interface SandboxHarness {
   sandbox: RunningSandbox;
-  control: SandboxControl;
+  control: SandboxControlClient;
   /** A client signing with the sandbox's credentials; closed with the harness. */
   client(opts?: Partial<ProviderClientOptions>): ProviderClient;
   close(): Promise<void>;
@@ -54,7 +24,7 @@ export async function startHarness(): Promise<SandboxHarness> {
   const clients: ProviderClient[] = [];
   return {
     sandbox,
-    control: new SandboxControl(sandbox.url),
+    control: new SandboxControlClient(sandbox.url),
     client(opts = {}) {
       const c = new ProviderClient({ baseUrl: sandbox.url, signer: hmac(), timeoutMs: 5000, ...opts });
       clients.push(c);
@@ -107,9 +77,9 @@ export async function closedPort(): Promise<number> {
 }
 
 /** Issues a plain card and finishes its provisioning now. */
-export async function enabledCard(client: ProviderClient, control: SandboxControl, initialAmount = 10_000): Promise<string> {
+export async function enabledCard(client: ProviderClient, control: SandboxControlClient, initialAmount = 10_000): Promise<string> {
   const card = await client.createCard({ cardBinId: 'bin_visa_basic', initialAmount, firstName: 'Ada', lastName: 'Lovelace' });
-  await control.call('POST', `/cards/${card.cardId}/provisioning`, { status: 'ENABLE' });
+  await control.finishProvisioning(card.cardId, 'ENABLE');
   return card.cardId;
 }
 

@@ -3,6 +3,7 @@
  * signed API caller (the independent signer), the control API, and polling helpers.
  */
 import { startSandbox } from '../../../src/sandbox';
+import { SandboxControlClient } from '../../../src/sandbox/control-client';
 import { WebhookReceiver } from './receiver';
 import { signHeaders } from './signer';
 
@@ -41,12 +42,14 @@ export interface CallOptions {
 export class Harness {
   url = '';
   receiver = new WebhookReceiver(WEBHOOK_SECRET);
+  #control?: SandboxControlClient;
   #close?: () => Promise<void>;
 
   async start(): Promise<void> {
     await this.receiver.start();
     const sb = await startSandbox({ port: 0, apiKey: API_KEY, apiSecret: API_SECRET, webhookSecret: WEBHOOK_SECRET, webhookUrl: this.receiver.url });
     this.url = sb.url;
+    this.#control = new SandboxControlClient(sb.url);
     this.#close = sb.close;
     await this.reset();
   }
@@ -79,13 +82,9 @@ export class Harness {
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
   }
 
-  async control<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    const res = await fetch(`${this.url}/sandbox${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as T };
+  /** Any control call and its answer, refused ones included: these tests exercise the control API itself. */
+  control<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+    return this.#control!.request<T>(method, path, body);
   }
 
   /** A card that reached ENABLE. */

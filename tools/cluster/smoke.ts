@@ -1,5 +1,5 @@
 /**
- * `npm run cluster-smoke` (opt-in, not part of `npm test`): every flow of the demo on a real
+ * `npm run cluster-smoke` (opt-in, not part of `npm test`): every flow of the demo (tools/flows.ts) on a real
  * Temporal server persisted in PostgreSQL, with two worker processes and two bridge replicas.
  *
  * Builds (once) and starts the server from its Go module, a private PostgreSQL from Debian's
@@ -11,24 +11,25 @@
  * Everything it starts it stops, also on failure. Exit 0 only when all of that held.
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection, ServiceError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { loadConfig, loadConfigOrExit } from '../config';
-import { startSandbox } from '../sandbox';
-import { sampleKycForm, writeSampleDocuments } from '../sandbox/kyc-samples';
-import { applicationFailureOf, createCardIssuingClient, type CardIssuingClient } from '../starter';
-import { renderTable } from '../starter/output';
-import type { WaitTimings } from '../shared/types';
-import { buildWorkflowBundle } from '../temporal/bundle';
-import { freePort } from '../temporal/dev-server';
+import { loadConfig, loadConfigOrExit } from '../../src/config';
+import { startSandbox } from '../../src/sandbox';
+import { SandboxControlClient } from '../../src/sandbox/control-client';
+import { createCardIssuingClient } from '../../src/starter';
+import type { WaitTimings } from '../../src/shared/types';
+import { buildWorkflowBundle } from '../../src/temporal/bundle';
+import { freePort } from '../../src/ports';
+import { cleanUpFlowRun, flowTable, ledgerVerdict, type FlowRun } from '../flows';
 import { prepareNamespace } from './namespace';
 import { startPostgres } from './postgres';
-import { spawnApp, type AppProcess } from './processes';
+import { spawnApp, type AppProcess } from '../processes';
 import { ensureTemporalServer } from './server-build';
-import { setupSchema, startClusterServer, type ClusterServer } from './temporal-server';
+import { setupSchema, startClusterServer } from './temporal-server';
+import { runWaves } from './waves';
 
 const NAMESPACE = 'card-issuing-smoke';
 /** Waits long enough that a webhook lost with a killed bridge is redelivered to the other before polling takes over. */
@@ -39,13 +40,6 @@ const SANDBOX_SETTINGS = { cardProvisioningMs: 1500, kycReviewMs: 2500, esimIssu
 const say = (line: string) => process.stdout.write(`cluster-smoke: ${line}\n`);
 /** Stopped in reverse order of starting, whatever happens. */
 const stoppers: Array<() => Promise<unknown>> = [];
-
-interface Row {
-  flow: string;
-  workflowId: string;
-  outcome: string;
-  ok: boolean;
-}
 
 async function main(): Promise<number> {
   const base = loadConfigOrExit();
@@ -90,22 +84,26 @@ async function main(): Promise<number> {
   const bridges = await Promise.all([1, 2].map(async (n) => startBridgeProcess(n, env, dir)));
   const workers = [1, 2].map((n) => spawnApp(`worker-${n}`, 'src/worker.ts', env, join(dir, `worker-${n}.log`)));
   for (const p of workers) stoppers.push(() => p.stop());
-  await control(sandbox.url, 'PUT', '/config', { ...SANDBOX_SETTINGS, webhookUrls: bridges.map((b) => `${b.url}/webhooks/provider`) });
+  const control = new SandboxControlClient(sandbox.url);
+  await control.configure({ ...SANDBOX_SETTINGS, webhookUrls: bridges.map((b) => `${b.url}/webhooks/provider`) });
   say(`provider sandbox on ${sandbox.url}, webhooks spread round-robin across ${bridges.map((b) => b.url).join(' and ')}`);
   await waitForPollers(server.address, config.temporal.taskQueue, workers);
   say(`2 bridges (pids ${bridges.map((b) => b.process.pid).join(', ')}) and 2 workers (pids ${workers.map((w) => w.pid).join(', ')}) polling ${config.temporal.taskQueue}, each loading the prebuilt workflow bundle`);
 
   const client = await createCardIssuingClient(config);
   stoppers.push(() => client.close());
-  const rows = await runFlows({ client, sandboxUrl: sandbox.url, server, worker: workers[0], bridge: bridges[0].process });
+  const run: FlowRun = { client, control, timings: TIMINGS, tag: 'Smoke', log: say, awaitResult: outlastingOutages, made: {} };
+  stoppers.push(async () => cleanUpFlowRun(run));
+  const rows = await runWaves(run, { server, worker: workers[0], bridge: bridges[0].process }, say);
 
-  process.stdout.write(`\n${renderTable(rows.map((r) => ({ flow: `${r.ok ? '✓' : '✗'} ${r.flow}`, 'workflow ID': r.workflowId, outcome: r.outcome })), ['flow', 'workflow ID', 'outcome'], { rule: true })}\n\n`);
+  process.stdout.write(`\n${flowTable(rows)}\n\n`);
   const allOk = rows.every((r) => r.ok);
   say(allOk ? `every flow completed as asked (${rows.length} of ${rows.length})` : `${rows.filter((r) => !r.ok).length} of ${rows.length} flows did not end as asked`);
   await reportVisibility(server.address);
-  await reportDeliveries(sandbox.url);
-  const ledgerOk = await checkLedger(sandbox.url);
-  const ok = allOk && ledgerOk;
+  await reportDeliveries(control);
+  const ledger = await ledgerVerdict(control);
+  say(ledger.line);
+  const ok = allOk && ledger.ok;
   say(ok ? 'PASSED' : 'FAILED');
   if (ok) rmSync(dir, { recursive: true, force: true });
   else say(`logs kept in ${dir}`);
@@ -119,132 +117,6 @@ async function startBridgeProcess(n: number, env: Record<string, string>, dir: s
   const url = `http://127.0.0.1:${port}`;
   await until(`bridge-${n} answering /health`, async () => (await fetch(`${url}/health`).catch(() => undefined))?.ok === true, 60_000);
   return { url, process: child };
-}
-
-// --- The flows -------------------------------------------------------------------------------
-
-interface FlowContext {
-  client: CardIssuingClient;
-  sandboxUrl: string;
-  server: ClusterServer;
-  worker: AppProcess;
-  bridge: AppProcess;
-}
-
-type Outcome = { workflowId: string; result: Promise<string> };
-
-/**
- * The demo's flows (src/demo.ts) plus trackPayout, in three waves: the worker and bridge kills
- * fall in the middle of the second, the server restart in the middle of the third.
- */
-async function runFlows(ctx: FlowContext): Promise<Row[]> {
-  const { client } = ctx;
-  const rows: Row[] = [];
-  const record = async (flow: string, outcome: Outcome, expectedFailure?: string) => {
-    const row = await outcome.result.then(
-      (text) => ({ flow, workflowId: outcome.workflowId, outcome: text, ok: expectedFailure === undefined }),
-      (err: unknown) => {
-        const failure = applicationFailureOf(err);
-        const type = failure?.type ?? (err as Error).name;
-        const ok = expectedFailure !== undefined && type === expectedFailure;
-        return { flow, workflowId: outcome.workflowId, outcome: ok ? `${type}, as asked` : `${type}: ${failure?.message ?? (err as Error).message}`, ok };
-      },
-    );
-    rows.push(row);
-    say(`${row.ok ? 'ok  ' : 'FAIL'} ${flow}: ${row.outcome}`);
-  };
-  const started = async <R>(start: Promise<{ workflowId: string; result(): Promise<R> }>, describe: (r: R) => string): Promise<Outcome> => {
-    const h = await start;
-    return { workflowId: h.workflowId, result: outlastingOutages(() => h.result()).then(describe) };
-  };
-
-  // Wave 1: a card for the card flows.
-  let cardId = '';
-  const issue = await started(client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'Ada', lastName: 'Lovelace', timings: TIMINGS }), (card) => {
-    cardId = card.cardId;
-    return `${card.status} ${card.cardNumber}`;
-  });
-  await record('issue card', issue);
-  if (!cardId) return rows;
-
-  // Wave 2: kill worker-1 and bridge-1 while these wait on the provider and its webhooks.
-  const docs = writeSampleDocuments();
-  const merOrderNo = `smoke_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
-  let esimNo = '';
-  const wave2: Array<[string, Outcome, string?]> = [
-    ['fund card', await started(client.startFundCard({ cardId, amount: 2500, timings: TIMINGS }), (r) => `${r.status} +25.00`)],
-    ['issue a second card', await started(client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 500, firstName: 'Grace', lastName: 'Hopper', timings: TIMINGS }), (c) => `${c.status} ${c.cardNumber}`)],
-    ['KYC onboarding', await started(client.startOnboardCardholder(sampleKycForm(docs.documents, { timings: TIMINGS })), (r) => `${r.kycStatus} ${r.id}`)],
-    [
-      'KYC onboarding (rejected)',
-      await started(client.startOnboardCardholder(sampleKycForm(docs.documents, { idNumber: `REJECT${randomBytes(4).toString('hex')}`, timings: TIMINGS })), (r) => {
-        if (r.kycStatus !== 'REJECTED') throw new Error(`expected REJECTED, got ${r.kycStatus}`);
-        return `REJECTED, as asked`;
-      }),
-    ],
-    [
-      'eSIM purchase',
-      await started(client.startPurchaseEsim({ planNo: 'epln_global_1gb', timings: TIMINGS }), (o) => {
-        esimNo = o.esimNo ?? '';
-        return `${o.status} ${o.esimNo}`;
-      }),
-    ],
-    [
-      'payout',
-      await started(
-        client.startSendPayout({
-          merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000,
-          payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819', timings: TIMINGS,
-        }),
-        (p) => `${p.status} ${(p.arriveAmount ?? 0) / 100} ${p.arriveCurrency ?? ''}`,
-      ),
-    ],
-  ];
-  await pause(700);
-  await ctx.worker.kill();
-  say(`killed ${ctx.worker.name} (SIGKILL to process group ${ctx.worker.pid}) with ${wave2.length} flows in flight`);
-  await ctx.bridge.kill();
-  say(`killed ${ctx.bridge.name} (SIGKILL to process group ${ctx.bridge.pid}); the sandbox keeps sending it every other delivery attempt`);
-  for (const [flow, outcome, expected] of wave2) await record(flow, outcome, expected);
-  rmSync(docs.dir, { recursive: true, force: true });
-
-  // Wave 3: restart the Temporal server while these are in flight.
-  const wave3: Array<[string, Outcome, string?]> = [
-    ['withdraw from card', await started(client.startWithdrawFromCard({ cardId, amount: 1000, timings: TIMINGS }), (r) => `${r.status} -10.00`)],
-    ['track payout', await started(client.startTrackPayout({ merOrderNo, timings: TIMINGS }), (p) => `${p.status} ${p.merOrderNo}`)],
-    [
-      'failing card (firstName FAIL)',
-      await started(client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'FAIL', lastName: 'Smoke', timings: TIMINGS }), (c) => c.status),
-      'CardProvisioningFailed',
-    ],
-  ];
-  if (esimNo) wave3.push(['eSIM recharge', await started(client.startRechargeEsim({ esimNo, timings: TIMINGS }), (o) => `${o.status} ${o.orderNo}`)]);
-  await pause(500);
-  const restartStarted = Date.now();
-  await ctx.server.restart();
-  say(`restarted the Temporal server (down and serving again in ${Date.now() - restartStarted} ms) with ${wave3.length} flows in flight`);
-  for (const [flow, outcome, expected] of wave3) await record(flow, outcome, expected);
-
-  // Wave 4: the card's own workflow, after the restart.
-  const onCard = (op: () => Promise<string>): Outcome => ({ workflowId: `card/${cardId}`, result: op() });
-  await record('freeze (update)', onCard(async () => (await client.freeze(cardId)).status));
-  await record('unfreeze (update)', onCard(async () => (await client.unfreeze(cardId)).status));
-  await record('card transaction (webhook)', onCard(async () => {
-    await control(ctx.sandboxUrl, 'POST', `/cards/${cardId}/transactions`, { amount: 420, merchantName: 'Smoke Coffee' });
-    let seen: { amount: number } | undefined;
-    await until('the card transaction in the card workflow', async () => {
-      seen = (await client.cardState(cardId)).recentTransactions.find((t) => t.merchantName === 'Smoke Coffee');
-      return seen !== undefined;
-    }, 30_000);
-    return `${(seen!.amount / 100).toFixed(2)} at Smoke Coffee, seen by the card workflow`;
-  }));
-  await record('card state (query)', onCard(async () => {
-    const state = await client.cardState(cardId);
-    return `${state.status}, balance ${((state.card?.availableBalance ?? 0) / 100).toFixed(2)}`;
-  }));
-  await record('reveal sensitive (sealed)', onCard(async () => `PAN …${(await client.revealSensitive(cardId)).cardNumber.slice(-4)} unsealed by the client only`));
-  await record('delete card (update)', onCard(async () => (await client.delete(cardId)).status));
-  return rows;
 }
 
 // --- Checks ----------------------------------------------------------------------------------
@@ -293,32 +165,14 @@ async function reportVisibility(address: string): Promise<void> {
   }
 }
 
-async function reportDeliveries(sandboxUrl: string): Promise<void> {
-  type Delivery = { status: string; attempts: Array<{ statusCode: number | null }> };
-  const { deliveries } = await control<{ deliveries: Delivery[] }>(sandboxUrl, 'GET', '/webhooks');
+async function reportDeliveries(control: SandboxControlClient): Promise<void> {
+  const deliveries = await control.webhooks();
   const refused = deliveries.flatMap((d) => d.attempts).filter((a) => a.statusCode === null).length;
   const delivered = deliveries.filter((d) => d.status === 'DELIVERED').length;
   say(`webhooks: ${delivered} of ${deliveries.length} delivered; ${refused} attempt(s) found no bridge (the killed one) and were redelivered`);
 }
 
-async function checkLedger(sandboxUrl: string): Promise<boolean> {
-  const ledger = await control<{ wallet: number; violations: unknown[] }>(sandboxUrl, 'GET', '/ledger');
-  const ok = ledger.violations.length === 0;
-  say(ok ? `sandbox ledger: no violations (money conserved, no idempotency key applied twice; wallet ${(ledger.wallet / 100).toFixed(2)})` : `sandbox ledger: ${ledger.violations.length} violation(s): ${JSON.stringify(ledger.violations)}`);
-  return ok;
-}
-
 // --- Helpers ---------------------------------------------------------------------------------
-
-async function control<T = unknown>(sandboxUrl: string, method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${sandboxUrl}/sandbox${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`sandbox control ${method} ${path} answered ${res.status}: ${await res.text()}`);
-  return (await res.json()) as T;
-}
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -7,7 +7,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { DEV_DYNAMIC_CONFIG, freePort, stopProcessGroup, waitUntilServing } from '../temporal/dev-server';
+import { freePort } from '../../src/ports';
+import { DEV_DYNAMIC_CONFIG, stopProcessGroup, waitUntilServing } from '../dev-server';
 import type { ServerBinaries } from './server-build';
 import type { Postgres } from './postgres';
 
@@ -120,7 +121,7 @@ function serverConfigYaml(pg: Postgres, p: Ports, dynamicConfig: string): string
       grpcPort: ${grpc}
       membershipPort: ${membership}
       bindOnLocalHost: true${http ? `\n      httpPort: ${http}` : ''}`;
-  return `# Written by src/cluster/temporal-server.ts for one cluster smoke run.
+  return `# Written by tools/cluster/temporal-server.ts for one cluster smoke run.
 log:
   stdout: true
   level: warn

@@ -1,10 +1,10 @@
 /**
  * The Temporal server and its SQL tool, built from the server's Go module the way the CLI is
- * built (src/temporal/cli.ts) and cached beside it, outside the clone, once per machine.
+ * built (tools/temporal-cli.ts) and cached beside it, outside the clone, once per machine.
  */
 import { join } from 'node:path';
-import { cacheRoot, isExecutable, stderrLine, withDirLock } from '../temporal/cache';
-import { checkGo, goInstall, TemporalCliUnavailable } from '../temporal/cli';
+import { cacheRoot, isExecutable, stderrLine, withDirLock } from '../cache';
+import { checkGo, goInstall, TemporalCliUnavailable } from '../temporal-cli';
 
 export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server';
 /**

@@ -6,7 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stopProcessGroup } from '../temporal/dev-server';
+import { stopProcessGroup } from '../dev-server';
 
 export interface Postgres {
   host: string;

@@ -6,7 +6,7 @@
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from '../shared/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../src/shared/search-attributes';
 
 const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
 

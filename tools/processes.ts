@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..');
 
 export interface AppProcess {
   name: string;

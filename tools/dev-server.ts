@@ -1,13 +1,14 @@
 /**
  * Starts `temporal server start-dev` as a child process: used by `npm run temporal`,
- * the demo and the test suite (one server per run).
+ * the local stack (demo, bench) and the test suite (one server per run).
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTES } from '../shared/search-attributes';
+import { freePort } from '../src/ports';
+import { SEARCH_ATTRIBUTES } from '../src/shared/search-attributes';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -116,14 +117,12 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, host, () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
+/** The default port when it is free, otherwise any free one (a running dev setup is left alone). */
+export async function preferredPort(port: number, host = '127.0.0.1'): Promise<number> {
+  const free = await new Promise<boolean>((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, host, () => probe.close(() => resolve(true)));
   });
+  return free ? port : freePort(host);
 }

@@ -3,11 +3,11 @@
  * 127.0.0.1:8233 with our search attributes registered and the payload codec endpoint configured.
  */
 import { join } from 'node:path';
-import { loadConfigOrExit } from '../config';
-import { ensureTemporalCli } from './cli';
+import { loadConfigOrExit } from '../src/config';
+import { ensureTemporalCli } from './temporal-cli';
 import { startDevServer } from './dev-server';
-import { createPayloadCodec } from '../codec/payload-codec';
-import { startCodecServer } from '../codec/codec-server';
+import { createPayloadCodec } from '../src/codec/payload-codec';
+import { startCodecServer } from '../src/codec/codec-server';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();

@@ -1,0 +1,23 @@
+/**
+ * `npm test` runs this first. The Temporal CLI is required: found or built once per machine, or
+ * exit 1 with one line saying what to install. The Java test server is optional: fetched once per
+ * machine when Java and Maven are there; otherwise one line says what is missing and that the
+ * time-skipping tests will be skipped, and the run goes on.
+ */
+import { loadConfigOrExit } from '../src/config';
+import { stderrLine } from './cache';
+import { ensureJavaTestServer, javaTestServerMissing } from './java-test-server';
+import { ensureTemporalCli, TemporalCliUnavailable } from './temporal-cli';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  stderrLine(`Temporal CLI: ${await ensureTemporalCli(config.temporal.cliPath)}`);
+  const missing = javaTestServerMissing();
+  if (missing) stderrLine(`Java test server: not provisioned, this machine lacks ${missing}; the time-skipping tests (test/time-skipping.test.ts) will be skipped`);
+  else stderrLine(`Java test server: ${await ensureJavaTestServer()}`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err instanceof TemporalCliUnavailable ? err.message : (err as Error).stack}\n`);
+  process.exit(1);
+});
