@@ -57,7 +57,7 @@ const envSchema = z.object({
   PAYLOAD_CODEC_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 characters of [A-Za-z0-9_-]').default('dev'),
   METRICS_PORT: port.optional(),
   WORKFLOW_BUNDLE_PATH: z.string().regex(/\.js$/, 'must be the path of a prebuilt workflow bundle (.js), e.g. dist/workflow-bundle.js').optional(),
-  OTEL_EXPORTER_OTLP_ENDPOINT: url.optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().regex(/^https?:\/\/[^\s/]+/, 'must be an OTLP/HTTP base URL such as http://127.0.0.1:4318').pipe(url).optional(),
   OTEL_SERVICE_NAME: nonEmpty.optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error'], { message: 'must be debug, info, warn or error' }).default('info'),
 });

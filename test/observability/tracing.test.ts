@@ -14,7 +14,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../src/config';
 import { startBridge, type RunningBridge } from '../../src/bridge';
 import { createDataConverter } from '../../src/codec/payload-codec';
-import { bundleHasTracing, startTracing, type Tracing } from '../../src/observability/tracing';
+import { bundleHasTracing, startTracing, tracesUrl, type Tracing } from '../../src/observability/tracing';
 import { HmacSha256Scheme } from '../../src/provider/signing';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { entityStateQuery } from '../../src/shared/messages';
@@ -81,6 +81,13 @@ describe('traces', () => {
   beforeAll(async () => {
     quietRuntime();
     tracedBundle = await buildWorkflowBundle(join(mkdtempSync(join(tmpdir(), 'traced-bundle-')), 'workflow-bundle.js'), { tracing: true });
+  });
+
+  test('spans go to /v1/traces under the endpoint, as OTLP/HTTP asks of the general endpoint variable', () => {
+    expect(tracesUrl('http://collector:4318')).toBe('http://collector:4318/v1/traces');
+    expect(tracesUrl('https://otlp.example.com/tenant-1/')).toBe('https://otlp.example.com/tenant-1/v1/traces');
+    expect(testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing).toEqual({ endpoint: 'http://collector:4318', serviceName: undefined });
+    expect(() => testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT must be an OTLP\/HTTP base URL/);
   });
 
   test('with OTEL_EXPORTER_OTLP_ENDPOINT unset there is no tracer provider, no interceptor and no OpenTelemetry in the bundle', async () => {
