@@ -17,7 +17,7 @@
 import { context, propagation, trace, SpanKind, SpanStatusCode, type Attributes, type Context, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_EXCEPTION_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { ClientInterceptors } from '@temporalio/client';
@@ -65,22 +65,17 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-export interface TracingOptions {
-  /** Where spans go; default: OTLP/HTTP (JSON) to the configured endpoint's /v1/traces. */
-  exporter?: SpanExporter;
-}
-
 /**
- * Starts this process's tracing, or resolves undefined when tracing is off (no endpoint).
- * Registers the tracer provider, W3C propagation and the async context manager globally:
- * Temporal's interceptors read the active context through the global API.
+ * Starts this process's tracing (OTLP/HTTP, JSON, to the endpoint's /v1/traces), or returns
+ * undefined when tracing is off. Registers the tracer provider, W3C propagation and the async
+ * context manager globally, since Temporal's interceptors read the active context through the
+ * global API: one per process, and `shutdown` unregisters them.
  */
-export function startTracing(config: TracingConfig | undefined, defaultServiceName: string, opts: TracingOptions = {}): Tracing | undefined {
+export function startTracing(config: TracingConfig | undefined, defaultServiceName: string): Tracing | undefined {
   if (!config) return undefined;
   const serviceName = config.serviceName ?? defaultServiceName;
-  const resource = new Resource({ [ATTR_SERVICE_NAME]: serviceName });
-  const processor = new RedactingSpanProcessor(new BatchSpanProcessor(opts.exporter ?? new OTLPTraceExporter({ url: tracesUrl(config.endpoint) })));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
+  const processor = new RedactingSpanProcessor(new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl(config.endpoint) })));
+  const provider = new NodeTracerProvider({ resource: new Resource({ [ATTR_SERVICE_NAME]: serviceName }), spanProcessors: [processor] });
   provider.register();
   const tracer = provider.getTracer('card-issuing');
   const interceptorOptions = { tracer };
@@ -92,8 +87,8 @@ export function startTracing(config: TracingConfig | undefined, defaultServiceNa
       activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx, interceptorOptions), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
       workflowModules: bundlesWorkflows ? [WORKFLOW_TRACING_MODULE] : [],
     }),
-    // Workflow spans are made in the sandbox with its own provider; they get this process's resource here.
-    workerSinks: () => ({ exporter: makeWorkflowExporter(processor, resource) }),
+    // Workflow spans are made in the sandbox by a provider of its own; they get this process's resource here.
+    workerSinks: () => ({ exporter: makeWorkflowExporter(processor, provider.resource) }),
     forceFlush: () => provider.forceFlush(),
     shutdown: async () => {
       await provider.shutdown();

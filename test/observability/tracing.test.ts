@@ -18,6 +18,7 @@ import { bundleHasTracing, startTracing, tracesUrl, type Tracing } from '../../s
 import { HmacSha256Scheme } from '../../src/provider/signing';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { entityStateQuery } from '../../src/shared/messages';
+import { runCli } from '../../src/starter/run';
 import { buildWorkflowBundle } from '../../src/temporal/bundle';
 import { connectionOptions } from '../../src/temporal/connection';
 import { createWorkers, type WorkerFleet } from '../../src/temporal/workers';
@@ -113,8 +114,8 @@ describe('traces', () => {
   });
 
   describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
-    let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
-    let tracing: Tracing;
+    let receiver: Awaited<ReturnType<typeof startOtlpReceiver>> | undefined;
+    let tracing: Tracing | undefined;
     let fleet: WorkerFleet | undefined;
     let running: Promise<void> | undefined;
     let bridge: RunningBridge | undefined;
@@ -126,25 +127,26 @@ describe('traces', () => {
       await connection?.close();
       await tracing?.shutdown();
       await receiver?.close();
+      fleet = running = bridge = connection = tracing = receiver = undefined;
     });
 
     test('one signed webhook makes one trace: the bridge span, its signal-with-start, and the workflow handling the signal', async () => {
-      receiver = await startOtlpReceiver();
-      const config = testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'card-issuing-test' });
-      tracing = startTracing(config.tracing, 'unused')!;
-      expect(tracing.serviceName).toBe('card-issuing-test');
-      await expect(createWorkers({ config, workflowBundlePath: process.env.TEST_WORKFLOW_BUNDLE!, tracing })).rejects.toThrow(/built without tracing/);
+      const otlp = (receiver = await startOtlpReceiver());
+      const config = testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_SERVICE_NAME: 'card-issuing-test' });
+      const traces = (tracing = startTracing(config.tracing, 'unused')!);
+      expect(traces.serviceName).toBe('card-issuing-test');
+      await expect(createWorkers({ config, workflowBundlePath: process.env.TEST_WORKFLOW_BUNDLE!, tracing: traces })).rejects.toThrow(/built without tracing/);
 
-      fleet = await createWorkers({ config, workflowBundlePath: tracedBundle, enforceRateBudget: false, tracing });
+      fleet = await createWorkers({ config, workflowBundlePath: tracedBundle, enforceRateBudget: false, tracing: traces });
       running = fleet.run();
-      bridge = await startBridge(config, { port: 0, tracing });
+      const webhooks = (bridge = await startBridge(config, { port: 0, tracing: traces }));
 
       // Identity and card data in the event: they travel as (encrypted) payloads, never as span attributes.
       const kycId = `kyc_${randomUUID()}`;
       const body = JSON.stringify({ eventType: 'CARDHOLDER_KYC_STATUS', data: { id: kycId, kycStatus: 'APPROVED', idNumber: 'ID-778899', cardNumber: '4111111111111111' } });
       const signer = new HmacSha256Scheme({ apiKey: config.provider.apiKey, secret: config.provider.webhookSecret });
       const headers = { ...signer.sign({ method: 'POST', pathWithQuery: '/webhooks/provider', body }), 'content-type': 'application/json' };
-      const res = await fetch(`${bridge.url}/webhooks/provider`, { method: 'POST', headers, body });
+      const res = await fetch(`${webhooks.url}/webhooks/provider`, { method: 'POST', headers, body });
       expect(res.status).toBe(200);
 
       connection = await Connection.connect(connectionOptions(config.temporal));
@@ -152,10 +154,10 @@ describe('traces', () => {
       const workflowId = entityWorkflowId('kyc', kycId);
       expect(await client.workflow.getHandle(workflowId).query(entityStateQuery)).toMatchObject({ eventCount: 1 });
 
-      const byName = (name: string) => receiver.spans.find((r) => r.span.name === name)?.span;
+      const byName = (name: string) => otlp.spans.find((r) => r.span.name === name)?.span;
       const deadline = Date.now() + 15_000;
       while (!byName('HandleSignal:providerEvent') && Date.now() < deadline) {
-        await tracing.forceFlush();
+        await traces.forceFlush();
         await new Promise((r) => setTimeout(r, 200));
       }
       const server = byName('POST /webhooks/provider');
@@ -174,13 +176,24 @@ describe('traces', () => {
       expect(attribute(signalWithStart!, 'temporalWorkflowId')).toBe(workflowId);
       expect(handled!.traceId).toBe(server!.traceId);
       expect(handled!.parentSpanId).toBe(signalWithStart!.spanId);
-      expect(new Set(receiver.spans.map((r) => r.service))).toEqual(new Set(['card-issuing-test']));
+      expect(new Set(otlp.spans.map((r) => r.service))).toEqual(new Set(['card-issuing-test']));
 
       // Nothing sensitive left the process: no event data, no secrets, none of the WorkflowInfo's memo or search attributes.
-      const exported = receiver.bodies.join('\n');
+      const exported = otlp.bodies.join('\n');
       for (const secret of ['ID-778899', '4111111111111111', config.provider.webhookSecret, config.codec.key, 'searchAttributes', 'memo']) {
         expect(exported).not.toContain(secret);
       }
+    });
+
+    test('the starter CLI traces its calls as card-issuing-starter and sends them before it exits', async () => {
+      const otlp = (receiver = await startOtlpReceiver());
+      const config = testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+      const io = { stdout: () => undefined, stderr: () => undefined };
+      expect(await runCli(['status', 'no-such-flow'], () => config, io)).toBe(2);
+      // No forceFlush here: the CLI's own shutdown sent the span.
+      const described = otlp.spans.find((r) => r.span.name === 'DescribeWorkflow');
+      expect(described?.service).toBe('card-issuing-starter');
+      expect(attribute(described!.span, 'temporalWorkflowId')).toBe('no-such-flow');
     });
   });
 });
