@@ -12,8 +12,10 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # dist/ mirrors src/; the bundle is what every worker of the image runs (WORKFLOW_BUNDLE_PATH below),
 # so a worker starts without webpack and all replicas run byte-identical workflow code.
+# The traced bundle (OpenTelemetry's workflow interceptors) is for workers with OTEL_EXPORTER_OTLP_ENDPOINT set.
 RUN npx tsc -p tsconfig.build.json \
- && node dist/temporal/bundle.js dist/workflow-bundle.js
+ && node dist/temporal/bundle.js dist/workflow-bundle.js \
+ && node dist/temporal/bundle.js --tracing dist/workflow-bundle-traced.js
 
 # --- runtime ------------------------------------------------------------------------------------
 FROM node:20.20.2-bookworm-slim

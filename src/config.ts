@@ -57,6 +57,8 @@ const envSchema = z.object({
   PAYLOAD_CODEC_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 characters of [A-Za-z0-9_-]').default('dev'),
   METRICS_PORT: port.optional(),
   WORKFLOW_BUNDLE_PATH: z.string().regex(/\.js$/, 'must be the path of a prebuilt workflow bundle (.js), e.g. dist/workflow-bundle.js').optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().regex(/^https?:\/\/[^\s/]+/, 'must be an OTLP/HTTP base URL such as http://127.0.0.1:4318').pipe(url).optional(),
+  OTEL_SERVICE_NAME: nonEmpty.optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error'], { message: 'must be debug, info, warn or error' }).default('info'),
 });
 
@@ -96,6 +98,15 @@ export interface Config {
   metricsPort?: number;
   /** A workflow bundle built ahead (the production image); unset: the worker bundles src/workflows at start. */
   workflowBundlePath?: string;
+  /** Traces over OTLP/HTTP (src/observability/tracing.ts); unset: no tracer provider, no interceptors. */
+  tracing?: TracingConfig;
+}
+
+export interface TracingConfig {
+  /** OTEL_EXPORTER_OTLP_ENDPOINT, the collector's base URL (spans go to its /v1/traces). */
+  endpoint: string;
+  /** OTEL_SERVICE_NAME; unset: each process names itself (card-issuing-worker, -bridge, -starter). */
+  serviceName?: string;
 }
 
 export class ConfigError extends Error {
@@ -149,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     metricsPort: e.METRICS_PORT,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+    tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME } : undefined,
   };
 }
 

@@ -1,6 +1,7 @@
 /** `npm run worker`: the workers of this process, until SIGINT/SIGTERM (the SDK drains them gracefully). */
 import { loadConfigOrExit } from './config';
 import { processLogger } from './logging';
+import { startTracing } from './observability/tracing';
 import { startWorkerObservability } from './observability/worker';
 import { createWorkers } from './temporal/workers';
 
@@ -9,10 +10,12 @@ async function main(): Promise<void> {
   const log = processLogger('worker', config);
   if (config.codec.isDevelopmentKey) log.warn('PAYLOAD_CODEC_KEY is not set; using the development key');
   const ops = await startWorkerObservability(config, log);
-  const fleet = await createWorkers({ config, providerObserver: ops.providerObserver, workflowBundlePath: config.workflowBundlePath });
-  log.info('polling', { taskQueue: config.temporal.taskQueue, address: config.temporal.address, metrics: ops.url });
+  const tracing = startTracing(config.tracing, 'card-issuing-worker');
+  const fleet = await createWorkers({ config, providerObserver: ops.providerObserver, workflowBundlePath: config.workflowBundlePath, tracing });
+  log.info('polling', { taskQueue: config.temporal.taskQueue, address: config.temporal.address, metrics: ops.url, traces: tracing?.serviceName });
   await fleet.run();
   await ops.close();
+  await tracing?.shutdown();
 }
 
 main().catch((err) => {

@@ -10,13 +10,15 @@
  * accepted; one already accepted and re-sent byte for byte is answered 200 again and not
  * applied twice (the entity workflow also de-duplicates by eventId).
  */
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { trace, type Tracer } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import { NonceCache, type SigningScheme } from '../provider/signing';
 import { providerEventSignal } from '../shared/messages';
 import { signalEntity } from '../temporal/entity-signals';
 import { silentLogger, type Logger } from '../logging';
 import type { BridgeMetrics } from '../observability/metrics';
+import { ATTR_PROVIDER_EVENT_TYPE, inServerSpan } from '../observability/tracing';
 import { parseEvent } from './events';
 import { entityFor } from './routing';
 
@@ -37,6 +39,8 @@ export interface BridgeOptions {
   /** The path signatures cover when a proxy rewrote it (BRIDGE_SIGNED_PATH); the request's own path otherwise. */
   signedPath?: string;
   metrics?: BridgeMetrics;
+  /** With tracing on: each webhook gets a server span, parent of the signal-with-start's span. */
+  tracer?: Tracer;
 }
 
 const noMetrics: BridgeMetrics = { webhook: () => undefined, signalled: () => undefined };
@@ -54,7 +58,7 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
 
   app.get('/health', async () => ({ ok: true }));
 
-  app.post(WEBHOOK_PATH, async (req, reply) => {
+  const receive = async (req: FastifyRequest, reply: FastifyReply) => {
     const started = Date.now();
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const verdict = opts.verifier.verify({ method: 'POST', pathWithQuery: signedPathOf(req.url, opts.signedPath), body: raw }, req.headers);
@@ -75,6 +79,7 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
       return reply.code(400).send({ error: 'MALFORMED_EVENT', errors: parsed.errors });
     }
     const { event } = parsed;
+    trace.getActiveSpan()?.setAttribute(ATTR_PROVIDER_EVENT_TYPE, event.eventType);
     const entity = entityFor(event);
     try {
       const workflowId = await withinDeadline(deadlineMs, (deadline) =>
@@ -95,7 +100,8 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
       });
       return reply.code(503).send({ error: 'TEMPORARILY_UNAVAILABLE' });
     }
-  });
+  };
+  app.post(WEBHOOK_PATH, (req, reply) => inServerSpan(opts.tracer, 'POST', WEBHOOK_PATH, () => receive(req, reply), () => reply.statusCode));
 
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: 'NOT_FOUND', path: req.url.split('?')[0] }));
   app.setErrorHandler((err: { statusCode?: number; code?: string }, _req, reply) => {

@@ -7,6 +7,7 @@ import type { Logger } from '../logging';
 import { connectionOptions } from '../temporal/connection';
 import { bridgeMetrics, createRegistry } from '../observability/metrics';
 import { startObservabilityServer, temporalReachable } from '../observability/server';
+import type { Tracing } from '../observability/tracing';
 import { buildBridge } from './app';
 
 /**
@@ -27,10 +28,24 @@ export interface RunningBridge {
   close(): Promise<void>;
 }
 
-export async function startBridge(config: Config, opts: { port?: number; host?: string; logger?: Logger; metricsPort?: number } = {}): Promise<RunningBridge> {
+export interface BridgeStartOptions {
+  port?: number;
+  host?: string;
+  logger?: Logger;
+  metricsPort?: number;
+  /** The process's tracing: a server span per webhook, parent of the signal-with-start's span. */
+  tracing?: Tracing;
+}
+
+export async function startBridge(config: Config, opts: BridgeStartOptions = {}): Promise<RunningBridge> {
   // lazy: the bridge must start (and answer 503) even while Temporal is down.
   const connection = Connection.lazy({ ...connectionOptions(config.temporal), channelArgs: FAST_RECONNECT });
-  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
+  const temporal = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    dataConverter: createDataConverter(config.codec),
+    interceptors: opts.tracing?.clientInterceptors(),
+  });
   const verifier = new HmacSha256Scheme({
     apiKey: config.provider.apiKey,
     secret: config.provider.webhookSecret,
@@ -40,7 +55,7 @@ export async function startBridge(config: Config, opts: { port?: number; host?: 
   const metricsPort = opts.metricsPort ?? config.metricsPort;
   const registry = metricsPort === undefined ? undefined : createRegistry();
   const metrics = registry && bridgeMetrics(registry);
-  const app = buildBridge({ temporal, taskQueue: config.temporal.taskQueue, verifier, nonces, logger: opts.logger, signedPath: config.bridge.signedPath, metrics });
+  const app = buildBridge({ temporal, taskQueue: config.temporal.taskQueue, verifier, nonces, logger: opts.logger, signedPath: config.bridge.signedPath, metrics, tracer: opts.tracing?.tracer });
   const host = opts.host ?? '127.0.0.1';
   await app.listen({ port: opts.port ?? config.bridge.port, host });
   const port = (app.server.address() as { port: number }).port;

@@ -1,14 +1,16 @@
 /** `npm run bridge`: the webhook-to-signal bridge in the foreground. */
 import { loadConfigOrExit } from '../config';
 import { processLogger } from '../logging';
+import { startTracing } from '../observability/tracing';
 import { startBridge } from './index';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = processLogger('bridge', config);
-  const bridge = await startBridge(config, { logger, host: config.listenHost });
-  logger.info('bridge listening', { url: `${bridge.url}/webhooks/provider`, taskQueue: config.temporal.taskQueue, ops: bridge.opsUrl });
-  const stop = () => void bridge.close().then(() => process.exit(0));
+  const tracing = startTracing(config.tracing, 'card-issuing-bridge');
+  const bridge = await startBridge(config, { logger, host: config.listenHost, tracing });
+  logger.info('bridge listening', { url: `${bridge.url}/webhooks/provider`, taskQueue: config.temporal.taskQueue, ops: bridge.opsUrl, traces: tracing?.serviceName });
+  const stop = () => void bridge.close().then(() => tracing?.shutdown()).then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }

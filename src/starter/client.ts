@@ -21,6 +21,7 @@ import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import type { Config } from '../config';
 import { createDataConverter } from '../codec/payload-codec';
 import { ValueSealer } from '../codec/sealed-value';
+import type { Tracing } from '../observability/tracing';
 import type { CardSensitive } from '../provider/api';
 import { toCardView } from '../shared/card-rules';
 import { entityWorkflowId } from '../shared/ids';
@@ -324,9 +325,15 @@ export class CardIssuingClient {
 }
 
 /** A client with its own connection, from the validated configuration. */
-export async function createCardIssuingClient(config: Pick<Config, 'temporal' | 'codec'>): Promise<CardIssuingClient> {
+export async function createCardIssuingClient(config: Pick<Config, 'temporal' | 'codec'>, opts: { tracing?: Tracing } = {}): Promise<CardIssuingClient> {
   const connection = await Connection.connect(connectionOptions(config.temporal));
-  const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
+  const client = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    dataConverter: createDataConverter(config.codec),
+    // With the process's tracing: each start, update and signal opens a span the workflow continues.
+    interceptors: opts.tracing?.clientInterceptors(),
+  });
   return new CardIssuingClient({ client, taskQueue: config.temporal.taskQueue, codec: config.codec }, connection);
 }
 

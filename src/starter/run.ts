@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Config } from '../config';
+import { startTracing, type Tracing } from '../observability/tracing';
 import { createProviderClient, type ProviderClient } from '../provider/client';
 import { UsageError, type Flags } from './args';
 import { applicationFailureOf, createCardIssuingClient, summariseFailure, type CardIssuingClient } from './client';
@@ -87,6 +88,7 @@ function parseArgsMessage(err: Error & { code?: string }): string {
 class Session {
   json = false;
   #client?: Promise<CardIssuingClient>;
+  #tracing?: Tracing;
   #provider?: ProviderClient;
   #config?: Config;
   #workflowId?: string;
@@ -98,7 +100,7 @@ class Session {
     private readonly loadConfig: () => Config,
   ) {
     this.context = {
-      client: () => (this.#client ??= createCardIssuingClient(this.config())),
+      client: () => (this.#client ??= this.#connect()),
       provider: () => (this.#provider ??= createProviderClient(this.config().provider)),
       progress: (line) => this.io.stderr(`${this.name}: ${line}\n`),
       following: (workflowId) => {
@@ -110,6 +112,11 @@ class Session {
 
   config(): Config {
     return (this.#config ??= this.loadConfig());
+  }
+
+  #connect(): Promise<CardIssuingClient> {
+    this.#tracing = startTracing(this.config().tracing, 'card-issuing-starter');
+    return createCardIssuingClient(this.config(), { tracing: this.#tracing });
   }
 
   report(outcome: CommandOutcome): number {
@@ -144,6 +151,7 @@ class Session {
     await this.#provider?.close().catch(() => undefined);
     const client = await this.#client?.catch(() => undefined);
     await client?.close().catch(() => undefined);
+    await this.#tracing?.shutdown().catch(() => undefined);
   }
 }
 

@@ -1,22 +1,29 @@
 /**
- * Builds the workflow bundle ahead of time: `node dist/temporal/bundle.js OUT.js` in the
- * production image, buildWorkflowBundle() in the cluster smoke. A worker given the file
+ * Builds the workflow bundle ahead of time: `node dist/temporal/bundle.js [--tracing] OUT.js` in
+ * the production image, buildWorkflowBundle() in the cluster smoke. A worker given the file
  * (WORKFLOW_BUNDLE_PATH) starts without webpack and runs exactly the code that was built.
+ *
+ * `--tracing` adds the OpenTelemetry workflow interceptors, for workers with
+ * OTEL_EXPORTER_OTLP_ENDPOINT set. Only then: every workflow context evaluates the bundle's
+ * modules again, so a bundle without tracing must not carry them (issue 12's memory per
+ * cached workflow). The worker refuses a bundle that does not match its setting (workers.ts).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { FAILURE_CONVERTER_PATH } from '../codec/payload-codec';
+import { WORKFLOW_TRACING_MODULE } from '../observability/tracing';
 import { WORKFLOW_PRELOAD_MODULES } from './workers';
 
-/** Bundles src/workflows (or dist/workflows once compiled) with the failure converter; resolves the written path. */
-export async function buildWorkflowBundle(outPath: string): Promise<string> {
+/** Bundles src/workflows (or dist/workflows once compiled) with the failure converter (and the tracing interceptors when asked); resolves the written path. */
+export async function buildWorkflowBundle(outPath: string, opts: { tracing?: boolean } = {}): Promise<string> {
   const noop = () => undefined;
   const warn = (m: string) => process.stderr.write(`${m}\n`);
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../workflows'),
     failureConverterPath: FAILURE_CONVERTER_PATH,
     preloadModules: [...WORKFLOW_PRELOAD_MODULES],
+    workflowInterceptorModules: opts.tracing ? [WORKFLOW_TRACING_MODULE] : [],
     logger: { trace: noop, debug: noop, info: noop, log: noop, warn, error: warn },
   });
   const path = resolve(outPath);
@@ -26,12 +33,14 @@ export async function buildWorkflowBundle(outPath: string): Promise<string> {
 }
 
 if (require.main === module) {
-  const out = process.argv[2];
+  const args = process.argv.slice(2);
+  const tracing = args[0] === '--tracing';
+  const out = tracing ? args[1] : args[0];
   if (!out) {
-    process.stderr.write('usage: bundle OUT.js\n');
+    process.stderr.write('usage: bundle [--tracing] OUT.js\n');
     process.exit(2);
   }
-  buildWorkflowBundle(out).then(
+  buildWorkflowBundle(out, { tracing }).then(
     (path) => process.stderr.write(`workflow bundle: ${path}\n`),
     (err: unknown) => {
       process.stderr.write(`bundle: ${(err as Error).message}\n`);

@@ -4,6 +4,7 @@
  * server-side activity rate so that every worker of the fleet together stays under the
  * provider's limits (docs/rate-budget.md). Activities are built once, here, from their dependencies.
  */
+import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
@@ -16,6 +17,7 @@ import { createProviderClient } from '../provider/client';
 import type { ProviderCallObserver } from '../provider/transport';
 import type { CardBinAnswer } from '../provider/answers';
 import { fleetRate } from '../provider/rate-budget';
+import { bundleHasTracing, type Tracing } from '../observability/tracing';
 import { RATE_QUEUES, RATE_QUEUE_LIMITS, rateClassQueue } from '../shared/task-queues';
 import { connectionOptions } from './connection';
 
@@ -46,6 +48,8 @@ export interface WorkerSetup {
   preloadModules?: readonly string[];
   /** Told of every provider call's outcome (metrics). */
   providerObserver?: ProviderCallObserver;
+  /** This process's tracing (observability/tracing.ts); unset: no interceptors, no OpenTelemetry in the bundle. */
+  tracing?: Tracing;
 }
 
 export interface WorkerFleet {
@@ -55,7 +59,8 @@ export interface WorkerFleet {
 }
 
 export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
-  const { config } = setup;
+  const { config, tracing } = setup;
+  if (setup.workflowBundlePath) assertBundleMatchesTracing(setup.workflowBundlePath, tracing !== undefined);
   const taskQueue = setup.taskQueue ?? config.temporal.taskQueue;
   const native = await NativeConnection.connect(connectionOptions(config.temporal));
   const connection = await Connection.connect(connectionOptions(config.temporal));
@@ -64,13 +69,17 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
   const activities = createActivities({
     provider,
     bins: new BinCache<CardBinAnswer>(provider),
-    temporal: new Client({ connection, namespace: config.temporal.namespace, dataConverter }),
+    temporal: new Client({ connection, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.clientInterceptors() }),
     sealer: new ValueSealer(config.codec),
   });
-  const common: Partial<WorkerOptions> = { connection: native, namespace: config.temporal.namespace, dataConverter, activities };
-  const workflows: Partial<WorkerOptions> = setup.workflowBundlePath
-    ? { workflowBundle: { codePath: setup.workflowBundlePath } }
-    : { workflowsPath: require.resolve('../workflows'), bundlerOptions: { preloadModules: [...(setup.preloadModules ?? WORKFLOW_PRELOAD_MODULES)] } };
+  const common: Partial<WorkerOptions> = { connection: native, namespace: config.temporal.namespace, dataConverter, activities, interceptors: tracing?.workerInterceptors(false) };
+  const workflows: Partial<WorkerOptions> = {
+    ...(setup.workflowBundlePath
+      ? { workflowBundle: { codePath: setup.workflowBundlePath } }
+      : { workflowsPath: require.resolve('../workflows'), bundlerOptions: { preloadModules: [...(setup.preloadModules ?? WORKFLOW_PRELOAD_MODULES)] } }),
+    // A prebuilt bundle carries the workflow interceptors already (checked above); bundled here, they are added.
+    ...(tracing ? { interceptors: tracing.workerInterceptors(!setup.workflowBundlePath), sinks: tracing.workerSinks() } : {}),
+  };
 
   const enforce = setup.enforceRateBudget !== false;
   const rates = RATE_QUEUES.map((queue) => ({
@@ -97,6 +106,20 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     },
     shutdown: () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown()),
   };
+}
+
+/**
+ * A prebuilt bundle holds the workflow interceptors or not (bundle.ts --tracing): one without
+ * them would drop workflow spans silently, one with them would carry OpenTelemetry into every
+ * workflow context and call a sink nobody injected. Either mismatch stops the worker at start.
+ */
+function assertBundleMatchesTracing(bundlePath: string, tracing: boolean): void {
+  if (bundleHasTracing(readFileSync(bundlePath, 'utf8')) === tracing) return;
+  throw new Error(
+    tracing
+      ? `${bundlePath} was built without tracing but OTEL_EXPORTER_OTLP_ENDPOINT is set: build it with \`bundle --tracing\` (dist/workflow-bundle-traced.js in the image)`
+      : `${bundlePath} was built with tracing but OTEL_EXPORTER_OTLP_ENDPOINT is not set: use a bundle built without --tracing`,
+  );
 }
 
 /**
