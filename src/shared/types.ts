@@ -2,16 +2,11 @@
  * Inputs and results of the workflows other services start (CONTRACTS §7), and the
  * state the entity workflows expose. Plain data: imported by workflows, clients and the bridge.
  */
+import type { BillingAddress } from '../provider/api/cards';
+import type { CreatePayoutRequest } from '../provider/api/payouts';
 import type { EntityKind } from './ids';
 
-export interface BillingAddress {
-  line1: string;
-  line2?: string;
-  city: string;
-  state: string;
-  postalCode: string;
-  country: string;
-}
+export type { BillingAddress };
 
 /** How long flows wait for the outside world; every long wait is configurable (tests shorten them). */
 export interface WaitTimings {
@@ -254,19 +249,8 @@ export interface TrackPayoutInput {
   timings?: WaitTimings;
 }
 
-/** POST /payouts (shape not shown; docs/provider-fidelity.md) plus our options. */
-export interface SendPayoutInput {
-  /** The caller's order number: the payout is looked up by it. */
-  merOrderNo: string;
-  paymentType: string;
-  /** ISO 4217 code of the currency the payee receives. */
-  arriveCurrency: string;
-  /** Minor units of arriveCurrency. */
-  arriveAmount: number;
-  payeeFirstName: string;
-  payeeLastName: string;
-  payeeAccountNo: string;
-  remark?: string;
+/** POST /payouts (shape not shown; provider/api/payouts.ts, docs/provider-fidelity.md) plus our options. */
+export interface SendPayoutInput extends CreatePayoutRequest {
   /** Caller-chosen key for POST /payouts; derived from the workflow ID when absent. */
   idempotencyKey?: string;
   timings?: WaitTimings;
