@@ -31,7 +31,7 @@ import { onboardingQuery } from '../shared/messages';
 import { FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
 import type { HostedKycInput, ManualKycInput, OnboardCardholderInput, OnboardCardholderResult, OnboardInput, OnboardingProgress } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
-import { applicationCause, failWith, localActivities, providerActivities, typedFailures, withRateBudget } from './lib/provider';
+import { applicationCause, failWith, unmeteredActivities, providerActivities, typedFailures, withRateBudget } from './lib/provider';
 
 /** Memo key under which a run records what became of its submission. */
 export const KYC_SUBMISSION_MEMO = 'kycSubmission';
@@ -93,7 +93,7 @@ function assertValid(errors: FieldErrors): void {
 /** What earlier runs with this workflow ID recorded, the newest that knows a cardholder first. */
 async function earlierSubmission(): Promise<SubmissionRecord> {
   const { workflowId, runId } = workflowInfo();
-  const records = (await localActivities.earlierRunMemos({ workflowId, runId, key: KYC_SUBMISSION_MEMO })) as SubmissionRecord[];
+  const records = (await unmeteredActivities.earlierRunMemos({ workflowId, runId, key: KYC_SUBMISSION_MEMO })) as SubmissionRecord[];
   return records.find((r) => typeof r?.cardholderId === 'string') ?? { outcomeUnknown: records.some((r) => r?.outcomeUnknown === true) };
 }
 
@@ -126,7 +126,7 @@ async function submission(input: OnboardInput): Promise<SubmitCall> {
 
 /** Every document checked, then uploaded for its fileToken (keyed by its place in the input). */
 async function uploadAll(slots: DocumentSlot[]): Promise<Record<string, string>> {
-  assertValid(await localActivities.inspectKycDocuments({ documents: slots.map((s) => ({ field: s.field, path: s.ref.path })) }));
+  assertValid(await unmeteredActivities.inspectKycDocuments({ documents: slots.map((s) => ({ field: s.field, path: s.ref.path })) }));
   const general = providerActivities('general');
   const tokens = await Promise.all(
     slots.map(async (slot) => [slot.field, await typedFailures(() => withRateBudget(() => general.uploadKycDocument({ ref: slot.ref, type: slot.type })))] as const),

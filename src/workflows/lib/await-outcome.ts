@@ -11,7 +11,7 @@ import { isFinal, isUnknownStatus } from '../../shared/statuses';
 import { entityObservedSignal, entityStateSignal } from '../../shared/messages';
 import { entityWorkflowId, type EntityKind } from '../../shared/ids';
 import type { EntityState, WaitTimings } from '../../shared/types';
-import { localActivities } from './provider';
+import { unmeteredActivities } from './provider';
 
 export const DEFAULT_TIMINGS: Required<WaitTimings> = {
   webhookWaitMs: 30_000,
@@ -45,7 +45,7 @@ export async function awaitOutcome(opts: AwaitOutcomeOptions): Promise<Outcome |
   const conclusive = () => isConclusive(latest?.status);
   const fromWebhook = (): Outcome => ({ status: latest!.status!, data: latest!.data ?? {}, source: 'webhook' });
 
-  await localActivities.subscribeToEntity({ kind: opts.kind, entityId: opts.entityId, subscriberWorkflowId: workflowInfo().workflowId });
+  await unmeteredActivities.subscribeToEntity({ kind: opts.kind, entityId: opts.entityId, subscriberWorkflowId: workflowInfo().workflowId });
   if (await condition(conclusive, Math.min(t.webhookWaitMs, t.deadlineMs))) return fromWebhook();
   log.info('no conclusive webhook in time: polling the provider', { kind: opts.kind, entityId: opts.entityId, webhookWaitMs: t.webhookWaitMs });
 

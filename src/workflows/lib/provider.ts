@@ -45,8 +45,11 @@ export function providerActivities(rateClass: RateClass, overrides: ActivityOpti
   });
 }
 
-/** Activities that do not call the provider (Temporal signals), on the workflow's own queue. */
-export const localActivities = proxyActivities<Activities>({ ...baseOptions, heartbeatTimeout: undefined, startToCloseTimeout: '30 seconds' });
+/**
+ * Activities that spend no provider budget (Temporal signals and memos, the worker's own files), on
+ * the workflow's own queue. Not Temporal's local activities: these are ordinary activities.
+ */
+export const unmeteredActivities = proxyActivities<Activities>({ ...baseOptions, heartbeatTimeout: undefined, startToCloseTimeout: '30 seconds' });
 
 /** Calls `fn` again after each 429, no sooner than the window's reset plus jitter. */
 export async function withRateBudget<T>(fn: () => Promise<T>): Promise<T> {
