@@ -2,16 +2,19 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { EntityKind } from '../shared/ids';
+import type { WatchPlan } from '../shared/types';
 import { subscribeSignal } from '../shared/messages';
 import { signalEntity } from '../temporal/entity-signals';
 
 export function createEntityActivities({ temporal }: { temporal: Client }) {
   return {
-    /** Signal-with-start: works whether or not a webhook already started the entity workflow. */
-    async subscribeToEntity(req: { kind: EntityKind; entityId: string; subscriberWorkflowId: string }): Promise<void> {
+    /** Signal-with-start: works whether or not a webhook already started the entity workflow; `watch` asks it to poll. */
+    async subscribeToEntity(req: { kind: EntityKind; entityId: string; subscriberWorkflowId: string; watch?: WatchPlan }): Promise<void> {
       // Entity workflows run on the queue of the flows that wait for them (this activity's queue).
       const taskQueue = Context.current().info.taskQueue;
-      await signalEntity(temporal, taskQueue, { kind: req.kind, entityId: req.entityId }, subscribeSignal, [{ workflowId: req.subscriberWorkflowId }]);
+      await signalEntity(temporal, taskQueue, { kind: req.kind, entityId: req.entityId }, subscribeSignal, [
+        { workflowId: req.subscriberWorkflowId, ...(req.watch ? { watch: req.watch } : {}) },
+      ]);
     },
   };
 }

@@ -14,15 +14,22 @@ import type {
   OnboardingProgress,
   ProviderEvent,
   SealedValue,
+  WatchPlan,
 } from './types';
 
 /** The bridge delivers every verified webhook with this signal (signal-with-start). */
 export const providerEventSignal = defineSignal<[ProviderEvent]>('providerEvent');
-/** A flow asks an entity workflow to tell it about the entity's state (now and on every change). */
-export const subscribeSignal = defineSignal<[{ workflowId: string }]>('subscribe');
+/**
+ * A flow asks an entity workflow to tell it about the entity's state (now and on every change);
+ * with `watch`, the entity also polls the provider on that schedule until the status is final.
+ */
+export const subscribeSignal = defineSignal<[{ workflowId: string; watch?: WatchPlan }]>('subscribe');
 /** Entity workflow → subscriber: the entity's latest state. */
 export const entityStateSignal = defineSignal<[EntityState]>('entityState');
-/** A flow that polled the provider tells the entity workflow what it saw. */
+/**
+ * Legacy (docs/versioning.md, one-way waiting): a flow started before entity workflows polled
+ * by themselves tells the entity what its own poll saw. New flows never send it.
+ */
 export const entityObservedSignal = defineSignal<[{ status: string; data: Record<string, unknown> }]>('entityObserved');
 
 export const entityStateQuery = defineQuery<EntityState>('entityState');

@@ -4,7 +4,41 @@
  * enough to need its whole window has a queue of its own (its activity is named below); every
  * other call shares the queue of its rate class, whose rate is one endpoint's budget for all of them.
  */
+import type { Activities } from '../activities';
+
 export type RateClass = 'general' | 'sensitive' | 'funding' | 'withdrawal';
+
+/**
+ * The rate classes each provider activity may run under (its endpoint's class in the spec's
+ * rate-limit table): workflows reach an activity only through a class listed here, so a call
+ * on the wrong class is a type error (workflows/lib/provider.ts providerCalls).
+ */
+export const PROVIDER_CALLS = {
+  getCardBin: ['general'],
+  createCard: ['general'],
+  getCard: ['general'],
+  changeCard: ['general'],
+  revealSensitiveCard: ['sensitive'],
+  // POST /cards/{cardId}/funding and /withdrawal (and their operation lookups) on their own budgets.
+  moveMoney: ['funding', 'withdrawal'],
+  getOperation: ['funding', 'withdrawal'],
+  getCardholder: ['general'],
+  uploadKycDocument: ['general'],
+  submitKycForm: ['general'],
+  submitKycManual: ['general'],
+  startHostedKyc: ['general'],
+  placeEsimOrder: ['general'],
+  getEsimOrder: ['general'],
+  getEsimUsage: ['general'],
+  listEsimPlans: ['general'],
+  createPayout: ['general'],
+  getPayout: ['general'],
+  getWalletBalance: ['general'],
+} as const satisfies Partial<Record<keyof Activities, readonly RateClass[]>>;
+
+export type ProviderCallName = keyof typeof PROVIDER_CALLS;
+/** The activities a workflow may call under rate class C. */
+export type CallNameOf<C extends RateClass> = { [K in ProviderCallName]: C extends (typeof PROVIDER_CALLS)[K][number] ? K : never }[ProviderCallName];
 
 /** A rate-limited queue: a rate class, or one hot endpoint's own. */
 export type RateQueue = RateClass | 'card-create' | 'card-read';

@@ -94,6 +94,22 @@ export interface EntityState {
   lastEventId?: string;
   lastEventAt?: number;
   eventCount: number;
+  /** Where the current status came from: a webhook, the entity's own poll, or our own operation. */
+  source?: 'webhook' | 'poll' | 'operation';
+  /** The entity's poll failed for good (e.g. the provider knows no such entity): waiting flows fail with it. */
+  watchFailure?: { type: string; message: string; details?: unknown[] };
+}
+
+/**
+ * A waiting flow's schedule for its entity workflow's fallback poll, in absolute times of the
+ * flow's clock: poll from `pollFrom` (when no webhook settled it) until `deadlineAt`, with
+ * intervals doubling from pollInitialIntervalMs up to pollMaxIntervalMs.
+ */
+export interface WatchPlan {
+  pollFrom: number;
+  deadlineAt: number;
+  pollInitialIntervalMs: number;
+  pollMaxIntervalMs: number;
 }
 
 /** An eSIM's usage or expiry event, as its entity workflow records it (ESIM_USAGE_ALERT, ESIM_EXPIRING, ESIM_EXPIRED). */

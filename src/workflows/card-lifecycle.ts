@@ -1,6 +1,7 @@
 /**
  * cardLifecycle: one long-lived workflow per card (`card/<cardId>`). It receives the card's
- * webhooks (CARD_CREATED, CARD_TRANSACTION), runs every operation on the card one at a time as
+ * webhooks (CARD_CREATED, CARD_TRANSACTION; GET /cards/{cardId} when issuance waits and
+ * CARD_CREATED is late), runs every operation on the card one at a time as
  * an update whose validator refuses bad input before it is accepted, answers the card's state
  * and recent transactions by query, and continues-as-new before its history grows large.
  */
@@ -19,12 +20,13 @@ import {
   withdrawFromCardUpdate,
 } from '../shared/messages';
 import { CARD_ID, FLOW_KIND } from '../shared/search-attributes';
-import type { CardLifecycleState, CardTransaction, CardView, MoneyMovementKind, MoneyMovementResult, ProviderEvent } from '../shared/types';
+import type { CardLifecycleState, CardTransaction, CardView, MoneyMovementKind, MoneyMovementResult, ProviderEvent, WatchPlan } from '../shared/types';
 import type { CardChange } from '../activities/cards';
 import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inbox';
 import { runEntityLoop, wireInbox } from './lib/entity-loop';
+import { EntityWatch } from './lib/entity-watch';
 import { moveMoney } from './lib/money-movement';
-import { providerActivities, typedFailures, withRateBudget } from './lib/provider';
+import { providerCalls } from './lib/provider';
 
 const MAX_RECENT_TRANSACTIONS = 50;
 /** Money movements answered by update ID, carried across continue-as-new; the oldest are forgotten first. */
@@ -42,6 +44,8 @@ const CLOSED_STATUSES = ['DELETING', 'DELETED'];
 export interface CardLifecycleInput {
   cardId: string;
   snapshot?: InboxSnapshot;
+  /** The fallback poll under way (issuance), carried across continue-as-new. */
+  watch?: WatchPlan;
   recentTransactions?: CardTransaction[];
   operationsApplied?: number;
   /** Outcomes of recent money-movement updates by update ID. */
@@ -61,10 +65,11 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
     outcomes.set(updateId, outcome);
     if (outcomes.size > MAX_REMEMBERED_UPDATES) outcomes.delete(outcomes.keys().next().value as string);
   };
-  const general = providerActivities('general');
-  const sensitive = providerActivities('sensitive');
+  const general = providerCalls('general');
+  const sensitive = providerCalls('sensitive');
 
-  wireInbox(inbox, (event) => recordTransaction(transactions, event));
+  const watch = new EntityWatch(inbox, input.watch);
+  wireInbox(inbox, watch, (event) => recordTransaction(transactions, event));
   upsertSearchAttributes([
     { key: FLOW_KIND, value: 'cardLifecycle' },
     { key: CARD_ID, value: cardId },
@@ -81,8 +86,8 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   const serialise = serialiser();
   const change = (request: CardChange) =>
     serialise(async () => {
-      const card = await typedFailures(() => withRateBudget(() => general.changeCard(request)));
-      inbox.set(card.status, card as unknown as Record<string, unknown>, Date.now());
+      const card = await general.changeCard(request);
+      inbox.set(card.status, { ...card }, Date.now());
       operationsApplied++;
       return card;
     });
@@ -121,7 +126,7 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
     validator: (args) => (open(), rejectIf(moneyMovementErrors('withdrawal', { ...args, cardId }))),
   });
   // The sealed value goes back to the caller; neither the activity result nor the update result holds the plaintext.
-  setHandler(revealSensitiveUpdate, () => serialise(() => typedFailures(() => withRateBudget(() => sensitive.revealSensitiveCard({ cardId })))), {
+  setHandler(revealSensitiveUpdate, () => serialise(() => sensitive.revealSensitiveCard({ cardId })), {
     validator: open,
   });
 
@@ -133,6 +138,7 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
       continueAsNew<typeof cardLifecycle>({
         ...input,
         snapshot: inbox.snapshot(),
+        watch: watch.plan,
         recentTransactions: transactions,
         operationsApplied,
         updateOutcomes: [...outcomes],

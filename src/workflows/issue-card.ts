@@ -1,8 +1,8 @@
 /**
  * issueCard: checks the request against the BIN's rules, POSTs /cards under a key derived in
- * the workflow, and waits until the card is ENABLE: by the CARD_CREATED webhook (through the
- * card's own workflow, which may have received it before POST /cards even answered), or by
- * polling GET /cards/{cardId} with growing intervals when no webhook comes in time.
+ * the workflow, and waits until the card is ENABLE: the card's own workflow tells it, from the
+ * CARD_CREATED webhook (which may have come before POST /cards even answered) or, when no
+ * webhook comes in time, from its polls of GET /cards/{cardId}.
  */
 import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { CardBinAnswer } from '../provider/answers';
@@ -13,12 +13,12 @@ import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes
 import { phaseOf } from '../shared/statuses';
 import type { CardView, IssueCardInput } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
-import { applicationCause, failWith, providerActivities, typedFailures, underIdempotencyKey, withRateBudget } from './lib/provider';
+import { applicationCause, failWith, providerCalls } from './lib/provider';
 
 export async function issueCard(input: IssueCardInput): Promise<CardView> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'issueCard' }]);
   assertValid(input);
-  const general = providerActivities('general');
+  const general = providerCalls('general');
   const bin = await loadBin(input, false);
   if (bin.requireKycCardholder) await assertCardholderApproved(input.cardholderId!);
 
@@ -29,15 +29,7 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
     { key: PROVIDER_STATUS, value: created.status },
   ]);
 
-  const outcome = await awaitOutcome({
-    kind: 'card',
-    entityId: created.cardId,
-    poll: async () => {
-      const card = await typedFailures(() => withRateBudget(() => general.getCard({ cardId: created.cardId })));
-      return { status: card.status, data: card as unknown as Record<string, unknown> };
-    },
-    timings: input.timings,
-  });
+  const outcome = await awaitOutcome({ kind: 'card', entityId: created.cardId, timings: input.timings });
   if (!outcome) {
     failWith(FailureType.CardProvisioningTimedOut, `card ${created.cardId} was still CREATING when the deadline passed`, [{ cardId: created.cardId }]);
   }
@@ -48,7 +40,7 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
   return toCardView(outcome.data);
 
   async function loadBin(req: IssueCardInput, refresh: boolean): Promise<CardBinAnswer> {
-    const found = await typedFailures(() => withRateBudget(() => general.getCardBin({ cardBinId: req.cardBinId, refresh })));
+    const found = await general.getCardBin({ cardBinId: req.cardBinId, refresh });
     if (!found) {
       const errors = { cardBinId: 'is not a BIN available to this project (GET /card-bins)' };
       failWith(FailureType.ValidationFailed, describeErrors(errors), [{ errors }]);
@@ -58,7 +50,7 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
   }
 
   async function assertCardholderApproved(cardholderId: string): Promise<void> {
-    const holder = await typedFailures(() => withRateBudget(() => general.getCardholder({ id: cardholderId })));
+    const holder = await general.getCardholder({ id: cardholderId });
     if (holder?.kycStatus !== 'APPROVED') {
       failWith(FailureType.CardholderNotApproved, `cardholder ${cardholderId} is ${holder?.kycStatus ?? 'unknown'}, not APPROVED`, [
         { errors: { cardholderId: 'must be an APPROVED KYC cardholder' } },
@@ -69,7 +61,7 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
   /** A stale BIN is refreshed and the request checked again against it before one more try. */
   async function createCard(req: IssueCardInput, key: string): Promise<CardView> {
     // Under the key: a failure after the card may have been created names the key in its details.
-    const attempt = () => underIdempotencyKey(() => withRateBudget(() => general.createCard({ input: req, idempotencyKey: key })), key);
+    const attempt = () => providerCalls('general', { idempotencyKey: key }).createCard({ input: req, idempotencyKey: key });
     try {
       return await attempt();
     } catch (err) {

@@ -1,8 +1,8 @@
 /**
  * onboardCardholder: checks the KYC submission against the provider's rules, checks every
  * document (readable, at most 10 MB) before the first upload, uploads each for its fileToken,
- * submits, and waits for the review: by the CARDHOLDER_KYC_STATUS webhook (through the
- * cardholder's entity workflow) or by polling GET /kyc/cardholders/{id}. REJECTED is a result.
+ * submits, and waits for the review, which the cardholder's entity workflow tells it (from the
+ * CARDHOLDER_KYC_STATUS webhook, or its polls of GET /kyc/cardholders/{id}). REJECTED is a result.
  *
  * Three modes: the form (default); the deprecated manual submission (identity and PDF reports;
  * it logs the deprecation and returns it in `warnings`); and the hosted flow, whose page
@@ -19,7 +19,6 @@
  *   then says that the earlier submission evidently went through.
  */
 import { log, setHandler, sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities';
 import type { KycSubmitted } from '../activities/kyc';
 import { describeErrors, hasErrors } from '../shared/card-rules';
 import { FailureType, isFailureType, type FieldErrors } from '../shared/failures';
@@ -31,7 +30,7 @@ import { onboardingQuery } from '../shared/messages';
 import { FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
 import type { HostedKycInput, ManualKycInput, OnboardCardholderInput, OnboardCardholderResult, OnboardInput, OnboardingProgress } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
-import { applicationCause, failWith, unmeteredActivities, providerActivities, typedFailures, withRateBudget } from './lib/provider';
+import { applicationCause, failWith, providerCalls, unmeteredActivities, type ProviderCalls } from './lib/provider';
 
 /** Memo key under which a run records what became of its submission. */
 export const KYC_SUBMISSION_MEMO = 'kycSubmission';
@@ -61,17 +60,7 @@ export async function onboardCardholder(input: OnboardInput): Promise<OnboardCar
   Object.assign(progress, { cardholderId, ...(known.verificationUrl ? { verificationUrl: known.verificationUrl } : {}) });
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: 'PENDING' }]);
 
-  const general = providerActivities('general');
-  const outcome = await awaitOutcome({
-    kind: 'kyc',
-    entityId: cardholderId,
-    poll: async () => {
-      const holder = await typedFailures(() => withRateBudget(() => general.getCardholder({ id: cardholderId })));
-      if (!holder) failWith(FailureType.NotFound, `the provider knows no cardholder ${cardholderId}`, [{ cardholderId }]);
-      return { status: holder.kycStatus, data: holder as unknown as Record<string, unknown> };
-    },
-    timings: input.timings,
-  });
+  const outcome = await awaitOutcome({ kind: 'kyc', entityId: cardholderId, timings: input.timings });
   if (!outcome) {
     failWith(FailureType.KycReviewTimedOut, `cardholder ${cardholderId} was still PENDING when the deadline passed`, [{ cardholderId }]);
   }
@@ -97,7 +86,7 @@ async function earlierSubmission(): Promise<SubmissionRecord> {
   return records.find((r) => typeof r?.cardholderId === 'string') ?? { outcomeUnknown: records.some((r) => r?.outcomeUnknown === true) };
 }
 
-type SubmitCall = (acts: Activities) => Promise<KycSubmitted>;
+type SubmitCall = (acts: ProviderCalls<'general'>) => Promise<KycSubmitted>;
 
 /** Documents checked, uploaded, submission sent once; the cardholder's id, recorded in the memo. */
 async function submit(input: OnboardInput, earlierOutcomeUnknown: boolean): Promise<KycSubmitted> {
@@ -127,10 +116,8 @@ async function submission(input: OnboardInput): Promise<SubmitCall> {
 /** Every document checked, then uploaded for its fileToken (keyed by its place in the input). */
 async function uploadAll(slots: DocumentSlot[]): Promise<Record<string, string>> {
   assertValid(await unmeteredActivities.inspectKycDocuments({ documents: slots.map((s) => ({ field: s.field, path: s.ref.path })) }));
-  const general = providerActivities('general');
-  const tokens = await Promise.all(
-    slots.map(async (slot) => [slot.field, await typedFailures(() => withRateBudget(() => general.uploadKycDocument({ ref: slot.ref, type: slot.type })))] as const),
-  );
+  const general = providerCalls('general');
+  const tokens = await Promise.all(slots.map(async (slot) => [slot.field, await general.uploadKycDocument({ ref: slot.ref, type: slot.type })] as const));
   return Object.fromEntries(tokens);
 }
 
@@ -156,10 +143,10 @@ async function submitOnce(call: SubmitCall, earlierOutcomeUnknown: boolean): Pro
 
 /** The submit activity is never retried by Temporal; only a failure known not to have reached the provider is tried again here. */
 async function submitWithSafeRetries(call: SubmitCall): Promise<KycSubmitted> {
-  const once = providerActivities('general', { retry: { maximumAttempts: 1 } });
+  const once = providerCalls('general', { retry: { maximumAttempts: 1 }, rawFailures: true });
   for (let attempt = 1; ; attempt++) {
     try {
-      return await withRateBudget(() => call(once));
+      return await call(once);
     } catch (err) {
       if (attempt >= SUBMIT_TRIES || mayHaveTakenEffect(err) || applicationCause(err)?.nonRetryable) throw err;
       await sleep(1000 * 2 ** (attempt - 1));

@@ -2,16 +2,18 @@
  * providerEntity: one workflow per KYC cardholder, eSIM order, eSIM or payout, started by the
  * bridge (signal-with-start) or by the flow that waits for it, whichever comes first. It holds
  * the provider's events for that entity, so an event that arrives before any flow has learned
- * the entity's id is never lost. A late event for an entity closed long ago starts a fresh run
+ * the entity's id is never lost, and polls the provider when no webhook comes in time. Flows
+ * only subscribe and wait: data flows from the provider through the entity to them. A late event for an entity closed long ago starts a fresh run
  * that records it, is searchable, and closes after its linger: no error loop.
  */
 import { continueAsNew, upsertSearchAttributes } from '@temporalio/workflow';
 import type { EntityKind } from '../shared/ids';
 import { FLOW_KIND } from '../shared/search-attributes';
 import { isFinal } from '../shared/statuses';
-import type { EntityState, EsimWatchState } from '../shared/types';
+import type { EntityState, EsimWatchState, WatchPlan } from '../shared/types';
 import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inbox';
 import { runEntityLoop, wireInbox } from './lib/entity-loop';
+import { EntityWatch } from './lib/entity-watch';
 import { EsimWatch } from './lib/esim-watch';
 
 export interface ProviderEntityInput {
@@ -20,6 +22,8 @@ export interface ProviderEntityInput {
   snapshot?: InboxSnapshot;
   /** kind esim: usage and alerts, carried across continue-as-new. */
   esim?: EsimWatchState;
+  /** The fallback poll under way, carried across continue-as-new. */
+  watch?: WatchPlan;
   lingerMs?: number;
   maxHistoryEvents?: number;
 }
@@ -29,13 +33,14 @@ export async function providerEntity(input: ProviderEntityInput): Promise<Entity
   const esim = input.kind === 'esim' ? new EsimWatch(input.entityId, input.esim) : undefined;
   esim?.wire();
   // An alert changes no status, but subscribers hear of it with the entity's state.
-  wireInbox(inbox, (event) => esim?.record(event) && inbox.touch());
+  const watch = new EntityWatch(inbox, input.watch);
+  wireInbox(inbox, watch, (event) => esim?.record(event) && inbox.touch());
   upsertSearchAttributes([{ key: FLOW_KIND, value: `entity:${input.kind}` }]);
   await runEntityLoop(inbox, {
     isFinal: () => isFinal(input.kind, inbox.state.status),
     lingerMs: input.lingerMs,
     maxHistoryEvents: input.maxHistoryEvents,
-    continueAsNew: () => continueAsNew<typeof providerEntity>({ ...input, snapshot: inbox.snapshot(), ...(esim ? { esim: esim.state } : {}) }),
+    continueAsNew: () => continueAsNew<typeof providerEntity>({ ...input, snapshot: inbox.snapshot(), watch: watch.plan, ...(esim ? { esim: esim.state } : {}) }),
   });
   return inbox.state;
 }

@@ -6,16 +6,14 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { WalletBalanceAnswer } from '../provider/answers';
 import { FLOW_KIND } from '../shared/search-attributes';
-import { providerActivities, typedFailures, withRateBudget } from './lib/provider';
+import { providerCalls } from './lib/provider';
 
 export async function walletBalance(): Promise<WalletBalanceAnswer> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'walletBalance' }]);
-  const general = providerActivities('general');
-  return typedFailures(() => withRateBudget(() => general.getWalletBalance()));
+  return providerCalls('general').getWalletBalance();
 }
 
 export async function esimPlans(): Promise<Array<Record<string, unknown>>> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'esimPlans' }]);
-  const general = providerActivities('general');
-  return typedFailures(() => withRateBudget(() => general.listEsimPlans()));
+  return providerCalls('general').listEsimPlans();
 }

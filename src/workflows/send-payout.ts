@@ -18,7 +18,7 @@ import { deriveIdempotencyKey } from '../shared/ids';
 import { FLOW_KIND } from '../shared/search-attributes';
 import type { SendPayoutInput } from '../shared/types';
 import { followPayout } from './lib/payout';
-import { failWith, providerActivities, underIdempotencyKey, withRateBudget } from './lib/provider';
+import { failWith, providerCalls } from './lib/provider';
 
 /** A payout must never be given up while its outcome is unknown: attempts are bounded by time, not count. */
 const creationRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
@@ -30,8 +30,7 @@ export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> 
 
   const { idempotencyKey: givenKey, timings, ...request } = input;
   const idempotencyKey = givenKey ?? deriveIdempotencyKey('payout', workflowInfo().workflowId);
-  const creating = providerActivities('general', { retry: creationRetry });
-  const created = await underIdempotencyKey(() => withRateBudget(() => creating.createPayout({ request, idempotencyKey })), idempotencyKey);
+  const created = await providerCalls('general', { retry: creationRetry, idempotencyKey }).createPayout({ request, idempotencyKey });
   const payout = await followPayout(input.merOrderNo, created, timings);
   const shortfall = phaseOf('payout', payout.status) === 'failed' ? shortfallOf(payout.failureReason) : undefined;
   return shortfall === undefined ? payout : { ...payout, shortfall };

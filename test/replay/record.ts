@@ -39,7 +39,10 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; record: Rec
     async record(stack, save) {
       await save('issue-card-webhook', (await issue(stack)).handle);
       await stack.control('PUT', '/config', { webhook: { dropRate: 1 } });
-      await save('issue-card-polling', (await issue(stack, { timings: { ...FAST_TIMINGS, webhookWaitMs: 200 } })).handle);
+      const polled = await issue(stack, { timings: { ...FAST_TIMINGS, webhookWaitMs: 200 } });
+      await save('issue-card-polling', polled.handle);
+      // The card's own workflow polled for it (one-way waiting).
+      await save('card-lifecycle-polling-for-issuance', stack.client.workflow.getHandle(entityWorkflowId('card', polled.cardId)));
     },
   },
   'money-and-card-lifecycle': {

@@ -2,7 +2,8 @@
  * Replays every recorded history (test/replay/histories/**) against the current workflow code.
  * A change to src/workflows/** that breaks determinism for a workflow that may be running fails
  * here: ship it behind a patch marker instead (docs/versioning.md). The histories in
- * before-versioned-keys/ were recorded before the idempotency-key patches and must keep replaying.
+ * before-versioned-keys/ (before the idempotency-key patches) and before-one-way-waiting/ (flows
+ * that polled by themselves) stand for workflows still running and must keep replaying.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -10,12 +10,15 @@ describe('issueCard', () => {
   let stack: Stack;
   let plain: CardBin;
   let us: CardBin;
-  const issue = (input: Record<string, unknown>) =>
+  const issue = (input: Record<string, unknown>, workflowId = uniqueId('issue-card')) =>
     stack.client.workflow.execute('issueCard', {
       taskQueue: stack.taskQueue,
-      workflowId: uniqueId('issue-card'),
+      workflowId,
       args: [{ timings: FAST_TIMINGS, ...input }],
     });
+
+  const activityTypes = async (workflowId: string) =>
+    ((await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
 
   afterEach(async () => stack?.close());
 
@@ -37,13 +40,18 @@ describe('issueCard', () => {
   test('completes by polling when every webhook is dropped', async () => {
     stack = await startStack({ cardProvisioningMs: 200, webhook: { dropRate: 1 } });
     ({ plain } = await fixtureBins(stack));
-    const card = await issue({ cardBinId: plain.cardBinId, initialAmount: 1000, firstName: 'Grace', lastName: 'Hopper', timings: { ...FAST_TIMINGS, webhookWaitMs: 500 } });
+    const flowId = uniqueId('issue-card');
+    const card = await issue({ cardBinId: plain.cardBinId, initialAmount: 1000, firstName: 'Grace', lastName: 'Hopper', timings: { ...FAST_TIMINGS, webhookWaitMs: 500 } }, flowId);
     expect(card.status).toBe('ENABLE');
     const created = (await deliveries(stack.control)).filter((d) => d.eventType === 'CARD_CREATED');
     expect(created.map((d) => d.status)).toEqual(['DROPPED']);
-    // Polling told the card workflow what it found.
+    // The card's own workflow polled and told the flow: data flowed one way, provider → entity → flow.
     const state = await stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId)).query(entityStateQuery);
-    expect(state.status).toBe('ENABLE');
+    expect(state).toMatchObject({ status: 'ENABLE', source: 'poll' });
+    expect(await activityTypes(entityWorkflowId('card', card.cardId))).toContain('getCard');
+    const flow = (await stack.client.workflow.getHandle(flowId).fetchHistory()).events ?? [];
+    expect(await activityTypes(flowId)).not.toContain('getCard');
+    expect(flow.filter((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
   });
 
   test('a card whose first name is FAIL ends CardProvisioningFailed and the money comes back', async () => {

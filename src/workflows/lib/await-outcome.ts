@@ -1,17 +1,23 @@
 /**
- * Waiting for the outside world: subscribe to the entity workflow that receives the
- * provider's webhooks, wait for a final status (shared/statuses.ts says which are), and poll
- * the provider with growing intervals when no webhook comes in time. A webhook that arrives
- * while polling still wins. A status the table does not know is recorded (log and the
- * ProviderStatus search attribute) and waited past, until the deadline.
+ * Waiting for the outside world: a flow subscribes to the entity workflow that receives the
+ * provider's webhooks, hands it a poll schedule (the entity polls when no webhook comes in
+ * time, entity-watch.ts), and waits for a final status (shared/statuses.ts says which are).
+ * Data flows one way: provider → entity workflow → flow. A status the table does not know is
+ * recorded (log and the ProviderStatus search attribute) and waited past, until the deadline.
  */
-import { condition, getExternalWorkflowHandle, log, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isFinal, isUnknownStatus } from '../../shared/statuses';
-import { entityObservedSignal, entityStateSignal } from '../../shared/messages';
-import { entityWorkflowId, type EntityKind } from '../../shared/ids';
-import type { EntityState, WaitTimings } from '../../shared/types';
+import { entityStateSignal } from '../../shared/messages';
+import type { EntityState, WaitTimings, WatchPlan } from '../../shared/types';
+import type { AwaitedKind } from './entity-reads';
+import { pollByTheFlow, type Outcome } from './legacy-flow-polling';
 import { unmeteredActivities } from './provider';
+
+export type { Outcome };
+
+/** docs/versioning.md: the entity workflow polls; before this marker, the flow polled by itself. */
+export const ONE_WAY_WAITING_PATCH = 'one-way-waiting';
 
 export const DEFAULT_TIMINGS: Required<WaitTimings> = {
   webhookWaitMs: 30_000,
@@ -20,62 +26,48 @@ export const DEFAULT_TIMINGS: Required<WaitTimings> = {
   deadlineMs: 24 * 60 * 60 * 1000,
 };
 
-export interface Observation {
-  status: string;
-  data: Record<string, unknown>;
-}
-
 export interface AwaitOutcomeOptions {
-  kind: EntityKind;
+  kind: AwaitedKind;
   entityId: string;
-  poll: () => Promise<Observation>;
   timings?: WaitTimings;
 }
 
-export type Outcome = Observation & { source: 'webhook' | 'poll' };
-
-/** Resolves with the first conclusive status, or undefined when the deadline passed. */
-export async function awaitOutcome(opts: AwaitOutcomeOptions): Promise<Outcome | undefined> {
-  const t = { ...DEFAULT_TIMINGS, ...opts.timings };
+/** Resolves with the first final status, or undefined when the deadline passed; fails with the entity's poll failure. */
+export async function awaitOutcome({ kind, entityId, timings }: AwaitOutcomeOptions): Promise<Outcome | undefined> {
+  const t = { ...DEFAULT_TIMINGS, ...timings };
+  const recordUnknown = (status: string) => {
+    log.warn('provider status not in our vocabulary: treated as not final until the deadline', { kind, entityId, status });
+    upsertSearchAttributes([{ key: PROVIDER_STATUS, value: status }]);
+  };
+  const oneWay = patched(ONE_WAY_WAITING_PATCH);
   let latest: EntityState | undefined;
+  let shown: string | undefined;
   setHandler(entityStateSignal, (state) => {
-    if (state.kind === opts.kind && state.entityId === opts.entityId) latest = state;
+    if (state.kind !== kind || state.entityId !== entityId) return;
+    latest = state;
+    // The legacy path records only what its own poll saw (its histories hold no other upsert).
+    if (oneWay && isUnknownStatus(kind, state.status) && state.status !== shown) recordUnknown((shown = state.status!));
   });
-  const isConclusive = (status: string | undefined) => isFinal(opts.kind, status);
-  const conclusive = () => isConclusive(latest?.status);
-  const fromWebhook = (): Outcome => ({ status: latest!.status!, data: latest!.data ?? {}, source: 'webhook' });
+  const subscriberWorkflowId = workflowInfo().workflowId;
 
-  await unmeteredActivities.subscribeToEntity({ kind: opts.kind, entityId: opts.entityId, subscriberWorkflowId: workflowInfo().workflowId });
-  if (await condition(conclusive, Math.min(t.webhookWaitMs, t.deadlineMs))) return fromWebhook();
-  log.info('no conclusive webhook in time: polling the provider', { kind: opts.kind, entityId: opts.entityId, webhookWaitMs: t.webhookWaitMs });
-
-  const deadline = Date.now() + t.deadlineMs - t.webhookWaitMs;
-  let interval = t.pollInitialIntervalMs;
-  for (;;) {
-    const seen = await opts.poll();
-    if (conclusive()) return fromWebhook();
-    if (isUnknownStatus(opts.kind, seen.status)) recordUnknown(opts, seen.status);
-    if (isConclusive(seen.status)) {
-      await tellEntity(opts.kind, opts.entityId, seen);
-      return { ...seen, source: 'poll' };
-    }
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) return undefined;
-    if (await condition(conclusive, Math.min(interval, remaining))) return fromWebhook();
-    interval = Math.min(interval * 2, t.pollMaxIntervalMs);
+  if (!oneWay) {
+    await unmeteredActivities.subscribeToEntity({ kind, entityId, subscriberWorkflowId });
+    return pollByTheFlow({ kind, entityId, timings: t, latest: () => latest, onUnknown: recordUnknown });
   }
+  await unmeteredActivities.subscribeToEntity({ kind, entityId, subscriberWorkflowId, watch: watchPlan(t) });
+  const settled = () => isFinal(kind, latest?.status) || latest?.watchFailure !== undefined;
+  if (!(await condition(settled, t.deadlineMs))) return undefined;
+  const failure = latest!.watchFailure;
+  if (failure && !isFinal(kind, latest!.status)) throw ApplicationFailure.create({ ...failure, nonRetryable: true });
+  return { status: latest!.status!, data: latest!.data ?? {}, source: latest!.source === 'poll' ? 'poll' : 'webhook' };
 }
 
-function recordUnknown(opts: AwaitOutcomeOptions, status: string): void {
-  log.warn('provider status not in our vocabulary: treated as not final until the deadline', { kind: opts.kind, entityId: opts.entityId, status });
-  upsertSearchAttributes([{ key: PROVIDER_STATUS, value: status }]);
-}
-
-/** The entity workflow exists (we subscribed through signal-with-start): tell it what polling found. */
-async function tellEntity(kind: EntityKind, entityId: string, seen: Observation): Promise<void> {
-  try {
-    await getExternalWorkflowHandle(entityWorkflowId(kind, entityId)).signal(entityObservedSignal, seen);
-  } catch {
-    // The entity workflow closed in between; nothing waits on it.
-  }
+function watchPlan(t: Required<WaitTimings>): WatchPlan {
+  const now = Date.now();
+  return {
+    pollFrom: now + Math.min(t.webhookWaitMs, t.deadlineMs),
+    deadlineAt: now + t.deadlineMs,
+    pollInitialIntervalMs: t.pollInitialIntervalMs,
+    pollMaxIntervalMs: t.pollMaxIntervalMs,
+  };
 }

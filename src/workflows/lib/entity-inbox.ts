@@ -42,19 +42,29 @@ export class EntityInbox {
     if (this.#seen.size > MAX_REMEMBERED_EVENTS) this.#seen.delete(this.#seen.values().next().value as string);
     this.state.eventCount++;
     const status = statusOf(event);
-    if (status !== undefined) this.#applyStatus(status, event.data, event.createdAt, event.eventId);
+    if (status !== undefined) this.#applyStatus(status, event.data, event.createdAt, event.eventId, 'webhook');
     return true;
   }
 
-  /** A status learned by polling or by our own call: applied under the same ordering rule. */
+  /** A status learned by polling: applied under the same ordering rule. */
   observe(status: string, data: Record<string, unknown>, at: number): void {
-    this.#applyStatus(status, data, at, this.state.lastEventId);
+    this.#applyStatus(status, data, at, this.state.lastEventId, 'poll');
   }
 
   /** Overrides the status (our own successful operation, e.g. a freeze): always newest. */
   set(status: string, data: Record<string, unknown>, at: number): void {
-    Object.assign(this.state, { status, data, lastEventAt: Math.max(at, this.state.lastEventAt ?? 0) });
+    Object.assign(this.state, { status, data, source: 'operation', lastEventAt: Math.max(at, this.state.lastEventAt ?? 0) });
     this.#notifyPending = true;
+  }
+
+  /** The entity's poll failed for good: subscribers hear of it and fail with it. */
+  failWatch(failure: NonNullable<EntityState['watchFailure']>): void {
+    this.state.watchFailure = failure;
+    this.#notifyPending = true;
+  }
+
+  clearWatchFailure(): void {
+    delete this.state.watchFailure;
   }
 
   /** Something subscribers should hear of happened without a status change (an eSIM alert). */
@@ -94,9 +104,9 @@ export class EntityInbox {
     return { state: { ...this.state }, seenEventIds: [...this.#seen], subscribers: [...this.#subscribers] };
   }
 
-  #applyStatus(status: string, data: Record<string, unknown>, at: number, eventId: string | undefined): void {
+  #applyStatus(status: string, data: Record<string, unknown>, at: number, eventId: string | undefined, source: EntityState['source']): void {
     if (!isNewer(this.state, status, at)) return;
-    Object.assign(this.state, { status, data, lastEventId: eventId, lastEventAt: at });
+    Object.assign(this.state, { status, data, source, lastEventId: eventId, lastEventAt: at });
     this.#notifyPending = true;
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The life of an entity workflow: wire the inbox to its signals and query, notify subscribers
- * after every change, continue-as-new before the history grows large (carrying the inbox, so
+ * The life of an entity workflow: wire the inbox to its signals and query, poll the provider
+ * for subscribers that ask for it (entity-watch.ts), notify subscribers after every change, continue-as-new before the history grows large (carrying the inbox, so
  * de-duplication survives), and close after a quiet linger once the entity is final.
  */
 import { allHandlersFinished, condition, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
@@ -8,6 +8,7 @@ import { entityObservedSignal, entityStateQuery, providerEventSignal, subscribeS
 import { PROVIDER_STATUS } from '../../shared/search-attributes';
 import type { ProviderEvent } from '../../shared/types';
 import type { EntityInbox } from './entity-inbox';
+import type { EntityWatch } from './entity-watch';
 
 export const DEFAULT_LINGER_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_MAX_HISTORY_EVENTS = 10_000;
@@ -22,11 +23,15 @@ export interface EntityLoopOptions {
   continueAsNew: () => Promise<never>;
 }
 
-export function wireInbox(inbox: EntityInbox, onEvent?: (event: ProviderEvent) => void): void {
+export function wireInbox(inbox: EntityInbox, watch: EntityWatch, onEvent?: (event: ProviderEvent) => void): void {
   setHandler(providerEventSignal, (event) => {
     if (inbox.accept(event)) onEvent?.(event);
   });
-  setHandler(subscribeSignal, ({ workflowId }) => inbox.subscribe(workflowId));
+  setHandler(subscribeSignal, ({ workflowId, watch: plan }) => {
+    inbox.subscribe(workflowId);
+    // Subscribers started before one-way waiting send no plan: they poll by themselves.
+    if (plan) watch.request(plan);
+  });
   setHandler(entityObservedSignal, ({ status, data }) => inbox.observe(status, data, Date.now()));
   setHandler(entityStateQuery, () => inbox.state);
 }

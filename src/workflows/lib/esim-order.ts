@@ -4,7 +4,7 @@
  * activity's input, so every retry and every repeated start with the same workflow ID reuses
  * it and the wallet is charged once. The provider answers ISSUED, or PAID when issuance takes
  * longer; then the order's ESIM_ISSUED / ESIM_RECHARGED / ESIM_REFUNDED webhook (through the
- * order's entity workflow) or polling GET /esim/orders/{orderNo} says how it ended.
+ * order's entity workflow, which polls GET /esim/orders/{orderNo} when it is late) says how it ended.
  */
 import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { purchaseEsimRequest, rechargeEsimRequest } from '../../provider/api/esim';
@@ -17,7 +17,8 @@ import { FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isFinal, phaseOf } from '../../shared/statuses';
 import type { PurchaseEsimInput, RechargeEsimInput } from '../../shared/types';
 import { awaitOutcome } from './await-outcome';
-import { failWith, providerActivities, typedFailures, underIdempotencyKey, withRateBudget } from './provider';
+import { readEntity } from './entity-reads';
+import { failWith, providerCalls } from './provider';
 
 export type EsimOrderInput = ({ kind: 'purchase' } & PurchaseEsimInput) | ({ kind: 'recharge' } & RechargeEsimInput);
 
@@ -35,8 +36,7 @@ export async function esimOrderFlow(input: EsimOrderInput): Promise<EsimOrder> {
   const request: EsimOrderRequest =
     input.kind === 'purchase' ? { kind: 'purchase', planNo: input.planNo, idempotencyKey } : { kind: 'recharge', esimNo: input.esimNo, idempotencyKey };
 
-  const charging = providerActivities('general', { retry: chargeRetry });
-  const placed = await underIdempotencyKey(() => withRateBudget(() => charging.placeEsimOrder(request)), idempotencyKey);
+  const placed = await providerCalls('general', { retry: chargeRetry, idempotencyKey }).placeEsimOrder(request);
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: placed.status }]);
   const order = isFinal('esimOrder', placed.status) ? placed : await awaitFinalOrder(placed.orderNo, input);
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: order.status }]);
@@ -48,26 +48,14 @@ export async function esimOrderFlow(input: EsimOrderInput): Promise<EsimOrder> {
   return order;
 }
 
-function readOrder(orderNo: string): Promise<EsimOrder> {
-  const general = providerActivities('general');
-  return typedFailures(() => withRateBudget(() => general.getEsimOrder({ orderNo })));
-}
-
 /** Waits for ISSUED or REFUNDED; the result is always the provider's whole order (a webhook carries only part of it). */
 async function awaitFinalOrder(orderNo: string, input: EsimOrderInput): Promise<EsimOrder> {
-  const outcome = await awaitOutcome({
-    kind: 'esimOrder',
-    entityId: orderNo,
-    poll: async () => {
-      const order = await readOrder(orderNo);
-      return { status: order.status, data: order as unknown as Record<string, unknown> };
-    },
-    timings: input.timings,
-  });
+  const outcome = await awaitOutcome({ kind: 'esimOrder', entityId: orderNo, timings: input.timings });
   if (!outcome) {
     failWith(FailureType.EsimIssuanceTimedOut, `eSIM order ${orderNo} was still not issued or refunded when the deadline passed`, [{ orderNo }]);
   }
-  return outcome.source === 'poll' ? (outcome.data as unknown as EsimOrder) : readOrder(orderNo);
+  const order = outcome.source === 'poll' ? outcome : await readEntity('esimOrder', orderNo);
+  return order.data as unknown as EsimOrder;
 }
 
 function assertValid(input: EsimOrderInput): void {

@@ -8,7 +8,7 @@
 import { condition, setHandler } from '@temporalio/workflow';
 import { esimWatchQuery, refreshEsimUsageUpdate } from '../../shared/messages';
 import type { EsimAlert, EsimWatchState, ProviderEvent } from '../../shared/types';
-import { providerActivities, typedFailures, withRateBudget } from './provider';
+import { providerCalls } from './provider';
 
 export const USAGE_MIN_INTERVAL_MS = 60_000;
 const ALERT_TYPES: ReadonlySet<string> = new Set(['ESIM_USAGE_ALERT', 'ESIM_EXPIRING', 'ESIM_EXPIRED']);
@@ -45,8 +45,7 @@ export class EsimWatch {
     if (fresh) return this.state;
     this.#reading = true;
     try {
-      const general = providerActivities('general');
-      this.state.usage = await typedFailures(() => withRateBudget(() => general.getEsimUsage({ esimNo: this.state.esimNo })));
+      this.state.usage = await providerCalls('general').getEsimUsage({ esimNo: this.state.esimNo });
       this.state.usageReadAt = Date.now();
       return this.state;
     } finally {

@@ -11,7 +11,7 @@ import { idempotencyKeyFor } from './keys';
 import { FailureType } from '../../shared/failures';
 import { describeErrors, hasErrors, moneyMovementErrors } from '../../shared/card-rules';
 import type { MoneyMovementInput, MoneyMovementKind, MoneyMovementResult } from '../../shared/types';
-import { failWith, providerActivities, underIdempotencyKey, withRateBudget } from './provider';
+import { failWith, providerCalls } from './provider';
 import { DEFAULT_TIMINGS } from './await-outcome';
 
 /** A money movement must never be given up while its outcome is unknown: attempts are bounded by time, not count. */
@@ -25,17 +25,17 @@ export function validateMoneyMovement(kind: MoneyMovementKind, input: MoneyMovem
 export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInput, keyScope = workflowInfo().workflowId): Promise<MoneyMovementResult> {
   validateMoneyMovement(kind, input);
   const idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(kind === 'funding' ? 'fund' : 'wdr', keyScope);
-  const acts = providerActivities(kind, { retry: moneyRetry });
+  const acts = providerCalls(kind, { retry: moneyRetry, idempotencyKey });
   const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey };
 
-  let outcome = await underIdempotencyKey(() => withRateBudget(() => acts.moveMoney(request)), idempotencyKey);
+  let outcome = await acts.moveMoney(request);
   let interval = input.timings?.pollInitialIntervalMs ?? 1000;
   // PROCESSING, or a status the spec does not show: not final, so asked again (a movement has no deadline).
   while (phaseOf('operation', outcome.status) === 'pending') {
     if (isUnknownStatus('operation', outcome.status)) upsertSearchAttributes([{ key: PROVIDER_STATUS, value: outcome.status }]);
     await sleep(interval);
     interval = Math.min(interval * 2, input.timings?.pollMaxIntervalMs ?? DEFAULT_TIMINGS.pollMaxIntervalMs);
-    outcome = await underIdempotencyKey(() => withRateBudget(() => acts.getOperation({ idempotencyKey })), idempotencyKey);
+    outcome = await acts.getOperation({ idempotencyKey });
   }
   if (phaseOf('operation', outcome.status) === 'failed') {
     const type = outcome.failureType === FailureType.InsufficientFunds ? FailureType.InsufficientFunds : FailureType.OperationFailed;

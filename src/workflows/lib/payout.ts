@@ -1,7 +1,7 @@
 /**
  * Following a payout to its terminal status, for trackPayout (someone else's payout) and
- * sendPayout (ours): the PAYOUT_<STATUS> webhook through the payout's entity workflow first,
- * GET /payouts/{merOrderNo} as the fallback. FAILED and cancelled payouts are results (status
+ * sendPayout (ours): the payout's entity workflow tells it, from the PAYOUT_<STATUS> webhook or,
+ * when that is late, its polls of GET /payouts/{merOrderNo}. FAILED and cancelled payouts are results (status
  * and failureReason in them), not workflow failures; only the deadline fails the flow.
  */
 import { upsertSearchAttributes } from '@temporalio/workflow';
@@ -11,29 +11,20 @@ import { PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isFinal } from '../../shared/statuses';
 import type { WaitTimings } from '../../shared/types';
 import { awaitOutcome } from './await-outcome';
-import { failWith, providerActivities, typedFailures, withRateBudget } from './provider';
+import { failWith, providerCalls } from './provider';
 
 /** Bank transfers may take days: the default deadline is longer than other flows'. */
 const DEFAULT_PAYOUT_DEADLINE_MS = 7 * 24 * 60 * 60 * 1000;
 
 export function readPayout(merOrderNo: string): Promise<PayoutAnswer> {
-  const general = providerActivities('general');
-  return typedFailures(() => withRateBudget(() => general.getPayout({ merOrderNo })));
+  return providerCalls('general').getPayout({ merOrderNo });
 }
 
 /** The payout once terminal, starting from what the provider last said of it. */
 export async function followPayout(merOrderNo: string, latest: PayoutAnswer, timings?: WaitTimings): Promise<PayoutAnswer> {
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: latest.status }]);
   if (isFinal('payout', latest.status)) return latest;
-  const outcome = await awaitOutcome({
-    kind: 'payout',
-    entityId: merOrderNo,
-    poll: async () => {
-      const payout = await readPayout(merOrderNo);
-      return { status: payout.status, data: payout as unknown as Record<string, unknown> };
-    },
-    timings: { deadlineMs: DEFAULT_PAYOUT_DEADLINE_MS, ...timings },
-  });
+  const outcome = await awaitOutcome({ kind: 'payout', entityId: merOrderNo, timings: { deadlineMs: DEFAULT_PAYOUT_DEADLINE_MS, ...timings } });
   if (!outcome) {
     failWith(FailureType.PayoutTrackingTimedOut, `payout ${merOrderNo} had not reached a terminal status when the deadline passed`, [{ merOrderNo }]);
   }

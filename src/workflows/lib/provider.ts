@@ -6,7 +6,7 @@
 import { ActivityFailure, ApplicationFailure, log, proxyActivities, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { isFailureType, type FailureTypeName } from '../../shared/failures';
-import { rateClassQueue, rateQueueFor, type RateClass, type RateQueue } from '../../shared/task-queues';
+import { PROVIDER_CALLS, rateClassQueue, rateQueueFor, type CallNameOf, type ProviderCallName, type RateClass } from '../../shared/task-queues';
 
 const RATE_LIMIT_JITTER_MS = 1000;
 
@@ -24,24 +24,35 @@ const baseOptions: ActivityOptions = {
   },
 };
 
+/** What `providerCalls` adds to Temporal's activity options. */
+export interface CallOptions extends ActivityOptions {
+  /** A failure names this key, and a terminal key says only a new key can try again (underIdempotencyKey). */
+  idempotencyKey?: string;
+  /** Failures reach the caller as Temporal raised them, for callers that classify them themselves. */
+  rawFailures?: boolean;
+}
+
+export type ProviderCalls<C extends RateClass> = Pick<Activities, CallNameOf<C>>;
+
 /**
- * Activities that call the provider, each on its rate-limited queue: a hot endpoint's own
- * (shared/task-queues.ts DEDICATED_QUEUES), otherwise the queue of the given rate class.
+ * The provider calls of one rate class, each on its rate-limited queue (a hot endpoint's own,
+ * shared/task-queues.ts DEDICATED_QUEUES, otherwise its class's), waiting out 429s
+ * (withRateBudget) and failing the workflow with the provider failure's own type (typedFailures).
+ * Only the activities of that class are there: a call on the wrong class does not compile.
  */
-export function providerActivities(rateClass: RateClass, overrides: ActivityOptions = {}): Activities {
+export function providerCalls<C extends RateClass>(rateClass: C, { idempotencyKey, rawFailures, ...overrides }: CallOptions = {}): ProviderCalls<C> {
   const options: ActivityOptions = { ...baseOptions, ...overrides, retry: { ...baseOptions.retry, ...overrides.retry } };
   const mainQueue = workflowInfo().taskQueue;
-  const proxies = new Map<RateQueue, Activities>();
-  const on = (queue: RateQueue): Activities => {
-    let acts = proxies.get(queue);
-    if (!acts) {
-      acts = proxyActivities<Activities>({ ...options, taskQueue: rateClassQueue(mainQueue, queue) });
-      proxies.set(queue, acts);
-    }
-    return acts;
+  const call = (name: ProviderCallName) => {
+    const activity = proxyActivities<Activities>({ ...options, taskQueue: rateClassQueue(mainQueue, rateQueueFor(rateClass, name)) })[name] as (...args: unknown[]) => Promise<unknown>;
+    return (...args: unknown[]) => {
+      const budgeted = () => withRateBudget(() => activity(...args));
+      if (rawFailures) return budgeted();
+      return idempotencyKey === undefined ? typedFailures(budgeted) : underIdempotencyKey(budgeted, idempotencyKey);
+    };
   };
-  return new Proxy({} as Activities, {
-    get: (_, name) => (typeof name === 'string' ? on(rateQueueFor(rateClass, name))[name as keyof Activities] : undefined),
+  return new Proxy({} as ProviderCalls<C>, {
+    get: (_, name) => (typeof name === 'string' && name in PROVIDER_CALLS ? call(name as ProviderCallName) : undefined),
   });
 }
 
@@ -52,7 +63,7 @@ export function providerActivities(rateClass: RateClass, overrides: ActivityOpti
 export const unmeteredActivities = proxyActivities<Activities>({ ...baseOptions, heartbeatTimeout: undefined, startToCloseTimeout: '30 seconds' });
 
 /** Calls `fn` again after each 429, no sooner than the window's reset plus jitter. */
-export async function withRateBudget<T>(fn: () => Promise<T>): Promise<T> {
+async function withRateBudget<T>(fn: () => Promise<T>): Promise<T> {
   for (;;) {
     try {
       return await fn();
@@ -89,7 +100,7 @@ export function failWith(type: FailureTypeName, message: string, details: unknow
  * Runs a provider call and, when it fails definitively, fails the workflow (or update) with
  * the provider failure's own type and details, so callers match on `type` directly.
  */
-export async function typedFailures<T>(call: () => Promise<T>, rewrite?: (cause: ApplicationFailure) => { message: string; details?: unknown[] }): Promise<T> {
+async function typedFailures<T>(call: () => Promise<T>, rewrite?: (cause: ApplicationFailure) => { message: string; details?: unknown[] }): Promise<T> {
   try {
     return await call();
   } catch (err) {
@@ -105,7 +116,7 @@ export async function typedFailures<T>(call: () => Promise<T>, rewrite?: (cause:
  * A call made under an idempotency key: definitive failures end the flow with their own type and
  * the key in their details; a terminal key says plainly that only a new key can try again.
  */
-export function underIdempotencyKey<T>(call: () => Promise<T>, idempotencyKey: string): Promise<T> {
+function underIdempotencyKey<T>(call: () => Promise<T>, idempotencyKey: string): Promise<T> {
   return typedFailures(call, (cause) => ({
     message:
       cause.type === 'IdempotencyKeyTerminal'
