@@ -4,6 +4,7 @@
  */
 import type { BillingAddress } from '../provider/api/cards';
 import type { CreatePayoutRequest } from '../provider/api/payouts';
+import type { KycFormFields } from '../provider/api/kyc';
 import type { EntityKind } from './ids';
 
 export type { BillingAddress };
@@ -172,32 +173,9 @@ export interface KycDocuments {
 }
 
 /** The KYC form's fields (POST /kyc/cardholders/form) with documents in place of fileTokens. */
-export interface OnboardCardholderInput {
+export interface OnboardCardholderInput extends KycFormFields {
   /** The form submission (the default). */
   mode?: 'form';
-  firstName: string;
-  lastName: string;
-  fullName: string;
-  fullNameEn: string;
-  mobilePrefix: string;
-  mobile: string;
-  email: string;
-  gender: string;
-  birthDate: string;
-  occupation: string;
-  nationality: string;
-  idType: string;
-  idNumber: string;
-  idExpiryDate: string;
-  country: string;
-  state: string;
-  city: string;
-  street: string;
-  address: string;
-  addressEn: string;
-  postalCode: string;
-  sourceOfFund: string;
-  livingCountry: string;
   documents: KycDocuments;
   timings?: WaitTimings;
 }

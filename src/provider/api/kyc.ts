@@ -95,6 +95,9 @@ export interface KycFormRequest {
   attachments: string[];
 }
 
+/** The form's own fields: everything but the fileTokens of the uploaded documents. */
+export type KycFormFields = Omit<KycFormRequest, KycImageSlot | 'attachments'>;
+
 export const kycFormRequest = new Body<KycFormRequest>(
   {
     firstName: required(text(128)),
