@@ -10,7 +10,7 @@ import { createCardIssuingClient } from '../src/starter';
 import { log, mapLimit, round, sleep } from './lib';
 import { readyCards } from './cards';
 import { uniqueQueue, type BenchStack, type WorkerProcess } from './stack';
-import { rateClassQueue, type RateQueue } from '../src/shared/task-queues';
+import { entityQueue, rateClassQueue, type RateQueue } from '../src/shared/task-queues';
 import { temporal } from '@temporalio/proto';
 
 const LIMITS = { general: 100, sensitive: 70, balance: 70 };
@@ -197,7 +197,7 @@ async function stats(stack: BenchStack): Promise<Stats> {
 async function stopFlows(stack: BenchStack, queue: string): Promise<void> {
   const temporal = stack.client();
   const running: Array<{ workflowId: string; runId: string }> = [];
-  for await (const wf of temporal.workflow.list({ query: `TaskQueue = '${queue}' AND ExecutionStatus = 'Running'` })) running.push(wf);
+  for await (const wf of temporal.workflow.list({ query: `(TaskQueue = '${queue}' OR TaskQueue = '${entityQueue(queue)}') AND ExecutionStatus = 'Running'` })) running.push(wf);
   log(`P1: terminating the ${running.length} workflows still running`);
   await mapLimit(running, 32, (wf) => temporal.workflow.getHandle(wf.workflowId, wf.runId).terminate('bench over').catch(() => undefined));
 }

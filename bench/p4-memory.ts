@@ -9,6 +9,7 @@ import { rmSync } from 'node:fs';
 import type { WorkflowHandle } from '@temporalio/client';
 import { sampleKycForm, writeSampleDocuments } from '../src/sandbox/kyc-samples';
 import { createCardIssuingClient } from '../src/starter';
+import { entityQueue } from '../src/shared/task-queues';
 import { log, mapLimit, paced, percentile, round, sleep, until } from './lib';
 import { uniqueQueue, type BenchStack, type WorkerMode, type WorkerProcess } from './stack';
 
@@ -142,7 +143,7 @@ async function allParked(handles: WorkflowHandle[]): Promise<boolean> {
 /** The KYC ids whose entity workflows exist (one per parked flow, started when it subscribed). */
 async function entityIds(stack: BenchStack, queue: string): Promise<string[]> {
   const ids: string[] = [];
-  for await (const wf of stack.client().workflow.list({ query: `TaskQueue = '${queue}' AND WorkflowType = 'providerEntity' AND ExecutionStatus = 'Running'` })) {
+  for await (const wf of stack.client().workflow.list({ query: `TaskQueue = '${entityQueue(queue)}' AND WorkflowType = 'providerEntity' AND ExecutionStatus = 'Running'` })) {
     ids.push(wf.workflowId.slice(wf.workflowId.lastIndexOf('/') + 1));
   }
   return ids;

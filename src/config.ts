@@ -56,6 +56,7 @@ const envSchema = z.object({
   CODEC_JWT_AUDIENCE: z.string().optional(),
   PAYLOAD_CODEC_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 characters of [A-Za-z0-9_-]').default('dev'),
   METRICS_PORT: port.optional(),
+  ENTITY_WORKFLOW_CACHE_SIZE: positiveInt.default(100),
   WORKFLOW_BUNDLE_PATH: z.string().regex(/\.js$/, 'must be the path of a prebuilt workflow bundle (.js), e.g. dist/workflow-bundle.js').optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().regex(/^https?:\/\/[^\s/]+/, 'must be an OTLP/HTTP base URL such as http://127.0.0.1:4318').pipe(url).optional(),
   OTEL_SERVICE_NAME: nonEmpty.optional(),
@@ -98,6 +99,8 @@ export interface Config {
   metricsPort?: number;
   /** A workflow bundle built ahead (the production image); unset: the worker bundles src/workflows at start. */
   workflowBundlePath?: string;
+  /** Entity workflows the entity queue's worker keeps cached (temporal/workers.ts). */
+  entityWorkflowCacheSize: number;
   /** Traces over OTLP/HTTP (src/observability/tracing.ts); unset: no tracer provider, no interceptors. */
   tracing?: TracingConfig;
 }
@@ -160,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     metricsPort: e.METRICS_PORT,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+    entityWorkflowCacheSize: e.ENTITY_WORKFLOW_CACHE_SIZE,
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME } : undefined,
   };
 }

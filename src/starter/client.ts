@@ -25,6 +25,7 @@ import type { Tracing } from '../observability/tracing';
 import type { CardSensitive } from '../provider/api';
 import { toCardView } from '../shared/card-rules';
 import { entityWorkflowId } from '../shared/ids';
+import { entityQueue } from '../shared/task-queues';
 import { signalEntity } from '../temporal/entity-signals';
 import type { EsimPlanAnswer as EsimPlan, WalletBalanceAnswer as WalletBalance } from '../provider/answers';
 import {
@@ -295,7 +296,7 @@ export class CardIssuingClient {
   #entityStart(kind: 'esim', entityId: string): WithStartWorkflowOperation<Workflow> {
     return new WithStartWorkflowOperation<Workflow>('providerEntity', {
       workflowId: entityWorkflowId(kind, entityId),
-      taskQueue: this.#taskQueue,
+      taskQueue: entityQueue(this.#taskQueue),
       args: [{ kind, entityId }],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
@@ -316,7 +317,7 @@ export class CardIssuingClient {
   #cardUpdate<Ret, Args extends unknown[]>(cardId: string, update: UpdateDefinition<Ret, Args>, args: Args, updateId?: string): Promise<Ret> {
     const startWorkflowOperation = new WithStartWorkflowOperation<Workflow>('cardLifecycle', {
       workflowId: entityWorkflowId('card', cardId),
-      taskQueue: this.#taskQueue,
+      taskQueue: entityQueue(this.#taskQueue),
       args: [{ cardId }],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });

@@ -1,12 +1,13 @@
 /**
  * Signal-with-start to the workflow that owns a provider entity: used by the bridge (to deliver
  * webhooks) and by the subscribe activity (a flow that waits for the entity), so both reach the
- * same workflow ID with the same type and arguments.
+ * same workflow ID with the same type and arguments, started on the entity queue of `mainQueue`.
  */
 import type { Client, WorkflowSignalWithStartOptions } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/workflow';
 import { entityWorkflowId, type EntityKind } from '../shared/ids';
+import { entityQueue } from '../shared/task-queues';
 
 export interface EntityRef {
   kind: EntityKind;
@@ -15,7 +16,7 @@ export interface EntityRef {
 
 export async function signalEntity<Args extends unknown[]>(
   client: Client,
-  taskQueue: string,
+  mainQueue: string,
   entity: EntityRef,
   signal: SignalDefinition<Args>,
   signalArgs: Args,
@@ -25,7 +26,7 @@ export async function signalEntity<Args extends unknown[]>(
     entity.kind === 'card' ? ['cardLifecycle', [{ cardId: entity.entityId }]] : ['providerEntity', [{ kind: entity.kind, entityId: entity.entityId }]];
   await client.workflow.signalWithStart(workflowType, {
     workflowId,
-    taskQueue,
+    taskQueue: entityQueue(mainQueue),
     args,
     signal,
     signalArgs,

@@ -1,6 +1,7 @@
 /**
  * The workers of one process: the main task queue (workflows, and activities that only talk
- * to Temporal) and one rate-limited queue per hot endpoint or rate class, each with a
+ * to Temporal), the entity queue (entity workflows, few of them cached: they mostly wait) and
+ * one rate-limited queue per hot endpoint or rate class, each with a
  * server-side activity rate so that every worker of the fleet together stays under the
  * provider's limits (docs/rate-budget.md). Activities are built once, here, from their dependencies.
  */
@@ -18,7 +19,7 @@ import type { ProviderCallObserver } from '../provider/transport';
 import type { CardBinAnswer } from '../provider/answers';
 import { fleetRate } from '../provider/rate-budget';
 import { bundleHasTracing, type Tracing } from '../observability/tracing';
-import { RATE_QUEUES, RATE_QUEUE_LIMITS, rateClassQueue } from '../shared/task-queues';
+import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, rateClassQueue } from '../shared/task-queues';
 import { connectionOptions } from './connection';
 
 /**
@@ -44,6 +45,8 @@ export interface WorkerSetup {
   enforceRateBudget?: boolean;
   /** The main worker's workflow cache size (the SDK's default otherwise). */
   maxCachedWorkflows?: number;
+  /** The entity worker's workflow cache size (default config.entityWorkflowCacheSize). */
+  maxCachedEntityWorkflows?: number;
   /** Modules preloaded into the shared workflow context when bundling here (default WORKFLOW_PRELOAD_MODULES). */
   preloadModules?: readonly string[];
   /** Told of every provider call's outcome (metrics). */
@@ -72,7 +75,8 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     temporal: new Client({ connection, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.clientInterceptors() }),
     sealer: new ValueSealer(config.codec),
   });
-  const common: Partial<WorkerOptions> = { connection: native, namespace: config.temporal.namespace, dataConverter, activities, interceptors: tracing?.workerInterceptors(false) };
+  const connected: Partial<WorkerOptions> = { connection: native, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.workerInterceptors(false) };
+  const common: Partial<WorkerOptions> = { ...connected, activities };
   const workflows: Partial<WorkerOptions> = {
     ...(setup.workflowBundlePath
       ? { workflowBundle: { codePath: setup.workflowBundlePath } }
@@ -89,6 +93,8 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
   if (enforce) await setQueueRateLimits(connection, config.temporal.namespace, rates);
   const workers = await Promise.all([
     Worker.create({ ...common, ...workflows, taskQueue, maxCachedWorkflows: setup.maxCachedWorkflows }),
+    // Workflows only: an entity's provider calls run on the rate queues of the main queue.
+    Worker.create({ ...connected, ...workflows, taskQueue: entityQueue(taskQueue), maxCachedWorkflows: setup.maxCachedEntityWorkflows ?? config.entityWorkflowCacheSize }),
     ...rates.map((rate) =>
       Worker.create({ ...common, taskQueue: rate.taskQueue, maxTaskQueueActivitiesPerSecond: enforce ? rate.perSecond : undefined }),
     ),

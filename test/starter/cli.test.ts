@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { CardIssuingClient } from '../../src/starter';
 import { historyTexts } from '../helpers/history';
 import { startStack, type Stack } from '../helpers/stack';
+import { entityQueue } from '../../src/shared/task-queues';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -79,7 +80,7 @@ describe('the operator CLI', () => {
       expect(run.stderr).toMatch(message);
       expect(run.stdout).toBe('');
     }
-    const started = await stack.client.workflow.count(`TaskQueue = '${stack.taskQueue}'`);
+    const started = await stack.client.workflow.count(`TaskQueue = '${stack.taskQueue}' OR TaskQueue = '${entityQueue(stack.taskQueue)}'`);
     expect(started.count).toBe(0);
     expect((await stack.control('GET', '/ledger')).cards).toHaveLength(0);
   });

@@ -6,7 +6,7 @@
 import { ActivityFailure, ApplicationFailure, log, proxyActivities, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { isFailureType, type FailureTypeName } from '../../shared/failures';
-import { PROVIDER_CALLS, rateClassQueue, rateQueueFor, type CallNameOf, type ProviderCallName, type RateClass } from '../../shared/task-queues';
+import { PROVIDER_CALLS, mainQueueOf, rateClassQueue, rateQueueFor, type CallNameOf, type ProviderCallName, type RateClass } from '../../shared/task-queues';
 
 const RATE_LIMIT_JITTER_MS = 1000;
 
@@ -42,7 +42,7 @@ export type ProviderCalls<C extends RateClass> = Pick<Activities, CallNameOf<C>>
  */
 export function providerCalls<C extends RateClass>(rateClass: C, { idempotencyKey, rawFailures, ...overrides }: CallOptions = {}): ProviderCalls<C> {
   const options: ActivityOptions = { ...baseOptions, ...overrides, retry: { ...baseOptions.retry, ...overrides.retry } };
-  const mainQueue = workflowInfo().taskQueue;
+  const mainQueue = mainQueueOf(workflowInfo().taskQueue);
   const call = (name: ProviderCallName) => {
     const activity = proxyActivities<Activities>({ ...options, taskQueue: rateClassQueue(mainQueue, rateQueueFor(rateClass, name)) })[name] as (...args: unknown[]) => Promise<unknown>;
     return (...args: unknown[]) => {
