@@ -1,5 +1,6 @@
 import type { CardBinAnswer as CardBin } from '../../src/provider/answers';
 import { entityWorkflowId } from '../../src/shared/ids';
+import { entityQueue } from '../../src/shared/task-queues';
 import { cardStateQuery, entityStateQuery } from '../../src/shared/messages';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
 import { fixtureBins } from '../helpers/provider';
@@ -48,6 +49,8 @@ describe('issueCard', () => {
     // The card's own workflow polled and told the flow: data flowed one way, provider → entity → flow.
     const state = await stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId)).query(entityStateQuery);
     expect(state).toMatchObject({ status: 'ENABLE', source: 'poll' });
+    // It runs on the entity queue, and its polls found the main queue's rate-limited queues.
+    expect((await stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId)).describe()).taskQueue).toBe(entityQueue(stack.taskQueue));
     expect(await activityTypes(entityWorkflowId('card', card.cardId))).toContain('getCard');
     const flow = (await stack.client.workflow.getHandle(flowId).fetchHistory()).events ?? [];
     expect(await activityTypes(flowId)).not.toContain('getCard');
