@@ -34,6 +34,10 @@ export interface P4Result {
   bareWithSchemasRssKb: number;
   /** The bare workflow with every project workflow module in its bundle: what our module graph costs per workflow. */
   bareWithProjectRssKb: number;
+  /** The workflow threads' V8 heap growth per parked flow, after a full collection in each thread (KB). */
+  flowThreadHeapKb: number;
+  bareThreadHeapKb: number;
+  threadHeapRatio: number;
   /** Context: the main thread's V8 heap growth per flow (the workflows' own heap is in their thread). */
   flowMainHeapKb: number;
   bareMainHeapKb: number;
@@ -78,7 +82,8 @@ export async function runP4(stack: BenchStack, flows: number): Promise<P4Result>
     const after = await worker.memory();
     const flowKb = (after.heapUsed - before.heapUsed) / 1024 / flows;
     const flowRssKb = (after.rss - before.rss) / 1024 / flows;
-    log(`P4 onboardCardholder: ${flowRssKb.toFixed(0)} KB resident per parked flow (bare ${bare.rssKb.toFixed(0)})`);
+    const flowThreadKb = (after.threadsHeapUsed - before.threadsHeapUsed) / 1024 / flows;
+    log(`P4 onboardCardholder: ${flowRssKb.toFixed(0)} KB resident, ${flowThreadKb.toFixed(0)} KB of workflow-thread heap per parked flow (bare ${bare.rssKb.toFixed(0)}, ${bare.threadKb.toFixed(0)})`);
 
     const half = Math.floor(kycIds.length / 2);
     const cached = await decide(stack, queue, kycIds.slice(0, half), 'cached');
@@ -95,6 +100,9 @@ export async function runP4(stack: BenchStack, flows: number): Promise<P4Result>
       memoryRatio: round(flowRssKb / bare.rssKb),
       bareWithSchemasRssKb: round(withSchemas.rssKb, 1),
       bareWithProjectRssKb: round(withProject.rssKb, 1),
+      flowThreadHeapKb: round(flowThreadKb, 1),
+      bareThreadHeapKb: round(bare.threadKb, 1),
+      threadHeapRatio: round(flowThreadKb / bare.threadKb),
       flowMainHeapKb: round(flowKb, 1),
       bareMainHeapKb: round(bare.kb, 1),
       cached,
@@ -111,7 +119,7 @@ export async function runP4(stack: BenchStack, flows: number): Promise<P4Result>
 }
 
 /** The baseline: `flows` bare workflows parked on a signal; KB of heap per workflow. */
-async function parkBare(stack: BenchStack, flows: number, env: Record<string, string>, mode: WorkerMode, workflowType: string): Promise<{ kb: number; rssKb: number }> {
+async function parkBare(stack: BenchStack, flows: number, env: Record<string, string>, mode: WorkerMode, workflowType: string): Promise<{ kb: number; rssKb: number; threadKb: number }> {
   const queue = uniqueQueue('p4-bare');
   const worker: WorkerProcess = await stack.worker(mode, queue, env);
   const before = await worker.memory();
@@ -127,8 +135,9 @@ async function parkBare(stack: BenchStack, flows: number, env: Record<string, st
   await worker.stop();
   const kb = (after.heapUsed - before.heapUsed) / 1024 / flows;
   const rssKb = (after.rss - before.rss) / 1024 / flows;
-  log(`P4 ${workflowType} (${mode}): ${rssKb.toFixed(0)} KB resident per workflow`);
-  return { kb, rssKb };
+  const threadKb = (after.threadsHeapUsed - before.threadsHeapUsed) / 1024 / flows;
+  log(`P4 ${workflowType} (${mode}): ${rssKb.toFixed(0)} KB resident, ${threadKb.toFixed(0)} KB of workflow-thread heap per workflow`);
+  return { kb, rssKb, threadKb };
 }
 
 /** Parked: the first workflow task completed and nothing is pending. */

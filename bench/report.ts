@@ -42,6 +42,7 @@ export function renderReport(report: Report): string {
   }
   if (m.P4) {
     row('P4', 'memory (RSS) per parked flow vs bare', m.P4.memoryRatio, '<= 1.5', m.P4.memoryRatio <= 1.5, `${m.P4.flowRssKb} vs ${m.P4.bareRssKb} KB per flow`);
+    row('P4', 'workflow-thread heap per parked flow vs bare', m.P4.threadHeapRatio, '-', undefined, `${m.P4.flowThreadHeapKb} vs ${m.P4.bareThreadHeapKb} KB per flow, after a full GC in every thread`);
     row('P4', 'control: bare with request rules vs bare', m.P4.bareWithSchemasRssKb / m.P4.bareRssKb, '-', undefined, `${m.P4.bareWithSchemasRssKb} KB per workflow`);
     row('P4', 'control: bare with all project modules vs bare', m.P4.bareWithProjectRssKb / m.P4.bareRssKb, '-', undefined, `${m.P4.bareWithProjectRssKb} KB per workflow`);
     row('P4', 'decision->completion p99 evicted vs cached', m.P4.p99Ratio, '<= 3', m.P4.p99Ratio <= 3, `${m.P4.evicted.p99} vs ${m.P4.cached.p99} ms`);

@@ -9,6 +9,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { loadConfig } from '../src/config';
 import { createWorkers } from '../src/temporal/workers';
 import { connectionOptions } from '../src/temporal/connection';
+import { ThreadHeaps } from './thread-heaps';
 
 const BARE_BUNDLES: Record<string, string> = {
   bare: './workflows',
@@ -20,12 +21,17 @@ export interface MemoryReport {
   rss: number;
   heapUsed: number;
   external: number;
+  /** V8 heap used by the worker threads (the workflows'), after a full collection in each. */
+  threadsHeapUsed: number;
 }
 
-function memory(): MemoryReport {
-  (globalThis as { gc?: () => void }).gc?.();
+const threads = new ThreadHeaps();
+
+/** After a full garbage collection in every thread, workflow threads included. */
+async function memory(): Promise<MemoryReport> {
+  const threadsHeapUsed = await threads.collect();
   const m = process.memoryUsage();
-  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external };
+  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external, threadsHeapUsed };
 }
 
 async function main(): Promise<void> {
@@ -55,12 +61,12 @@ async function main(): Promise<void> {
     shutdown = () => worker.shutdown();
   }
   process.on('message', (msg: { type: string }) => {
-    if (msg.type === 'memory') process.send?.({ type: 'memory', memory: memory() });
+    if (msg.type === 'memory') void memory().then((m) => process.send?.({ type: 'memory', memory: m }));
     if (msg.type === 'stop') shutdown();
   });
   // The bench went away without saying so: do not outlive it.
   process.once('disconnect', () => shutdown());
-  process.send?.({ type: 'ready', memory: memory() });
+  process.send?.({ type: 'ready', memory: await memory() });
   await run;
   process.exit(0);
 }
