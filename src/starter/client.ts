@@ -17,7 +17,7 @@ import {
   WorkflowUpdateFailedError,
   type Workflow,
 } from '@temporalio/client';
-import { ApplicationFailure, type SearchAttributePair, type UpdateDefinition } from '@temporalio/common';
+import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import type { Config } from '../config';
 import { createDataConverter } from '../codec/payload-codec';
 import { ValueSealer } from '../codec/sealed-value';
@@ -25,7 +25,6 @@ import type { Tracing } from '../observability/tracing';
 import type { CardSensitive } from '../provider/api';
 import { toCardView } from '../shared/card-rules';
 import { entityWorkflowId } from '../shared/ids';
-import { CARD_ID, FLOW_KIND } from '../shared/search-attributes';
 import { entityQueue } from '../shared/task-queues';
 import { signalEntity } from '../temporal/entity-signals';
 import type { EsimPlanAnswer as EsimPlan, WalletBalanceAnswer as WalletBalance } from '../provider/answers';
@@ -310,7 +309,6 @@ export class CardIssuingClient {
       args: [input],
       // A repeated start while the flow runs joins it (the caller wanted that flow, not a second one).
       workflowIdConflictPolicy: 'USE_EXISTING',
-      typedSearchAttributes: searchAttributesAtStart(workflowType, input),
     });
     return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId, result: () => unwrapFailure(handle.result()) };
   }
@@ -373,16 +371,4 @@ export interface FailureSummary {
 export function summariseFailure(failure: ApplicationFailure): FailureSummary {
   const errors = (failure.details?.find((d) => d && typeof d === 'object' && 'errors' in d) as { errors?: Record<string, string> } | undefined)?.errors;
   return { type: failure.type ?? 'ApplicationFailure', message: failure.message, ...(errors ? { errors } : {}) };
-}
-
-const CARD_FLOWS: ReadonlySet<string> = new Set(['fundCard', 'withdrawFromCard']);
-
-/**
- * The search attributes a flow would upsert as its first command (workflows/lib/searchable.ts):
- * set at start, they save every flow that command and a visibility write.
- */
-function searchAttributesAtStart(workflowType: string, input: unknown): SearchAttributePair[] {
-  const cardId = (input as { cardId?: unknown } | undefined)?.cardId;
-  const card = CARD_FLOWS.has(workflowType) && typeof cardId === 'string' && cardId ? [{ key: CARD_ID, value: cardId }] : [];
-  return [{ key: FLOW_KIND, value: workflowType }, ...card];
 }

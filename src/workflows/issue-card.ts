@@ -14,10 +14,9 @@ import { phaseOf } from '../shared/statuses';
 import type { CardView, IssueCardInput } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
 import { applicationCause, failWith, providerCalls } from './lib/provider';
-import { searchableBy } from './lib/searchable';
 
 export async function issueCard(input: IssueCardInput): Promise<CardView> {
-  searchableBy([{ key: FLOW_KIND, value: 'issueCard' }]);
+  upsertSearchAttributes([{ key: FLOW_KIND, value: 'issueCard' }]);
   assertValid(input);
   const general = providerCalls('general');
   const bin = await loadBin(input, false);

@@ -31,7 +31,6 @@ import { FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
 import type { HostedKycInput, ManualKycInput, OnboardCardholderInput, OnboardCardholderResult, OnboardInput, OnboardingProgress } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
 import { applicationCause, failWith, providerCalls, unmeteredActivities, type ProviderCalls } from './lib/provider';
-import { searchableBy } from './lib/searchable';
 
 /** Memo key under which a run records what became of its submission. */
 export const KYC_SUBMISSION_MEMO = 'kycSubmission';
@@ -47,7 +46,7 @@ interface SubmissionRecord {
 const SUBMIT_TRIES = 5;
 
 export async function onboardCardholder(input: OnboardInput): Promise<OnboardCardholderResult> {
-  searchableBy([{ key: FLOW_KIND, value: 'onboardCardholder' }]);
+  upsertSearchAttributes([{ key: FLOW_KIND, value: 'onboardCardholder' }]);
   const progress: OnboardingProgress = { mode: kycModeOf(input), warnings: [] };
   setHandler(onboardingQuery, () => progress);
   assertValid(onboardErrors(input));

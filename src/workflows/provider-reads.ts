@@ -3,17 +3,17 @@
  * wallet balance and the eSIM plan catalogue. They run as short workflows so that callers
  * never hold provider credentials and every read shares the fleet's rate budget and retries.
  */
+import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { WalletBalanceAnswer } from '../provider/answers';
 import { FLOW_KIND } from '../shared/search-attributes';
 import { providerCalls } from './lib/provider';
-import { searchableBy } from './lib/searchable';
 
 export async function walletBalance(): Promise<WalletBalanceAnswer> {
-  searchableBy([{ key: FLOW_KIND, value: 'walletBalance' }]);
+  upsertSearchAttributes([{ key: FLOW_KIND, value: 'walletBalance' }]);
   return providerCalls('general').getWalletBalance();
 }
 
 export async function esimPlans(): Promise<Array<Record<string, unknown>>> {
-  searchableBy([{ key: FLOW_KIND, value: 'esimPlans' }]);
+  upsertSearchAttributes([{ key: FLOW_KIND, value: 'esimPlans' }]);
   return providerCalls('general').listEsimPlans();
 }

@@ -8,7 +8,7 @@
  * - a FAILED payout (insufficient balance included) is a result with its reason, not a stuck
  *   or failed flow; `shortfall` says how much the wallet was missing when the provider said.
  */
-import { workflowInfo } from '@temporalio/workflow';
+import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PayoutAnswer } from '../provider/answers';
 import { createPayoutRequest } from '../provider/api/payouts';
 import { describeErrors, hasErrors, keyErrors } from '../shared/card-rules';
@@ -19,13 +19,12 @@ import { FLOW_KIND } from '../shared/search-attributes';
 import type { SendPayoutInput } from '../shared/types';
 import { followPayout } from './lib/payout';
 import { failWith, providerCalls } from './lib/provider';
-import { searchableBy } from './lib/searchable';
 
 /** A payout must never be given up while its outcome is unknown: attempts are bounded by time, not count. */
 const creationRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
 
 export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> {
-  searchableBy([{ key: FLOW_KIND, value: 'sendPayout' }]);
+  upsertSearchAttributes([{ key: FLOW_KIND, value: 'sendPayout' }]);
   const errors = sendPayoutErrors(input ?? ({} as SendPayoutInput));
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid payout: ${describeErrors(errors)}`, [{ errors }]);
 

@@ -8,6 +8,7 @@
  * a workflow failure. A workflow failure means the tracking itself could not be done: bad
  * input, NotFound, or the deadline passed.
  */
+import { upsertSearchAttributes } from '@temporalio/workflow';
 import { createPayoutRequest } from '../provider/api/payouts';
 import type { PayoutAnswer as Payout } from '../provider/answers';
 import { FailureType } from '../shared/failures';
@@ -15,10 +16,9 @@ import { FLOW_KIND } from '../shared/search-attributes';
 import type { TrackPayoutInput } from '../shared/types';
 import { followPayout, readPayout } from './lib/payout';
 import { failWith } from './lib/provider';
-import { searchableBy } from './lib/searchable';
 
 export async function trackPayout(input: TrackPayoutInput): Promise<Payout> {
-  searchableBy([{ key: FLOW_KIND, value: 'trackPayout' }]);
+  upsertSearchAttributes([{ key: FLOW_KIND, value: 'trackPayout' }]);
   assertValid(input);
   return followPayout(input.merOrderNo, await readPayout(input.merOrderNo), input.timings);
 }

@@ -15,7 +15,6 @@ import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config';
 import { sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { entityWorkflowId } from '../../src/shared/ids';
-import { CARD_ID, FLOW_KIND } from '../../src/shared/search-attributes';
 import { fundCardUpdate, freezeCardUpdate, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
 import { ensureTemporalCli } from '../../tools/temporal-cli';
 import { startDevServer } from '../../tools/dev-server';
@@ -53,18 +52,6 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; record: Rec
       const fund = await run(stack, 'fundCard', { cardId, amount: 500, timings: FAST_TIMINGS });
       await fund.result();
       await save('fund-card', fund);
-      // As the typed client starts it: FlowKind and CardId set at start, no upsert.
-      const searchable = await stack.client.workflow.start('fundCard', {
-        taskQueue: stack.taskQueue,
-        workflowId: uniqueId('fundCard'),
-        args: [{ cardId, amount: 300, timings: FAST_TIMINGS }],
-        typedSearchAttributes: [
-          { key: FLOW_KIND, value: 'fundCard' },
-          { key: CARD_ID, value: cardId },
-        ],
-      });
-      await searchable.result();
-      await save('fund-card-searchable-at-start', searchable);
       const withdraw = await run(stack, 'withdrawFromCard', { cardId, amount: 200, timings: FAST_TIMINGS });
       await withdraw.result();
       await save('withdraw-from-card', withdraw);

@@ -17,7 +17,6 @@ import { FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isFinal, phaseOf } from '../../shared/statuses';
 import type { PurchaseEsimInput, RechargeEsimInput } from '../../shared/types';
 import { awaitOutcome } from './await-outcome';
-import { searchableBy } from './searchable';
 import { readEntity } from './entity-reads';
 import { failWith, providerCalls } from './provider';
 
@@ -31,7 +30,7 @@ const KEY_PURPOSE = { purchase: 'esim', recharge: 'esimrc' } as const;
 
 /** The body of purchaseEsim and rechargeEsim: the order once ISSUED; a refund fails EsimRefunded. */
 export async function esimOrderFlow(input: EsimOrderInput): Promise<EsimOrder> {
-  searchableBy([{ key: FLOW_KIND, value: FLOW_NAME[input.kind] }]);
+  upsertSearchAttributes([{ key: FLOW_KIND, value: FLOW_NAME[input.kind] }]);
   assertValid(input);
   const idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(KEY_PURPOSE[input.kind], workflowInfo().workflowId);
   const request: EsimOrderRequest =

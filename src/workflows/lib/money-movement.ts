@@ -13,7 +13,6 @@ import { describeErrors, hasErrors, moneyMovementErrors } from '../../shared/car
 import type { MoneyMovementInput, MoneyMovementKind, MoneyMovementResult } from '../../shared/types';
 import { failWith, providerCalls } from './provider';
 import { DEFAULT_TIMINGS } from './await-outcome';
-import { searchableBy } from './searchable';
 
 /** A money movement must never be given up while its outcome is unknown: attempts are bounded by time, not count. */
 const moneyRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
@@ -51,6 +50,6 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
 /** The body of the fundCard and withdrawFromCard workflows: searchable by card, then the movement. */
 export async function moneyMovementFlow(kind: MoneyMovementKind, input: MoneyMovementInput): Promise<MoneyMovementResult> {
   const cardId = typeof input?.cardId === 'string' && input.cardId ? [{ key: CARD_ID, value: input.cardId }] : [];
-  searchableBy([{ key: FLOW_KIND, value: kind === 'funding' ? 'fundCard' : 'withdrawFromCard' }, ...cardId]);
+  upsertSearchAttributes([{ key: FLOW_KIND, value: kind === 'funding' ? 'fundCard' : 'withdrawFromCard' }, ...cardId]);
   return moveMoney(kind, input);
 }
