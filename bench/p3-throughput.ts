@@ -18,7 +18,11 @@ export interface P3Result {
   bareWithProjectPerSec: number;
   /** Control: the bare workflow with only the provider's request rules (src/provider/api) in its bundle. */
   bareWithSchemasPerSec: number;
+  /** Control: a bare workflow whose one activity makes fundCard's provider call. */
+  bareWithCallPerSec: number;
   ratio: number;
+  /** fundCard against the bare workflow making the same provider call: what our layer costs beyond the call. */
+  callRatio: number;
   projectModulesRatio: number;
   failed: number;
 }
@@ -36,10 +40,12 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   const project = await stack.worker('bare-project', projectQueue);
   const schemasQueue = uniqueQueue('p3-schemas');
   const schemas = await stack.worker('bare-schemas', schemasQueue);
+  const callQueue = uniqueQueue('p3-call');
+  const call = await stack.worker('bare', callQueue, { BENCH_CARD_ID: cardId });
   const fleet = await stack.worker('fleet', fundQueue);
   const flowsClient = await createCardIssuingClient(stack.config(fundQueue));
   let failed = 0;
-  const time = { bare: 0, fund: 0, project: 0, schemas: 0 };
+  const time = { bare: 0, fund: 0, project: 0, schemas: 0, call: 0 };
   const batch = Math.ceil(flows / TURNS);
   let n = 0;
   const runBare = async () => {
@@ -60,6 +66,12 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
       return () => h.result();
     });
   };
+  const runCall = async () => {
+    time.call += await saturate('bare with the provider call', batch, async () => {
+      const h = await stack.client().workflow.start('bareProviderCall', { taskQueue: callQueue, workflowId: `${callQueue}-${n++}`, args: [] });
+      return () => h.result();
+    });
+  };
   const runFund = async () => {
     time.fund += await saturate('fundCard', batch, async () => {
       const h = await flowsClient.startFundCard({ cardId, amount: 100 });
@@ -71,12 +83,13 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   };
   for (let turn = 0; turn < TURNS; turn++) {
     log(`P3 turn ${turn + 1}/${TURNS}`);
-    const order = turn % 2 === 0 ? [runBare, runSchemas, runProject, runFund] : [runFund, runProject, runSchemas, runBare];
+    const order = turn % 2 === 0 ? [runBare, runCall, runSchemas, runProject, runFund] : [runFund, runProject, runSchemas, runCall, runBare];
     for (const run of order) await run();
   }
   await bare.stop();
   await project.stop();
   await schemas.stop();
+  await call.stop();
   await fleet.stop();
   await flowsClient.close();
   const total = batch * TURNS;
@@ -90,7 +103,9 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
     barePerSec: round(barePerSec, 1),
     bareWithProjectPerSec: round(bareWithProjectPerSec, 1),
     bareWithSchemasPerSec: round((total * 1000) / time.schemas, 1),
+    bareWithCallPerSec: round((total * 1000) / time.call, 1),
     ratio: round(fundCardPerSec / barePerSec),
+    callRatio: round(time.call / time.fund),
     projectModulesRatio: round(bareWithProjectPerSec / barePerSec),
     failed,
   };

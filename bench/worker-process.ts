@@ -10,6 +10,8 @@ import { loadConfig } from '../src/config';
 import { createWorkers } from '../src/temporal/workers';
 import { connectionOptions } from '../src/temporal/connection';
 import { ThreadHeaps } from './thread-heaps';
+import { randomUUID } from 'node:crypto';
+import { createProviderClient } from '../src/provider/client';
 
 const BARE_BUNDLES: Record<string, string> = {
   bare: './workflows',
@@ -48,13 +50,19 @@ async function main(): Promise<void> {
     run = fleet.run();
     shutdown = fleet.shutdown;
   } else {
+    const provider = createProviderClient(config.provider);
     const connection = await NativeConnection.connect(connectionOptions(config.temporal));
     const worker = await Worker.create({
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       workflowsPath: require.resolve(BARE_BUNDLES[mode ?? 'bare'] ?? './workflows'),
-      activities: { noop: async () => undefined },
+      activities: {
+        noop: async () => undefined,
+        // P3's control: the provider call fundCard makes, through the same client, under a fresh key per flow.
+        // The card comes in the environment: the bare workers run without the payload codec, so no argument.
+        fundOnce: async () => void (await provider.fundCard(process.env.BENCH_CARD_ID ?? '', { amount: 100 }, { idempotencyKey: randomUUID() })),
+      },
       ...cache,
     });
     run = worker.run().finally(() => connection.close());

@@ -23,12 +23,13 @@ import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, rateClassQueue } from '../
 import { connectionOptions } from './connection';
 
 /**
- * Modules preloaded once into the shared V8 context instead of evaluated again in every
- * workflow's own module cache. Empty on purpose: the SDK freezes what is shared, and zod 4
- * memoises lazily with defineProperty, so preloaded schemas fail every workflow task
- * ("Cannot define property safeParse, object is not extensible"; docs/performance.md, P3).
+ * Modules evaluated once into the shared V8 context instead of again in every workflow's own
+ * module cache (docs/performance.md, P4): the whole workflow module graph. The SDK freezes what
+ * it shares, which our workflow code allows: its modules hold constants, classes and functions,
+ * and no state that a workflow changes (every workflow test runs on a bundle that preloads them). Every workflow reaches its
+ * own execution through the SDK's per-workflow globals at call time, as before.
  */
-export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [];
+export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [require.resolve('../workflows')];
 
 export interface WorkerSetup {
   config: Config;
