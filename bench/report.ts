@@ -28,8 +28,11 @@ export function renderReport(report: Report): string {
     for (const [endpoint, e] of Object.entries<any>(m.P1.endpoints)) {
       const busy = e.saturated.filter(Boolean).length;
       // Unsaturated windows say nothing of the limiter when they fall short; when even they reach the goal, it is met.
-      const ratio = e.minRatio ?? e.minRatioAllWindows;
-      row('P1', `${endpoint}: window used (min)`, ratio, '>= 0.95', ratio >= 0.95, `mean ${e.meanRatio ?? '-'}, limit ${e.limit}, ${busy} of ${e.windows} windows saturated; min of all ${e.minRatioAllWindows}`);
+      // NaN when counted here, null once the JSON was written: no saturated window either way.
+      const saturated = typeof e.minRatio === 'number' && Number.isFinite(e.minRatio);
+      const ratio = saturated ? e.minRatio : e.minRatioAllWindows;
+      const mean = saturated ? e.meanRatio : '-';
+      row('P1', `${endpoint}: window used (min)`, ratio, '>= 0.95', ratio >= 0.95, `mean ${mean}, limit ${e.limit}, ${busy} of ${e.windows} windows saturated; min of all ${e.minRatioAllWindows}`);
     }
     row('P1', 'answers 429 / failed flows', undefined, '0 / 0', m.P1.answers429 === 0 && m.P1.failedFlows === 0, `${m.P1.answers429} / ${m.P1.failedFlows}`);
   }
