@@ -10,7 +10,7 @@ export function createEntityActivities({ temporal }: { temporal: Client }) {
   return {
     /** Signal-with-start: works whether or not a webhook already started the entity workflow; `watch` asks it to poll. */
     async subscribeToEntity(req: { kind: EntityKind; entityId: string; subscriberWorkflowId: string; watch?: WatchPlan }): Promise<void> {
-      // Entity workflows run on the queue of the flows that wait for them (this activity's queue).
+      // This activity runs on the waiting flows' main queue; the entity workflow runs on its entity queue.
       const taskQueue = Context.current().info.taskQueue;
       await signalEntity(temporal, taskQueue, { kind: req.kind, entityId: req.entityId }, subscribeSignal, [
         { workflowId: req.subscriberWorkflowId, ...(req.watch ? { watch: req.watch } : {}) },

@@ -26,8 +26,8 @@ import { connectionOptions } from './connection';
  * Modules evaluated once into the shared V8 context instead of again in every workflow's own
  * module cache (docs/performance.md, P4): the whole workflow module graph. The SDK freezes what
  * it shares, which our workflow code allows: its modules hold constants, classes and functions,
- * and no state that a workflow changes (every workflow test runs on a bundle that preloads them). Every workflow reaches its
- * own execution through the SDK's per-workflow globals at call time, as before.
+ * and no state that a workflow changes (every workflow test runs on a bundle that preloads them).
+ * Every workflow reaches its own execution through the SDK's per-workflow globals at call time.
  */
 export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [require.resolve('../workflows')];
 

@@ -1,6 +1,5 @@
-/** Which rate class each provider activity runs under: every provider activity has one, and the types refuse any other. */
+/** Which rate class each provider activity runs under: every provider activity has one (test/types/rate-classes.ts: the types refuse any other). */
 import { createActivities, type ActivityDeps } from '../../src/activities';
-import type { ProviderCalls } from '../../src/workflows/lib/provider';
 import { PROVIDER_CALLS, RATE_QUEUES, rateQueueFor } from '../../src/shared/task-queues';
 
 /** Activities that spend no provider budget: they run on the workflow's own queue. */
@@ -17,18 +16,5 @@ describe('provider calls by rate class', () => {
     for (const [name, classes] of Object.entries(PROVIDER_CALLS)) {
       for (const rateClass of classes) expect(RATE_QUEUES).toContain(rateQueueFor(rateClass, name));
     }
-  });
-
-  it('makes a call on the wrong rate class a type error', () => {
-    const typeOnly = (sensitive: ProviderCalls<'sensitive'>, funding: ProviderCalls<'funding'>) => [
-      // @ts-expect-error GET /cards/{cardId} is a general call
-      sensitive.getCard,
-      // @ts-expect-error revealing card details is a sensitive call
-      funding.revealSensitiveCard,
-      sensitive.revealSensitiveCard,
-      funding.moveMoney,
-    ];
-    // `tsc` (part of npm test) fails if an expected error disappears; at run time nothing is called.
-    expect(typeOnly).toBeInstanceOf(Function);
   });
 });

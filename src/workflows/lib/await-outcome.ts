@@ -10,8 +10,8 @@ import { PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isFinal, isUnknownStatus } from '../../shared/statuses';
 import { entityStateSignal } from '../../shared/messages';
 import type { EntityState, WaitTimings, WatchPlan } from '../../shared/types';
-import type { AwaitedKind } from './entity-reads';
-import { pollByTheFlow, type Outcome } from './legacy-flow-polling';
+import type { AwaitedKind, Outcome } from './entity-reads';
+import { pollByTheFlow } from './legacy-flow-polling';
 import { unmeteredActivities } from './provider';
 
 export type { Outcome };

@@ -16,6 +16,9 @@ export interface Observation {
   data: Record<string, unknown>;
 }
 
+/** A final status and where the waiting flow learned it. */
+export type Outcome = Observation & { source: 'webhook' | 'poll' };
+
 const READERS: Record<AwaitedKind, (id: string) => Promise<Observation>> = {
   card: async (cardId) => {
     const card = await providerCalls('general').getCard({ cardId });
@@ -35,6 +38,10 @@ const READERS: Record<AwaitedKind, (id: string) => Promise<Observation>> = {
     return observed(payout.status, payout);
   },
 };
+
+export function isAwaitedKind(kind: EntityKind): kind is AwaitedKind {
+  return kind in READERS;
+}
 
 export function readEntity(kind: AwaitedKind, entityId: string): Promise<Observation> {
   return READERS[kind](entityId);

@@ -5,14 +5,12 @@
  * the inbox like a webhook, under the same ordering rule, and reaches every subscriber. A
  * later subscriber's plan only extends the deadline of a poll under way.
  */
-import { ApplicationFailure, condition, log } from '@temporalio/workflow';
+import { condition, log } from '@temporalio/workflow';
 import { isFinal } from '../../shared/statuses';
 import type { WatchPlan } from '../../shared/types';
 import type { EntityInbox } from './entity-inbox';
 import { applicationCause } from './provider';
-import { readEntity, type AwaitedKind } from './entity-reads';
-
-const AWAITED: ReadonlySet<string> = new Set<AwaitedKind>(['card', 'kyc', 'esimOrder', 'payout']);
+import { isAwaitedKind, readEntity } from './entity-reads';
 
 export class EntityWatch {
   #plan: WatchPlan | undefined;
@@ -37,7 +35,7 @@ export class EntityWatch {
   }
 
   #settled(): boolean {
-    return !AWAITED.has(this.inbox.state.kind) || isFinal(this.inbox.state.kind, this.inbox.state.status);
+    return !isAwaitedKind(this.inbox.state.kind) || isFinal(this.inbox.state.kind, this.inbox.state.status);
   }
 
   #start(plan: WatchPlan): void {
@@ -51,14 +49,15 @@ export class EntityWatch {
     const until = (at: number) => condition(settled, Math.max(1, at - Date.now()));
     if (this.#plan!.pollFrom > Date.now() && (await until(this.#plan!.pollFrom))) return;
     const { kind, entityId } = this.inbox.state;
+    if (!isAwaitedKind(kind)) return;
     log.info('no conclusive webhook in time: the entity polls the provider', { kind, entityId });
     let interval = this.#plan!.pollInitialIntervalMs;
     while (!settled() && Date.now() < this.#plan!.deadlineAt) {
       try {
-        const seen = await readEntity(kind as AwaitedKind, entityId);
+        const seen = await readEntity(kind, entityId);
         this.inbox.observe(seen.status, seen.data, Date.now());
       } catch (err) {
-        const cause = err instanceof ApplicationFailure ? err : applicationCause(err);
+        const cause = applicationCause(err);
         this.inbox.failWatch({ type: cause?.type ?? 'ProviderUnavailable', message: cause?.message ?? String(err), details: [...(cause?.details ?? [])] });
         return;
       }

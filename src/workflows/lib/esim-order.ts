@@ -17,7 +17,6 @@ import { FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isFinal, phaseOf } from '../../shared/statuses';
 import type { PurchaseEsimInput, RechargeEsimInput } from '../../shared/types';
 import { awaitOutcome } from './await-outcome';
-import { readEntity } from './entity-reads';
 import { failWith, providerCalls } from './provider';
 
 export type EsimOrderInput = ({ kind: 'purchase' } & PurchaseEsimInput) | ({ kind: 'recharge' } & RechargeEsimInput);
@@ -54,8 +53,7 @@ async function awaitFinalOrder(orderNo: string, input: EsimOrderInput): Promise<
   if (!outcome) {
     failWith(FailureType.EsimIssuanceTimedOut, `eSIM order ${orderNo} was still not issued or refunded when the deadline passed`, [{ orderNo }]);
   }
-  const order = outcome.source === 'poll' ? outcome : await readEntity('esimOrder', orderNo);
-  return order.data as unknown as EsimOrder;
+  return outcome.source === 'poll' ? (outcome.data as unknown as EsimOrder) : providerCalls('general').getEsimOrder({ orderNo });
 }
 
 function assertValid(input: EsimOrderInput): void {

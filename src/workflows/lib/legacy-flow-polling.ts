@@ -9,9 +9,7 @@ import { entityObservedSignal } from '../../shared/messages';
 import { entityWorkflowId } from '../../shared/ids';
 import { isFinal, isUnknownStatus } from '../../shared/statuses';
 import type { EntityState, WaitTimings } from '../../shared/types';
-import { readEntity, type AwaitedKind, type Observation } from './entity-reads';
-
-export type Outcome = Observation & { source: 'webhook' | 'poll' };
+import { readEntity, type AwaitedKind, type Observation, type Outcome } from './entity-reads';
 
 export interface LegacyWait {
   kind: AwaitedKind;

@@ -43,6 +43,7 @@ export type ProviderCalls<C extends RateClass> = Pick<Activities, CallNameOf<C>>
 export function providerCalls<C extends RateClass>(rateClass: C, { idempotencyKey, rawFailures, ...overrides }: CallOptions = {}): ProviderCalls<C> {
   const options: ActivityOptions = { ...baseOptions, ...overrides, retry: { ...baseOptions.retry, ...overrides.retry } };
   const mainQueue = mainQueueOf(workflowInfo().taskQueue);
+  const calls = new Map<ProviderCallName, (...args: unknown[]) => Promise<unknown>>();
   const call = (name: ProviderCallName) => {
     const activity = proxyActivities<Activities>({ ...options, taskQueue: rateClassQueue(mainQueue, rateQueueFor(rateClass, name)) })[name] as (...args: unknown[]) => Promise<unknown>;
     return (...args: unknown[]) => {
@@ -51,8 +52,9 @@ export function providerCalls<C extends RateClass>(rateClass: C, { idempotencyKe
       return idempotencyKey === undefined ? typedFailures(budgeted) : underIdempotencyKey(budgeted, idempotencyKey);
     };
   };
+  const cached = (name: ProviderCallName) => calls.get(name) ?? calls.set(name, call(name)).get(name)!;
   return new Proxy({} as ProviderCalls<C>, {
-    get: (_, name) => (typeof name === 'string' && name in PROVIDER_CALLS ? call(name as ProviderCallName) : undefined),
+    get: (_, name) => (typeof name === 'string' && name in PROVIDER_CALLS ? cached(name as ProviderCallName) : undefined),
   });
 }
 
