@@ -62,3 +62,23 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
     signalled: (seconds) => signal.observe(seconds),
   };
 }
+
+export interface ReconciliationMetrics {
+  /** The differences the last run of a reconciliation found, by difference kind (CONTRACTS §9). */
+  differences(kind: string, count: number): void;
+  /** Flows the last sweep found stuck, by flow kind. */
+  stuck(flowKind: string, count: number): void;
+}
+
+/**
+ * Worker: what the reconciliation schedules found (issue 22). Gauges, not counters: each run
+ * replaces its kind's figure, so an alert reads "differences now", not "differences ever".
+ */
+export function reconciliationMetrics(registry: Registry): ReconciliationMetrics {
+  const differences = new Gauge({ name: 'reconciliation_differences', help: 'Differences found by the last reconciliation run, by difference kind', labelNames: ['kind'], registers: [registry] });
+  const stuck = new Gauge({ name: 'flows_stuck', help: 'Flows the last sweep-stuck run found stuck, by flow kind', labelNames: ['flow_kind'], registers: [registry] });
+  return {
+    differences: (kind, count) => differences.set({ kind }, count),
+    stuck: (flowKind, count) => stuck.set({ flow_kind: flowKind }, count),
+  };
+}
