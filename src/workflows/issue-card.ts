@@ -4,7 +4,7 @@
  * CARD_CREATED webhook (which may have come before POST /cards even answered) or, when no
  * webhook comes in time, from its polls of GET /cards/{cardId}.
  */
-import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, TimeoutFailure, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { CardBinAnswer } from '../provider/answers';
 import { describeErrors, hasErrors, issueCardErrors, toCardView } from '../shared/card-rules';
 import { FailureType } from '../shared/failures';
@@ -14,6 +14,10 @@ import { phaseOf } from '../shared/statuses';
 import type { CardView, IssueCardInput } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
 import { applicationCause, failWith, providerCalls } from './lib/provider';
+
+/** Attempts bounded by time, not count; the window stays inside the 24 h the provider answers a key with its card. */
+const cardRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '1 minute' } as const;
+const CARD_POST_WINDOW = '20 hours';
 
 export async function issueCard(input: IssueCardInput): Promise<CardView> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'issueCard' }]);
@@ -60,8 +64,20 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
 
   /** A stale BIN is refreshed and the request checked again against it before one more try. */
   async function createCard(req: IssueCardInput, key: string): Promise<CardView> {
-    // Under the key: a failure after the card may have been created names the key in its details.
-    const attempt = () => providerCalls('general', { idempotencyKey: key }).createCard({ input: req, idempotencyKey: key });
+    // A key derived from the workflow ID: a restart of that ID finds the earlier run's card first (activities/cards.ts).
+    const keyOrigin = req.idempotencyKey === undefined ? { keyOrigin: { purpose: 'card', workflowId: workflowInfo().workflowId } } : {};
+    // Under the key, attempts bounded by time: all within the provider's 24 h, where the key answers the same card.
+    const calls = providerCalls('general', { idempotencyKey: key, retry: cardRetry, scheduleToCloseTimeout: CARD_POST_WINDOW });
+    const attempt = async () => {
+      try {
+        return await calls.createCard({ input: req, idempotencyKey: key, ...keyOrigin });
+      } catch (err) {
+        if (!(err instanceof ActivityFailure && err.cause instanceof TimeoutFailure)) throw err;
+        return failWith(FailureType.OutcomeUnknown, `POST /cards under key ${key} could not be settled within ${CARD_POST_WINDOW}: a card may exist under this key`, [
+          { idempotencyKey: key, endpoint: 'POST /cards', mayHaveTakenEffect: true },
+        ]);
+      }
+    };
     try {
       return await attempt();
     } catch (err) {

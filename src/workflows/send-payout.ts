@@ -14,7 +14,7 @@ import { createPayoutRequest } from '../provider/api/payouts';
 import { describeErrors, hasErrors, keyErrors } from '../shared/card-rules';
 import { FailureType, shortfallOf, type FieldErrors } from '../shared/failures';
 import { phaseOf } from '../shared/statuses';
-import { deriveIdempotencyKey } from '../shared/ids';
+import { idempotencyKeyFor } from './lib/keys';
 import { FLOW_KIND } from '../shared/search-attributes';
 import type { SendPayoutInput } from '../shared/types';
 import { followPayout } from './lib/payout';
@@ -29,7 +29,10 @@ export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> 
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid payout: ${describeErrors(errors)}`, [{ errors }]);
 
   const { idempotencyKey: givenKey, timings, ...request } = input;
-  const idempotencyKey = givenKey ?? deriveIdempotencyKey('payout', workflowInfo().workflowId);
+  // Behind the SHA-256 keys' marker, as every derived key (lib/keys.ts): a payout flow that replays
+  // from before it keeps its first key. Either way the activity looks the payout up by merOrderNo
+  // before any POST, so a key changed under a running flow cannot create a second payout.
+  const idempotencyKey = givenKey ?? idempotencyKeyFor('payout', workflowInfo().workflowId);
   const created = await providerCalls('general', { retry: creationRetry, idempotencyKey }).createPayout({ request, idempotencyKey });
   const payout = await followPayout(input.merOrderNo, created, timings);
   const shortfall = phaseOf('payout', payout.status) === 'failed' ? shortfallOf(payout.failureReason) : undefined;

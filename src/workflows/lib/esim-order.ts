@@ -31,9 +31,14 @@ const KEY_PURPOSE = { purchase: 'esim', recharge: 'esimrc' } as const;
 export async function esimOrderFlow(input: EsimOrderInput): Promise<EsimOrder> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: FLOW_NAME[input.kind] }]);
   assertValid(input);
-  const idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(KEY_PURPOSE[input.kind], workflowInfo().workflowId);
+  const { workflowId } = workflowInfo();
+  const idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(KEY_PURPOSE[input.kind], workflowId);
+  // A key derived from the workflow ID: a restart of that ID looks for an earlier run's key first (activities/earlier-key.ts).
+  const keyOrigin = input.idempotencyKey === undefined ? { keyOrigin: { purpose: KEY_PURPOSE[input.kind], workflowId } } : {};
   const request: EsimOrderRequest =
-    input.kind === 'purchase' ? { kind: 'purchase', planNo: input.planNo, idempotencyKey } : { kind: 'recharge', esimNo: input.esimNo, idempotencyKey };
+    input.kind === 'purchase'
+      ? { kind: 'purchase', planNo: input.planNo, idempotencyKey, ...keyOrigin }
+      : { kind: 'recharge', esimNo: input.esimNo, idempotencyKey, ...keyOrigin };
 
   const placed = await providerCalls('general', { retry: chargeRetry, idempotencyKey }).placeEsimOrder(request);
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: placed.status }]);
