@@ -53,6 +53,12 @@ export async function earlierRunScheduled(temporal: Client, run: EarlierRun, act
   return (history.events ?? []).some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType);
 }
 
+/** True when an earlier run of this workflow ID scheduled the activity `activityType`. */
+export async function anEarlierRunScheduled(temporal: Client, activityType: string): Promise<boolean> {
+  for (const run of await earlierRunsOfThisWorkflow(temporal)) if (await earlierRunScheduled(temporal, run, activityType)) return true;
+  return false;
+}
+
 async function otherRuns(temporal: Client, workflowId: string, runId: string): Promise<WorkflowExecutionInfo[]> {
   if (/["\\]/.test(workflowId)) return [];
   const runs: WorkflowExecutionInfo[] = [];

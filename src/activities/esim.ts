@@ -17,6 +17,7 @@ import { classifyMessage } from '../provider/errors';
 import { FailureType, type FailureTypeName } from '../shared/failures';
 import { phaseOf } from '../shared/statuses';
 import { operationOfEarlierRun, type KeyOrigin } from './earlier-key';
+import { anEarlierRunScheduled } from './earlier-runs';
 import { contradicts, fromOperation, idempotencyConflict, outcomeUnknown, postReconcilingFirst } from './idempotent-post';
 import { providerCall } from './provider-call';
 
@@ -62,6 +63,13 @@ export function createEsimActivities({ provider, temporal }: { provider: Provide
     async placeEsimOrder(req: EsimOrderRequest): Promise<EsimOrder> {
       return providerCall(async () => {
         const earlier = await operationOfEarlierRun(temporal, provider, req);
+        if (!earlier && req.kind === 'recharge' && (await anEarlierRunScheduled(temporal, 'placeEsimOrder'))) {
+          // Posted at most once per unknown outcome, across runs too: an earlier run of this workflow ID
+          // sent it, and under its key the provider shows nothing (the spec promises no record).
+          const known = await fromOperation(provider, req.idempotencyKey, (op) => reconcile(req, op))();
+          if (known) return known;
+          throw outcomeUnknown({ idempotencyKey: req.idempotencyKey, endpoint: ENDPOINT.recharge }, 'an earlier run of this workflow ID sent it and the provider shows no record of it');
+        }
         if (!earlier) return placeUnder(req);
         // A restart whose earlier run charged under another key: that key's order, or its POST again (purchase only).
         const adopted = { ...req, idempotencyKey: earlier.idempotencyKey };

@@ -60,7 +60,8 @@ export async function providerCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    throw isProviderError(err) ? toApplicationFailure(err) : err;
+    // An ApplicationFailure is already ours (its type may look like a ProviderError's): it goes as it is.
+    throw !(err instanceof ApplicationFailure) && isProviderError(err) ? toApplicationFailure(err) : err;
   } finally {
     if (beat) clearInterval(beat);
   }

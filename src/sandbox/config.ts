@@ -41,6 +41,8 @@ export const sandboxConfigSchema = z.object({
   esimUsageSyncMs: ms(),
   /** Each step of a payout: PENDING → PROCESSING → terminal. */
   payoutProcessingMs: ms(),
+  /** Read-after-write lag: GET /payouts/{merOrderNo} answers 404 for a payout younger than this (0: none). */
+  readLagMs: ms(600_000),
   /** How long an accepted idempotent write stays PROCESSING before its side effect (0: none). */
   operationProcessingMs: ms(60_000),
   /** Lifetime of a presigned upload URL. */
@@ -102,6 +104,7 @@ export function defaultSandboxConfig(webhookUrl: string): SandboxConfig {
     esimUsageSyncMs: 60_000,
     payoutProcessingMs: 1000,
     operationProcessingMs: 0,
+    readLagMs: 0,
     uploadExpiresInSec: 600,
     kycFeeCents: 100,
     maxCardCount: 2,

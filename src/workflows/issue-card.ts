@@ -4,7 +4,7 @@
  * CARD_CREATED webhook (which may have come before POST /cards even answered) or, when no
  * webhook comes in time, from its polls of GET /cards/{cardId}.
  */
-import { ActivityFailure, TimeoutFailure, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { CardBinAnswer } from '../provider/answers';
 import { describeErrors, hasErrors, issueCardErrors, toCardView } from '../shared/card-rules';
 import { FailureType } from '../shared/failures';
@@ -68,16 +68,7 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
     const keyOrigin = req.idempotencyKey === undefined ? { keyOrigin: { purpose: 'card', workflowId: workflowInfo().workflowId } } : {};
     // Under the key, attempts bounded by time: all within the provider's 24 h, where the key answers the same card.
     const calls = providerCalls('general', { idempotencyKey: key, retry: cardRetry, scheduleToCloseTimeout: CARD_POST_WINDOW });
-    const attempt = async () => {
-      try {
-        return await calls.createCard({ input: req, idempotencyKey: key, ...keyOrigin });
-      } catch (err) {
-        if (!(err instanceof ActivityFailure && err.cause instanceof TimeoutFailure)) throw err;
-        return failWith(FailureType.OutcomeUnknown, `POST /cards under key ${key} could not be settled within ${CARD_POST_WINDOW}: a card may exist under this key`, [
-          { idempotencyKey: key, endpoint: 'POST /cards', mayHaveTakenEffect: true },
-        ]);
-      }
-    };
+    const attempt = () => calls.createCard({ input: req, idempotencyKey: key, ...keyOrigin });
     try {
       return await attempt();
     } catch (err) {

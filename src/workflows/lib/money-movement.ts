@@ -9,7 +9,7 @@
  * has not said COMPLETED or FAILED by then, the movement ends OutcomeUnknown with its key and
  * the provider's last word, and a card's queue of operations moves on.
  */
-import { ActivityFailure, TimeoutFailure, patched, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { patched, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isUnknownStatus, phaseOf } from '../../shared/statuses';
 import { idempotencyKeyFor } from './keys';
@@ -45,14 +45,14 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
   // A key derived from the workflow ID: a restart of that ID looks for an earlier run's key first (activities/earlier-key.ts).
   const keyOrigin = derivedKey && keyScope === workflowInfo().workflowId ? { keyOrigin: { purpose, workflowId: keyScope } } : {};
   const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey, ...keyOrigin };
-  const unsettled = (lastStatus: string | undefined): never =>
+  const unsettled = (lastStatus: string): never =>
     failWith(
       FailureType.OutcomeUnknown,
-      `${kind} under key ${idempotencyKey} was not settled by the provider within its deadline (${deadlineMs} ms; last status ${lastStatus ?? 'none'}): reconcile under this key`,
-      [{ idempotencyKey, cardId: input.cardId, amount: input.amount, lastStatus, deadlineMs }],
+      `${kind} under key ${idempotencyKey} was not settled by the provider within its deadline (${deadlineMs} ms; last status ${lastStatus}): reconcile under this key`,
+      [{ idempotencyKey, cardId: input.cardId, amount: input.amount, lastStatus, deadlineMs, mayHaveTakenEffect: true }],
     );
 
-  let outcome = await settledBy(acts().moveMoney(request), bounded, () => unsettled(undefined));
+  let outcome = await acts().moveMoney(request);
   // A restart continues under the key its earlier run used.
   idempotencyKey = outcome.idempotencyKey ?? idempotencyKey;
   let interval = input.timings?.pollInitialIntervalMs ?? 1000;
@@ -62,8 +62,7 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
     if (bounded && Date.now() + interval > deadlineAt) unsettled(outcome.status);
     await sleep(interval);
     interval = Math.min(interval * 2, input.timings?.pollMaxIntervalMs ?? DEFAULT_TIMINGS.pollMaxIntervalMs);
-    const last = outcome.status;
-    outcome = await settledBy(acts().getOperation({ idempotencyKey }), bounded, () => unsettled(last));
+    outcome = await acts().getOperation({ idempotencyKey });
   }
   if (phaseOf('operation', outcome.status) === 'failed') {
     const type = outcome.failureType === FailureType.InsufficientFunds ? FailureType.InsufficientFunds : FailureType.OperationFailed;
@@ -73,16 +72,6 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
     ]);
   }
   return { cardId: input.cardId, amount: input.amount, operationId: outcome.operationId ?? '', status: 'COMPLETED', idempotencyKey };
-}
-
-/** The call's outcome; past the movement's deadline (its activity timed out), `onDeadline`. */
-async function settledBy<T>(call: Promise<T>, bounded: boolean, onDeadline: () => never): Promise<T> {
-  try {
-    return await call;
-  } catch (err) {
-    if (bounded && err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) onDeadline();
-    throw err;
-  }
 }
 
 /** The body of the fundCard and withdrawFromCard workflows: searchable by card, then the movement. */
