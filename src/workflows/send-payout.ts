@@ -18,9 +18,10 @@ import { idempotencyKeyFor } from './lib/keys';
 import { FLOW_KIND } from '../shared/search-attributes';
 import type { SendPayoutInput } from '../shared/types';
 import { followPayout } from './lib/payout';
+import { MONEY_DEADLINE_MS } from './lib/money-movement';
 import { failWith, providerCalls } from './lib/provider';
 
-/** A payout must never be given up while its outcome is unknown: attempts are bounded by time, not count. */
+/** A payout's creation is not given up on for a count of attempts: only its deadline ends it. */
 const creationRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
 
 export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> {
@@ -33,7 +34,8 @@ export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> 
   // from before it keeps its first key. Either way the activity looks the payout up by merOrderNo
   // before any POST, so a key changed under a running flow cannot create a second payout.
   const idempotencyKey = givenKey ?? idempotencyKeyFor('payout', workflowInfo().workflowId);
-  const created = await providerCalls('general', { retry: creationRetry, idempotencyKey }).createPayout({ request, idempotencyKey });
+  // Attempts bounded by time: past MONEY_DEADLINE_MS the creation ends OutcomeUnknown with its key (lib/provider.ts).
+  const created = await providerCalls('general', { retry: creationRetry, idempotencyKey, scheduleToCloseTimeout: MONEY_DEADLINE_MS }).createPayout({ request, idempotencyKey });
   const payout = await followPayout(input.merOrderNo, created, timings);
   const shortfall = phaseOf('payout', payout.status) === 'failed' ? shortfallOf(payout.failureReason) : undefined;
   return shortfall === undefined ? payout : { ...payout, shortfall };
