@@ -114,6 +114,24 @@ describe.each(PROFILES)('money at the edges, on the %s profile', (profile) => {
     expect((await ledger(stack)).violations).toEqual([]);
   });
 
+  test('a hosted KYC request whose answer was lost after its fee is not sent again by a restart of the same workflow ID', async () => {
+    stack = await stackOn(profile, { kycReviewMs: 60_000 });
+    await faults(stack, { 'POST /kyc/cardholders/auto': { errorRate: 1, afterEffect: true } });
+    const charged = async () => (await ledger(stack)).totals.charged;
+    const input = { mode: 'hosted', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' };
+    const workflowId = uniqueId('kyc-hosted');
+    const lost = await workflowFailure(execute('onboardCardholder', input, workflowId));
+    expect(lost.type).toBe('SubmissionOutcomeUnknown');
+    const fee = await charged();
+    expect(fee).toBeGreaterThan(0);
+    await faults(stack, {});
+    const restarted = await workflowFailure(execute('onboardCardholder', input, workflowId));
+    expect(restarted.type).toBe('OutcomeUnknown');
+    expect(restarted.message).toMatch(/not sent again/);
+    expect(await charged()).toBe(fee);
+    expect(await requests(stack, 'startHostedKyc')).toBe(1);
+  });
+
   test('issueCard whose POST /cards answer is cut off asks again under its key: one card', async () => {
     stack = await stackOn(profile);
     await faults(stack, { 'POST /cards': { truncateRate: 1 } });
