@@ -5,7 +5,7 @@ import type { CardBinAnswer } from '../provider/answers';
 import type { ValueSealer } from '../codec/sealed-value';
 import { createCardBody, toCardView } from '../shared/card-rules';
 import type { CardView, ContactInput, IssueCardInput, SealedValue } from '../shared/types';
-import { providerCall } from './provider-call';
+import { logExtraFields, providerCall } from './provider-call';
 
 export type CardChange =
   | { cardId: string; action: 'freeze' | 'unfreeze' | 'delete' }
@@ -45,8 +45,23 @@ export function createCardActivities({ provider, bins, sealer }: CardActivityDep
       return providerCall(async () => toCardView(await provider.getCard(cardId)));
     },
 
+    /**
+     * The action alone (freeze, unfreeze, PIN, contact, delete). Any 2xx is success whatever its
+     * body; the card's state is read afterwards with getCard (card-lifecycle.ts).
+     */
+    async applyCardChange(change: CardChange): Promise<void> {
+      return providerCall(() => applyChange(provider, change));
+    },
+
+    /**
+     * Kept for card workflows that scheduled it before CARD_STATE_FROM_GET_PATCH: the action,
+     * then the card as GET /cards/{cardId} answers it (never the action's own answer).
+     */
     async changeCard(change: CardChange): Promise<CardView> {
-      return providerCall(async () => toCardView(await applyChange(provider, change)));
+      return providerCall(async () => {
+        await applyChange(provider, change);
+        return toCardView(await provider.getCard(change.cardId));
+      });
     },
 
     /** The PAN and CVV leave this activity only sealed for the caller. */
@@ -56,7 +71,7 @@ export function createCardActivities({ provider, bins, sealer }: CardActivityDep
   };
 }
 
-function applyChange(provider: ProviderClient, change: CardChange) {
+function applyChange(provider: ProviderClient, change: CardChange): Promise<void> {
   switch (change.action) {
     case 'freeze':
       return provider.freezeCard(change.cardId);
@@ -67,6 +82,7 @@ function applyChange(provider: ProviderClient, change: CardChange) {
     case 'pin':
       return provider.updatePin(change.cardId, { pin: change.pin });
     case 'contact':
+      logExtraFields('updateCardContact', change.contact.extra);
       return provider.updateContact(change.cardId, change.contact);
   }
 }

@@ -10,11 +10,11 @@ import { classifyMessage } from '../provider/errors';
 import { FailureType, type FailureTypeName } from '../shared/failures';
 import { phaseOf } from '../shared/statuses';
 import { contradicts, fromOperation, idempotencyConflict, postReconcilingFirst } from './idempotent-post';
-import { providerCall } from './provider-call';
+import { logExtraFields, providerCall } from './provider-call';
 
 export type EsimOrderRequest =
   | { kind: 'purchase'; planNo: string; idempotencyKey: string }
-  | { kind: 'recharge'; esimNo: string; idempotencyKey: string };
+  | { kind: 'recharge'; esimNo: string; idempotencyKey: string; extra?: Record<string, unknown> };
 
 const OPERATION_TYPE = { purchase: 'ESIM_PURCHASE', recharge: 'ESIM_RECHARGE' } as const;
 
@@ -34,7 +34,9 @@ export function createEsimActivities({ provider }: { provider: ProviderClient })
 
   function place(req: EsimOrderRequest): Promise<EsimOrder> {
     const opts = { idempotencyKey: req.idempotencyKey };
-    return req.kind === 'purchase' ? provider.purchaseEsim({ planNo: req.planNo }, opts) : provider.rechargeEsim({ esimNo: req.esimNo }, opts);
+    if (req.kind === 'purchase') return provider.purchaseEsim({ planNo: req.planNo }, opts);
+    logExtraFields('rechargeEsim', req.extra);
+    return provider.rechargeEsim({ esimNo: req.esimNo, ...(req.extra === undefined ? {} : { extra: req.extra }) }, opts);
   }
 
   return {

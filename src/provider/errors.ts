@@ -296,8 +296,9 @@ export function invalidResponse(
   status: number | undefined,
   what: string,
   errors?: Record<string, string>,
+  traits?: Partial<Traits>,
 ): ProviderError {
-  return new ProviderError({ type: 'InvalidResponse', endpoint, status, code: what, errors });
+  return new ProviderError({ type: 'InvalidResponse', endpoint, status, code: what, errors, ...traits });
 }
 
 const NEVER_SENT_CODES: ReadonlySet<string> = new Set([

@@ -33,7 +33,9 @@ export async function esimOrderFlow(input: EsimOrderInput): Promise<EsimOrder> {
   assertValid(input);
   const idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(KEY_PURPOSE[input.kind], workflowInfo().workflowId);
   const request: EsimOrderRequest =
-    input.kind === 'purchase' ? { kind: 'purchase', planNo: input.planNo, idempotencyKey } : { kind: 'recharge', esimNo: input.esimNo, idempotencyKey };
+    input.kind === 'purchase'
+      ? { kind: 'purchase', planNo: input.planNo, idempotencyKey }
+      : { kind: 'recharge', esimNo: input.esimNo, idempotencyKey, ...(input.extra === undefined ? {} : { extra: input.extra }) };
 
   const placed = await providerCalls('general', { retry: chargeRetry, idempotencyKey }).placeEsimOrder(request);
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: placed.status }]);
@@ -63,6 +65,6 @@ function assertValid(input: EsimOrderInput): void {
 
 function esimOrderErrors(input: EsimOrderInput): FieldErrors {
   const errors: FieldErrors =
-    input.kind === 'purchase' ? purchaseEsimRequest.errors({ planNo: input.planNo }) : rechargeEsimRequest.errors({ esimNo: input.esimNo });
+    input.kind === 'purchase' ? purchaseEsimRequest.errors({ planNo: input.planNo }) : rechargeEsimRequest.errors({ esimNo: input.esimNo, extra: input.extra });
   return input.idempotencyKey === undefined ? errors : { ...errors, ...keyErrors(input.idempotencyKey) };
 }
