@@ -21,8 +21,9 @@ const count = z.number().int('must be an integer').min(1, 'must be a positive in
  * `contract`: answers exactly as CONTRACTS says (the default). `minimal`: answers only the fields
  * the spec lists, plain-text error messages, prefix-less fileTokens, the other payout spelling
  * (SUCCESS, CANCELED) and webhooks without X-API-Key, eventId and createdAt (CONTRACTS §8).
+ * `divergent`: minimal, and every shape the spec does not show answered another way (profiles.ts).
  */
-export const SANDBOX_PROFILES = ['contract', 'minimal'] as const;
+export const SANDBOX_PROFILES = ['contract', 'minimal', 'divergent'] as const;
 export type SandboxProfile = (typeof SANDBOX_PROFILES)[number];
 
 export const sandboxConfigSchema = z.object({
