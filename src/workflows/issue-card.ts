@@ -13,7 +13,7 @@ import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes
 import { phaseOf } from '../shared/statuses';
 import type { CardView, IssueCardInput } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
-import { applicationCause, failWith, providerCalls } from './lib/provider';
+import { applicationCause, failWith, isUnreadableAnswer, providerCalls } from './lib/provider';
 
 /**
  * docs/versioning.md: a KYC status that cannot be read (InvalidResponse, once the activity's
@@ -61,7 +61,7 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
     try {
       holder = await general.getCardholder({ id: cardholderId });
     } catch (err) {
-      if (applicationCause(err)?.type !== FailureType.InvalidResponse || !patched(KYC_PRECHECK_UNREADABLE_PATCH)) throw err;
+      if (!isUnreadableAnswer(err) || !patched(KYC_PRECHECK_UNREADABLE_PATCH)) throw err;
       log.warn('KYC status unreadable (GET /kyc/cardholders/{id}): the provider decides on POST /cards', { cardholderId });
       return;
     }
