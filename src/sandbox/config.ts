@@ -78,6 +78,8 @@ export const sandboxConfigSchema = z.object({
     }),
   }),
   rateLimit: z.object({ windowMs: count, general: count, sensitive: count, balance: count }),
+  /** BINs withdrawn since a client cached the list: not listed, and POST /cards answers 400 naming cardBinId. */
+  retiredBins: z.array(z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters'), 'must be an array of cardBinIds').max(100, 'must have at most 100 entries'),
   /** Client IPs allowed on /open-api; empty: every loopback address. */
   whitelist: z.array(z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters'), 'must be an array of IP addresses').max(100, 'must have at most 100 entries'),
 });
@@ -102,6 +104,7 @@ export function defaultSandboxConfig(webhookUrl: string): SandboxConfig {
     webhook: { dropRate: 0, duplicateRate: 0, delayMs: 0, reorder: false, reorderWindowMs: 250, retryBaseMs: 1000, maxAttempts: 8, timeoutMs: 10_000 },
     faults: { errorRate: 0, latencyMs: 0, hangRate: 0, hangMs: 35_000, endpoints: {} },
     rateLimit: { windowMs: 60_000, general: 100, sensitive: 70, balance: 70 },
+    retiredBins: [],
     whitelist: [],
   };
 }

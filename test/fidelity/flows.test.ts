@@ -120,6 +120,19 @@ describe.each(PROFILES)('every flow on the %s profile', (profile) => {
     expect((failure.details![0] as { errors: Record<string, string> }).errors).toHaveProperty('cardBinId');
   });
 
+  test('a BIN withdrawn after we cached it: POST /cards 400 naming cardBinId is a stale BIN whatever its wording; one refresh, then ValidationFailed naming cardBinId', async () => {
+    const { plain } = await fixtureBins(stack);
+    await issueTestCard(stack, 100); // the worker's BIN cache holds the plain BIN now
+    await stack.control('PUT', '/config', { retiredBins: [plain.cardBinId] });
+    try {
+      const failure = await failureType(run('issueCard', { cardBinId: plain.cardBinId, initialAmount: 1000, firstName: 'Ada', lastName: 'Lovelace' }), 'issueCard withdrawn BIN');
+      expect(failure.type).toBe('ValidationFailed');
+      expect((failure.details![0] as { errors: Record<string, string> }).errors).toHaveProperty('cardBinId');
+    } finally {
+      await stack.control('PUT', '/config', { retiredBins: [] });
+    }
+  });
+
   test('onboardCardholder: uploads with the fileTokens the provider gives, APPROVED and REJECTED; a card on a KYC BIN under it', async () => {
     const { documents } = writeSampleDocuments(docsDir);
     const approved = await run('onboardCardholder', sampleKycForm(documents, { timings: FAST_TIMINGS }));
