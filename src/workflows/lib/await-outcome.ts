@@ -40,7 +40,8 @@ export async function awaitOutcome({ kind, entityId, timings }: AwaitOutcomeOpti
   const recordUnknown = (status: string) => {
     log.warn('provider status not in our vocabulary: treated as not final until the deadline', { kind, entityId, status });
     upsertSearchAttributes([{ key: PROVIDER_STATUS, value: status }]);
-    unknownStatusCounter().add(1, { kind, flow_kind: workflowInfo().workflowType });
+    // The SDK adds the workflowType, taskQueue and namespace labels itself.
+    unknownStatusCounter().add(1, { kind });
   };
   const oneWay = patched(ONE_WAY_WAITING_PATCH);
   let latest: EntityState | undefined;
