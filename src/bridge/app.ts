@@ -23,6 +23,8 @@ import { ATTR_PROVIDER_EVENT_TYPE, inServerSpan } from '../observability/tracing
 import { parseEvent } from './events';
 import { entityFor } from './routing';
 import { judgeLateEvent } from './late';
+import type { ProviderEvent } from '../shared/types';
+import type { EntityRef } from '../temporal/entity-signals';
 
 export const WEBHOOK_PATH = '/webhooks/provider';
 /** Provider events are small; anything larger is refused before it is read whole. */
@@ -85,26 +87,7 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
     trace.getActiveSpan()?.setAttribute(ATTR_PROVIDER_EVENT_TYPE, event.eventType);
     const entity = entityFor(event);
     const late = !verdict.ok;
-    if (late) {
-      const judged = await withinDeadline(deadlineMs, (deadline) => opts.temporal.connection.withDeadline(deadline, () => judgeLateEvent(opts.temporal, entity, event))).catch(
-        (err: Error) => err,
-      );
-      if (judged instanceof Error) {
-        metrics.webhook('unavailable');
-        log.error('late webhook not judged: Temporal did not answer', { eventId: event.eventId, eventType: event.eventType, error: judged.name, ms: Date.now() - started });
-        return reply.code(503).send({ error: 'TEMPORARILY_UNAVAILABLE' });
-      }
-      if (judged === 'applied') {
-        metrics.webhook('duplicate', 'LATE');
-        log.info('late webhook already applied: answered again, not applied again', { eventId: event.eventId, ms: Date.now() - started });
-        return reply.code(200).send({ ok: true, duplicate: true });
-      }
-      if (judged === 'out-of-order') {
-        metrics.webhook('refused', 'STALE_TIMESTAMP');
-        return refuse(reply, 401, 'STALE_TIMESTAMP', log, started);
-      }
-      log.info('late webhook: signed, not applied yet and in order, so let through', { eventId: event.eventId, eventType: event.eventType });
-    }
+    if (late && !(await admitLate(event, entity, reply, started))) return reply;
     try {
       const workflowId = await withinDeadline(deadlineMs, (deadline) =>
         opts.temporal.connection.withDeadline(deadline, () => signalEntity(opts.temporal, opts.taskQueue, entity, providerEventSignal, [event])),
@@ -125,6 +108,33 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
       return reply.code(503).send({ error: 'TEMPORARILY_UNAVAILABLE' });
     }
   };
+  /** A genuinely signed delivery with a stale timestamp (late.ts): true to let it through, else answered here. */
+  const admitLate = async (event: ProviderEvent, entity: EntityRef, reply: FastifyReply, started: number): Promise<boolean> => {
+    const judged = await withinDeadline(deadlineMs, (deadline) => opts.temporal.connection.withDeadline(deadline, () => judgeLateEvent(opts.temporal, entity, event))).catch(
+      (err: Error) => err,
+    );
+    const ids = { eventId: event.eventId, eventType: event.eventType, ms: Date.now() - started };
+    if (judged instanceof Error) {
+      metrics.webhook('unavailable');
+      log.error('late webhook not judged: Temporal did not answer', { ...ids, error: judged.name });
+      await reply.code(503).send({ error: 'TEMPORARILY_UNAVAILABLE' });
+      return false;
+    }
+    if (judged === 'applied') {
+      metrics.webhook('duplicate', 'LATE');
+      log.info('late webhook already applied: answered again, not applied again', ids);
+      await reply.code(200).send({ ok: true, duplicate: true });
+      return false;
+    }
+    if (judged === 'out-of-order') {
+      metrics.webhook('refused', 'STALE_TIMESTAMP');
+      await refuse(reply, 401, 'STALE_TIMESTAMP', log, started);
+      return false;
+    }
+    log.info('late webhook: signed, not applied yet and in order, so let through', ids);
+    return true;
+  };
+
   app.post(WEBHOOK_PATH, (req, reply) => inServerSpan(opts.tracer, 'POST', WEBHOOK_PATH, () => receive(req, reply), () => reply.statusCode));
 
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: 'NOT_FOUND', path: req.url.split('?')[0] }));
