@@ -9,7 +9,7 @@
  * The client never reads process.env and holds no secret: the SigningScheme does.
  */
 import type { z } from 'zod';
-import { invalidResponse, localValidationFailed } from './errors';
+import { invalidResponse, isProviderError, localValidationFailed, NOT_AN_ENVELOPE } from './errors';
 import { flattenExtra } from './api/rules';
 import { HmacSha256Scheme } from './signing';
 import { ProviderTransport, type TransportOptions } from './transport';
@@ -149,24 +149,24 @@ export class ProviderClient {
   // body; the card's state comes from getCard (or the next webhook), never from these answers.
 
   freezeCard(cardId: string, opts?: CallOptions): Promise<void> {
-    return this.#call(ENDPOINTS.freezeCard, { params: { cardId }, response: cardActionAnswerSchema, ...opts });
+    return this.#action(ENDPOINTS.freezeCard, { params: { cardId }, response: cardActionAnswerSchema, ...opts });
   }
 
   unfreezeCard(cardId: string, opts?: CallOptions): Promise<void> {
-    return this.#call(ENDPOINTS.unfreezeCard, { params: { cardId }, response: cardActionAnswerSchema, ...opts });
+    return this.#action(ENDPOINTS.unfreezeCard, { params: { cardId }, response: cardActionAnswerSchema, ...opts });
   }
 
   updatePin(cardId: string, body: UpdateCardPinRequest, opts?: CallOptions): Promise<void> {
-    return this.#call(ENDPOINTS.updateCardPin, { params: { cardId }, body, request: updateCardPinRequest, response: cardActionAnswerSchema, ...opts });
+    return this.#action(ENDPOINTS.updateCardPin, { params: { cardId }, body, request: updateCardPinRequest, response: cardActionAnswerSchema, ...opts });
   }
 
   /** `extra`: fields we do not model, sent as they are. */
   updateContact(cardId: string, body: UpdateCardContactRequest, opts?: CallOptions): Promise<void> {
-    return this.#call(ENDPOINTS.updateCardContact, { params: { cardId }, body, request: updateCardContactRequest, response: cardActionAnswerSchema, ...opts });
+    return this.#action(ENDPOINTS.updateCardContact, { params: { cardId }, body, request: updateCardContactRequest, response: cardActionAnswerSchema, ...opts });
   }
 
   deleteCard(cardId: string, opts?: CallOptions): Promise<void> {
-    return this.#call(ENDPOINTS.deleteCard, { params: { cardId }, response: cardActionAnswerSchema, ...opts });
+    return this.#action(ENDPOINTS.deleteCard, { params: { cardId }, response: cardActionAnswerSchema, ...opts });
   }
 
   // --- Wallet --------------------------------------------------------------------------
@@ -245,6 +245,19 @@ export class ProviderClient {
   /** Nothing secret to show; keeps serialisation of the client explicit. */
   toJSON(): Record<string, unknown> {
     return { client: 'ProviderClient', transport: this.#transport.toJSON() };
+  }
+
+  /**
+   * A card action: any 2xx is success, also one whose body is not our envelope at all (a 204, a
+   * plain "OK"). A 2xx carrying a failure envelope (code ≠ 0) is still that failure.
+   */
+  async #action(endpoint: EndpointDef, spec: CallSpec<void>): Promise<void> {
+    try {
+      await this.#call(endpoint, spec);
+    } catch (err) {
+      const notEnvelope = isProviderError(err, 'InvalidResponse') && err.code === NOT_AN_ENVELOPE && err.status !== undefined && err.status < 300;
+      if (!notEnvelope) throw err;
+    }
   }
 
   /** Validate → one signed attempt → validate. Every method goes through here. */

@@ -290,6 +290,9 @@ export function errorFromTransportFailure(err: unknown, endpoint?: EndpointRef):
   return new ProviderError({ ...base, type: 'NetworkError' });
 }
 
+/** The code of an InvalidResponse whose 2xx body is not the `{ code, message, data }` envelope. */
+export const NOT_AN_ENVELOPE = 'NOT_AN_ENVELOPE';
+
 /** A 2xx whose body is not the envelope or whose data does not match the schema. */
 export function invalidResponse(
   endpoint: string | undefined,

@@ -51,6 +51,8 @@ beforeAll(async () => {
     req.on('end', () => {
       seen.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
       const url = req.url!;
+      if (url === '/open-api/v1/cards/crd_204/freeze') return res.writeHead(204).end();
+      if (url === '/open-api/v1/cards/crd_refused/freeze') return envelope(res, 200, { code: 422, message: 'Card is not active' });
       const unshown = UNSHOWN[`${req.method} ${url}`];
       if (unshown !== undefined) return envelope(res, 200, unshown);
       if (url === '/open-api/v1/cards/crd_bad') return envelope(res, 200, { code: 0, message: 'SUCCESS', data: { cardId: 7 } });
@@ -168,6 +170,9 @@ describe('answers whose shape the spec does not show (issue 21)', () => {
     await expect(c.updatePin('crd_ok', { pin: '4821' })).resolves.toBeUndefined();
     await expect(c.updateContact('crd_ok', { email: 'a@example.com' })).resolves.toBeUndefined();
     await expect(c.deleteCard('crd_ok')).resolves.toBeUndefined();
+    // A 204 without a body is a 2xx too; a 2xx carrying a failure envelope is still the failure.
+    await expect(c.freezeCard('crd_204')).resolves.toBeUndefined();
+    await expect(c.freezeCard('crd_refused')).rejects.toMatchObject({ type: 'InvalidState' });
     await c.close();
   });
 
