@@ -348,7 +348,12 @@ function errorsOf(envelope: FailureEnvelope | undefined): Record<string, string>
   if (envelope === undefined) return undefined;
   const data = envelope.data;
   const inData = typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as { errors?: unknown }).errors : undefined;
-  return fieldErrors(envelope.errors) ?? fieldErrors(inData) ?? (isTextMap(data) ? fieldErrors(data) : fieldErrors(Array.isArray(data) ? data : undefined));
+  const dataItself = isTextMap(data) || Array.isArray(data) ? data : undefined;
+  for (const place of [envelope.errors, inData, dataItself]) {
+    const found = fieldErrors(place);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 function isTextMap(v: unknown): boolean {

@@ -144,6 +144,15 @@ describe.each(PROFILES)('every flow on the %s profile', (profile) => {
     const rejected = await run('onboardCardholder', sampleKycForm(writeSampleDocuments(docsDir).documents, { idNumber: 'REJECT-42', timings: FAST_TIMINGS }));
     record('onboardCardholder rejected', 'kyc', rejected.kycStatus);
     expect(rejected.kycStatus).toBe('REJECTED');
+    // Without webhooks the review is read by polling GET /kyc/cardholders/{id} (divergent: `status`, not `kycStatus`).
+    await stack.control('PUT', '/config', { webhook: { dropRate: 1 } });
+    try {
+      const polled = await run('onboardCardholder', sampleKycForm(writeSampleDocuments(docsDir).documents, { idNumber: 'POLL-7', timings: { ...FAST_TIMINGS, webhookWaitMs: 200 } }));
+      record('onboardCardholder by polling', 'kyc', polled.kycStatus);
+      expect(polled.kycStatus).toBe('APPROVED');
+    } finally {
+      await stack.control('PUT', '/config', { webhook: { dropRate: 0 } });
+    }
   });
 
   test('purchaseEsim: issued at once, issued later (PAID), refunded; rechargeEsim', async () => {
