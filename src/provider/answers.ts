@@ -154,6 +154,14 @@ export const esimOrderLookupAnswerSchema = esimOrderAnswerSchema.extend({ orderN
 /** Shapes not shown: kept whole for the caller. */
 export const esimPlanAnswerSchema = z.looseObject({ planNo: str(), priceUsd: opt(z.number()) });
 export type EsimPlanAnswer = z.infer<typeof esimPlanAnswerSchema>;
-export const esimPlanListAnswerSchema = z.array(esimPlanAnswerSchema);
+/** The catalog as a list, or as an object holding the list under one field (`plans`, `items`, `list`, …). */
+export const esimPlanListAnswerSchema = z.preprocess(listInside, z.array(esimPlanAnswerSchema));
+
+/** An array as it is; an object with exactly one array-valued field, that array; anything else unchanged (and refused). */
+function listInside(data: unknown): unknown {
+  if (Array.isArray(data) || typeof data !== 'object' || data === null) return data;
+  const lists = Object.values(data).filter(Array.isArray);
+  return lists.length === 1 ? lists[0] : data;
+}
 export const esimUsageAnswerSchema = z.looseObject({ esimNo: str() });
 export type EsimUsageAnswer = z.infer<typeof esimUsageAnswerSchema>;

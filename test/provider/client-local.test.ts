@@ -27,6 +27,7 @@ const UNSHOWN: Record<string, unknown> = {
   'GET /open-api/v1/esim/orders/eord_bare': { code: 0, message: 'SUCCESS', data: { status: 'ISSUED' } },
   'POST /open-api/v1/esim/recharge': { code: 0, message: 'SUCCESS', data: { orderNo: 'eord_rc' } },
   'GET /open-api/v1/operations/op_bare': { code: 0, message: 'SUCCESS', data: { status: 'COMPLETED' } },
+  'GET /open-api/v1/esim/plans': { code: 0, message: 'SUCCESS', data: { total: 1, plans: [{ planNo: 'epln_x', price: '4.50' }] } },
   'GET /open-api/v1/wallet/balance': { code: 0, message: 'SUCCESS', data: { balance: '12.00' } },
   'POST /open-api/v1/kyc/cardholders/auto': { code: 0, message: 'SUCCESS', data: { id: 'kyc_hosted' } },
   'POST /open-api/v1/payouts': { code: 0, message: 'SUCCESS', data: { status: 'ACCEPTED' } },
@@ -195,10 +196,12 @@ describe('answers whose shape the spec does not show (issue 21)', () => {
     await c.close();
   });
 
-  it('operations with status only, and a wallet of another shape, are read', async () => {
+  it('operations with status only, a wallet and a plan catalog of other shapes, are read', async () => {
     const c = client();
     expect(await c.getOperation('op_bare')).toMatchObject({ status: 'COMPLETED' });
     expect(await c.getWalletBalance()).toMatchObject({ balance: '12.00' });
+    // The catalog wrapped in an object is the list it holds.
+    expect(await c.listEsimPlans()).toEqual([{ planNo: 'epln_x', price: '4.50' }]);
     await c.close();
   });
 });
