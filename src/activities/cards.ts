@@ -21,7 +21,7 @@ import type { CardView, ContactInput, IssueCardInput, SealedValue } from '../sha
 import type { KeyOrigin } from './earlier-key';
 import { earlierRunScheduled, earlierRunsOfThisWorkflow, type EarlierRun } from './earlier-runs';
 import { outcomeUnknown } from './idempotent-post';
-import { providerCall } from './provider-call';
+import { logExtraFields, providerCall } from './provider-call';
 
 /** How long the provider answers a POST /cards key with its first card (spec: 24 h). */
 export const CARD_KEY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -70,8 +70,23 @@ export function createCardActivities({ provider, temporal, bins, sealer }: CardA
       return providerCall(async () => toCardView(await provider.getCard(cardId)));
     },
 
+    /**
+     * The action alone (freeze, unfreeze, PIN, contact, delete). Any 2xx is success whatever its
+     * body; the card's state is read afterwards with getCard (card-lifecycle.ts).
+     */
+    async applyCardChange(change: CardChange): Promise<void> {
+      return providerCall(() => applyChange(provider, change));
+    },
+
+    /**
+     * Kept for card workflows that scheduled it before CARD_STATE_FROM_GET_PATCH: the action,
+     * then the card as GET /cards/{cardId} answers it (never the action's own answer).
+     */
     async changeCard(change: CardChange): Promise<CardView> {
-      return providerCall(async () => toCardView(await applyChange(provider, change)));
+      return providerCall(async () => {
+        await applyChange(provider, change);
+        return toCardView(await provider.getCard(change.cardId));
+      });
     },
 
     /** The PAN and CVV leave this activity only sealed for the caller. */
@@ -81,7 +96,7 @@ export function createCardActivities({ provider, temporal, bins, sealer }: CardA
   };
 }
 
-function applyChange(provider: ProviderClient, change: CardChange) {
+function applyChange(provider: ProviderClient, change: CardChange): Promise<void> {
   switch (change.action) {
     case 'freeze':
       return provider.freezeCard(change.cardId);
@@ -92,6 +107,7 @@ function applyChange(provider: ProviderClient, change: CardChange) {
     case 'pin':
       return provider.updatePin(change.cardId, { pin: change.pin });
     case 'contact':
+      logExtraFields('updateCardContact', change.contact.extra);
       return provider.updateContact(change.cardId, change.contact);
   }
 }

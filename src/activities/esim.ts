@@ -19,11 +19,11 @@ import { phaseOf } from '../shared/statuses';
 import { operationOfEarlierRun, type KeyOrigin } from './earlier-key';
 import { anEarlierRunScheduled } from './earlier-runs';
 import { contradicts, fromOperation, idempotencyConflict, outcomeUnknown, postReconcilingFirst } from './idempotent-post';
-import { providerCall } from './provider-call';
+import { logExtraFields, providerCall } from './provider-call';
 
 export type EsimOrderRequest = (
   | { kind: 'purchase'; planNo: string; idempotencyKey: string }
-  | { kind: 'recharge'; esimNo: string; idempotencyKey: string }
+  | { kind: 'recharge'; esimNo: string; idempotencyKey: string; extra?: Record<string, unknown> }
 ) & { keyOrigin?: KeyOrigin };
 
 const ENDPOINT = { purchase: 'POST /esim/purchase', recharge: 'POST /esim/recharge' } as const;
@@ -55,7 +55,9 @@ export function createEsimActivities({ provider, temporal }: { provider: Provide
 
   function place(req: EsimOrderRequest): Promise<EsimOrder> {
     const opts = { idempotencyKey: req.idempotencyKey };
-    return req.kind === 'purchase' ? provider.purchaseEsim({ planNo: req.planNo }, opts) : provider.rechargeEsim({ esimNo: req.esimNo }, opts);
+    if (req.kind === 'purchase') return provider.purchaseEsim({ planNo: req.planNo }, opts);
+    logExtraFields('rechargeEsim', req.extra);
+    return provider.rechargeEsim({ esimNo: req.esimNo, ...(req.extra === undefined ? {} : { extra: req.extra }) }, opts);
   }
 
   return {

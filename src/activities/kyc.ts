@@ -16,7 +16,7 @@ import type { KycAutoRequest, KycFormRequest, KycManualRequest, UploadType } fro
 import { MAX_UPLOAD_BYTES, uploadDocument } from '../provider/uploads';
 import { FailureType, type FieldErrors } from '../shared/failures';
 import type { DocumentRef } from '../shared/types';
-import { providerCall } from './provider-call';
+import { logExtraFields, providerCall } from './provider-call';
 
 /** The provider's limit on a fileName. */
 const MAX_FILE_NAME = 128;
@@ -37,8 +37,9 @@ export function createKycActivities({ provider }: { provider: ProviderClient }) 
     },
 
     /**
-     * Field → rule for every document that cannot be uploaded (missing, empty, over 10 MB):
-     * all are checked before the first upload, so a bad one spends no upload request.
+     * Field → rule for every document that cannot be uploaded (missing, over 10 MB, the spec's
+     * limit): all are checked before the first upload, so a bad one spends no upload request.
+     * An empty file is the provider's to judge (the spec states no minimum).
      */
     async inspectKycDocuments({ documents }: { documents: Array<{ field: string; path: string }> }): Promise<FieldErrors> {
       const errors: FieldErrors = {};
@@ -73,6 +74,7 @@ export function createKycActivities({ provider }: { provider: ProviderClient }) 
 
     /** The hosted flow: the provider's page (verificationUrl) is where the person verifies. */
     async startHostedKyc({ body }: { body: KycAutoRequest }): Promise<KycSubmitted> {
+      logExtraFields('startHostedKyc', body.extra);
       return providerCall(async () => submitted(await provider.startHostedKyc(body)));
     },
   };
@@ -94,7 +96,6 @@ async function documentRule(path: string): Promise<string | undefined> {
   try {
     const info = await stat(path);
     if (!info.isFile()) return 'must be a readable file';
-    if (info.size === 0) return 'must not be an empty file';
     if (info.size > MAX_UPLOAD_BYTES) return `must be a file of at most ${MAX_UPLOAD_BYTES} bytes`;
     return undefined;
   } catch {

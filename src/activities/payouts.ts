@@ -14,11 +14,12 @@ import type { PayoutAnswer } from '../provider/answers';
 import { isProviderError } from '../provider/errors';
 import type { CreatePayoutRequest } from '../provider/api';
 import { contradicts, idempotencyConflict, postReconcilingFirst } from './idempotent-post';
-import { providerCall } from './provider-call';
+import { logExtraFields, providerCall } from './provider-call';
 
 export function createPayoutActivities({ provider }: { provider: ProviderClient }) {
   return {
     async createPayout({ request, idempotencyKey }: { request: CreatePayoutRequest; idempotencyKey: string }): Promise<PayoutAnswer> {
+      logExtraFields('createPayout', request.extra);
       return providerCall(() =>
         postReconcilingFirst({
           idempotencyKey,

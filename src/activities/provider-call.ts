@@ -60,11 +60,21 @@ export async function providerCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
+    // An answer we could not read, named by endpoint and field (never by value): a GET's is retried.
+    if (isProviderError(err, 'InvalidResponse')) {
+      ctx?.log.warn('provider answer unreadable', { endpoint: err.endpoint, fields: Object.keys(err.errors ?? {}), retryable: err.retryable });
+    }
     // An ApplicationFailure is already ours (its type may look like a ProviderError's): it goes as it is.
     throw !(err instanceof ApplicationFailure) && isProviderError(err) ? toApplicationFailure(err) : err;
   } finally {
     if (beat) clearInterval(beat);
   }
+}
+
+/** Fields a caller sent beyond our model (`extra`), logged by name only: their values may be personal data. */
+export function logExtraFields(endpoint: string, extra: Record<string, unknown> | undefined): void {
+  if (extra === undefined || Object.keys(extra).length === 0) return;
+  currentContext()?.log.info('fields beyond our model sent as given', { endpoint, fields: Object.keys(extra) });
 }
 
 function currentContext(): Context | undefined {

@@ -8,7 +8,8 @@
  *
  * A nonce is consumed only by a 2xx: a delivery answered 503 and re-sent byte for byte is
  * accepted; one already accepted and re-sent byte for byte is answered 200 again and not
- * applied twice (the entity workflow also de-duplicates by eventId).
+ * applied twice (the entity workflow also de-duplicates by eventId). A genuinely signed delivery
+ * whose timestamp is stale is judged by its content instead (late.ts).
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { trace, type Tracer } from '@opentelemetry/api';
@@ -21,6 +22,9 @@ import type { BridgeMetrics } from '../observability/metrics';
 import { ATTR_PROVIDER_EVENT_TYPE, inServerSpan } from '../observability/tracing';
 import { parseEvent } from './events';
 import { entityFor } from './routing';
+import { judgeLateEvent } from './late';
+import type { ProviderEvent } from '../shared/types';
+import type { EntityRef } from '../temporal/entity-signals';
 
 export const WEBHOOK_PATH = '/webhooks/provider';
 /** Provider events are small; anything larger is refused before it is read whole. */
@@ -62,11 +66,12 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
     const started = Date.now();
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const verdict = opts.verifier.verify({ method: 'POST', pathWithQuery: signedPathOf(req.url, opts.signedPath), body: raw }, req.headers);
-    if (!verdict.ok) {
+    if (!verdict.ok && !verdict.genuine) {
       metrics.webhook('refused', verdict.reason);
       return refuse(reply, 401, verdict.reason, log, started);
     }
-    if (nonces.has(verdict.nonce)) {
+    const nonce = verdict.ok ? verdict.nonce : verdict.genuine!.nonce;
+    if (nonces.has(nonce)) {
       metrics.webhook('duplicate');
       log.info('webhook already accepted: answered again, not applied again', { ms: Date.now() - started });
       return reply.code(200).send({ ok: true, duplicate: true });
@@ -81,15 +86,17 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
     const { event } = parsed;
     trace.getActiveSpan()?.setAttribute(ATTR_PROVIDER_EVENT_TYPE, event.eventType);
     const entity = entityFor(event);
+    const late = !verdict.ok;
+    if (late && !(await admitLate(event, entity, reply, started))) return reply;
     try {
       const workflowId = await withinDeadline(deadlineMs, (deadline) =>
         opts.temporal.connection.withDeadline(deadline, () => signalEntity(opts.temporal, opts.taskQueue, entity, providerEventSignal, [event])),
       );
-      nonces.claim(verdict.nonce);
-      metrics.webhook('accepted');
+      nonces.claim(nonce);
+      metrics.webhook('accepted', late ? 'LATE' : undefined);
       metrics.signalled((Date.now() - started) / 1000);
       log.info('webhook delivered', { eventId: event.eventId, eventType: event.eventType, derivedId: parsed.derivedId, workflowId, ms: Date.now() - started });
-      return reply.code(200).send({ ok: true, eventId: event.eventId, workflowId });
+      return reply.code(200).send({ ok: true, eventId: event.eventId, workflowId, ...(late ? { late: true } : {}) });
     } catch (err) {
       metrics.webhook('unavailable');
       log.error('webhook not delivered: Temporal did not take the signal', {
@@ -101,6 +108,33 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
       return reply.code(503).send({ error: 'TEMPORARILY_UNAVAILABLE' });
     }
   };
+  /** A genuinely signed delivery with a stale timestamp (late.ts): true to let it through, else answered here. */
+  const admitLate = async (event: ProviderEvent, entity: EntityRef, reply: FastifyReply, started: number): Promise<boolean> => {
+    const judged = await withinDeadline(deadlineMs, (deadline) => opts.temporal.connection.withDeadline(deadline, () => judgeLateEvent(opts.temporal, entity, event))).catch(
+      (err: Error) => err,
+    );
+    const ids = { eventId: event.eventId, eventType: event.eventType, ms: Date.now() - started };
+    if (judged instanceof Error) {
+      metrics.webhook('unavailable');
+      log.error('late webhook not judged: Temporal did not answer', { ...ids, error: judged.name });
+      await reply.code(503).send({ error: 'TEMPORARILY_UNAVAILABLE' });
+      return false;
+    }
+    if (judged === 'applied') {
+      metrics.webhook('duplicate', 'LATE');
+      log.info('late webhook already applied: answered again, not applied again', ids);
+      await reply.code(200).send({ ok: true, duplicate: true });
+      return false;
+    }
+    if (judged === 'out-of-order') {
+      metrics.webhook('refused', 'STALE_TIMESTAMP');
+      await refuse(reply, 401, 'STALE_TIMESTAMP', log, started);
+      return false;
+    }
+    log.info('late webhook: signed, not applied yet and in order, so let through', ids);
+    return true;
+  };
+
   app.post(WEBHOOK_PATH, (req, reply) => inServerSpan(opts.tracer, 'POST', WEBHOOK_PATH, () => receive(req, reply), () => reply.statusCode));
 
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: 'NOT_FOUND', path: req.url.split('?')[0] }));

@@ -31,9 +31,15 @@ export function parseEvent(raw: Buffer, receivedAt: number): ParsedEvent {
   if (!envelope.success) return { errors: fieldErrorsFromZod(envelope.error) };
   const { eventType, data, eventId, createdAt } = envelope.data;
   return {
-    event: { eventId: eventId ?? deriveEventId(eventType, data), eventType, createdAt: createdAt ?? receivedAt, data },
+    // The id is derived from the data as the provider sent it, before the spec's defaults are filled in.
+    event: { eventId: eventId ?? deriveEventId(eventType, data), eventType, createdAt: createdAt ?? receivedAt, data: withSpecDefaults(eventType, data) },
     derivedId: eventId === undefined,
   };
+}
+
+/** The spec: when CARD_CREATED arrives the card "is then ENABLE", so an event without a status says ENABLE. */
+function withSpecDefaults(eventType: string, data: Record<string, unknown>): Record<string, unknown> {
+  return eventType === 'CARD_CREATED' && typeof data.status !== 'string' ? { ...data, status: 'ENABLE' } : data;
 }
 
 /** evt_ + SHA-256 of the type and the canonical JSON of the data: the same content always gets the same id. */

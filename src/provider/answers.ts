@@ -52,6 +52,13 @@ export const cardAnswerSchema = z.looseObject({
 });
 export type CardAnswer = z.infer<typeof cardAnswerSchema>;
 
+/**
+ * freeze, unfreeze, PIN, contact and DELETE: shapes not shown. Any 2xx is success whatever its
+ * body (`data: null`, `{ success: true }`, a Card): the card's state is read from
+ * GET /cards/{cardId} or the next webhook, never from this answer.
+ */
+export const cardActionAnswerSchema = z.unknown().transform(() => undefined);
+
 /** Field names not shown by the spec: kept whole, sealed for the caller before it leaves the activity. */
 export const cardSensitiveAnswerSchema = z.looseObject({});
 export type CardSensitiveAnswer = z.infer<typeof cardSensitiveAnswerSchema>;
@@ -84,8 +91,15 @@ export type PresignedUploadAnswer = z.infer<typeof presignedUploadAnswerSchema>;
 export const kycSubmissionAnswerSchema = z.looseObject({ id: z.string(), kycStatus: str(), mode: str(), verificationUrl: str() });
 export type KycSubmissionAnswer = z.infer<typeof kycSubmissionAnswerSchema>;
 
-/** GET /kyc/cardholders/{id}: fields not shown; the review needs the status, and the reason when there is one. */
-export const kycCardholderAnswerSchema = z.looseObject({ kycStatus: z.string(), id: str(), reason: str() });
+/**
+ * GET /kyc/cardholders/{id}: fields not shown. The review needs a status, read from `kycStatus`
+ * (the submission's field name) or `status`; nothing else is required. An answer with neither
+ * cannot be decided on: an InvalidResponse that a GET may retry (client.ts).
+ */
+export const kycCardholderAnswerSchema = z
+  .looseObject({ kycStatus: str(), status: str(), id: str(), reason: str() })
+  .refine((h) => h.kycStatus !== undefined || h.status !== undefined, { path: ['kycStatus'], message: 'no status' })
+  .transform(({ status, ...h }) => ({ ...h, kycStatus: (h.kycStatus ?? status) as string }));
 export type KycCardholderAnswer = z.infer<typeof kycCardholderAnswerSchema>;
 
 // --- Payouts ------------------------------------------------------------------------------
@@ -111,9 +125,15 @@ export type PayoutAnswer = z.infer<typeof payoutAnswerSchema>;
 
 // --- eSIM ---------------------------------------------------------------------------------
 
+/**
+ * Purchase and recharge answers: the spec shows the purchase's (orderNo, status ISSUED or PAID),
+ * not the recharge's. The order number is needed to follow the order; a missing status reads
+ * PAID, the state the spec gives an order right after the wallet is charged, so the flow waits
+ * for the webhook or its poll.
+ */
 export const esimOrderAnswerSchema = z.looseObject({
   orderNo: z.string(),
-  status: z.string(),
+  status: z.string().catch('PAID'),
   iccid: nullableStr(),
   qrCode: nullableStr(),
   esimNo: nullableStr(),
@@ -125,9 +145,23 @@ export const esimOrderAnswerSchema = z.looseObject({
 });
 export type EsimOrderAnswer = z.infer<typeof esimOrderAnswerSchema>;
 
+/**
+ * GET /esim/orders/{orderNo}: shape not shown. Only the status decides; the order number is the
+ * one we asked for (client.ts fills it in when the answer leaves it out).
+ */
+export const esimOrderLookupAnswerSchema = esimOrderAnswerSchema.extend({ orderNo: str(), status: z.string() });
+
 /** Shapes not shown: kept whole for the caller. */
 export const esimPlanAnswerSchema = z.looseObject({ planNo: str(), priceUsd: opt(z.number()) });
 export type EsimPlanAnswer = z.infer<typeof esimPlanAnswerSchema>;
-export const esimPlanListAnswerSchema = z.array(esimPlanAnswerSchema);
+/** The catalog as a list, or as an object holding the list under one field (`plans`, `items`, `list`, …). */
+export const esimPlanListAnswerSchema = z.preprocess(listInside, z.array(esimPlanAnswerSchema));
+
+/** An array as it is; an object with exactly one array-valued field, that array; anything else unchanged (and refused). */
+function listInside(data: unknown): unknown {
+  if (Array.isArray(data) || typeof data !== 'object' || data === null) return data;
+  const lists = Object.values(data).filter(Array.isArray);
+  return lists.length === 1 ? lists[0] : data;
+}
 export const esimUsageAnswerSchema = z.looseObject({ esimNo: str() });
 export type EsimUsageAnswer = z.infer<typeof esimUsageAnswerSchema>;

@@ -1,7 +1,9 @@
 /**
  * BIN metadata, cached for the 24 hours the provider allows, and refreshed at once when
  * POST /cards answers that a cardBinId is stale (a 400 with `cardBinId` in its errors).
- * Concurrent readers share one refresh; a failed refresh is not cached.
+ * Concurrent readers share one refresh; a failed refresh is not cached. A BIN missing from a
+ * cached list triggers one refresh before it is reported missing: the provider may have added
+ * it since the list was read.
  */
 import { isProviderError } from './errors';
 
@@ -31,14 +33,20 @@ export class BinCache<TBin extends { cardBinId: string }> {
 
   /** Every BIN, from the cache while it is younger than the TTL. */
   async list(): Promise<TBin[]> {
-    const entry = this.#entry;
-    if (entry && this.#now() - entry.fetchedAt < this.#ttlMs) return entry.bins;
-    return this.refresh();
+    return this.#cached() ?? this.refresh();
   }
 
-  /** One BIN by id, or undefined when the provider does not list it. */
+  /** One BIN by id, or undefined when the provider, asked now, does not list it. */
   async get(cardBinId: string): Promise<TBin | undefined> {
-    return (await this.list()).find((b) => b.cardBinId === cardBinId);
+    const find = (bins: TBin[]) => bins.find((b) => b.cardBinId === cardBinId);
+    const cached = this.#cached();
+    if (cached === undefined) return find(await this.refresh());
+    return find(cached) ?? find(await this.refresh());
+  }
+
+  #cached(): TBin[] | undefined {
+    const entry = this.#entry;
+    return entry && this.#now() - entry.fetchedAt < this.#ttlMs ? entry.bins : undefined;
   }
 
   /** Forgets the cached list; the next read asks the provider. */

@@ -9,7 +9,8 @@
  * The client never reads process.env and holds no secret: the SigningScheme does.
  */
 import type { z } from 'zod';
-import { invalidResponse, localValidationFailed } from './errors';
+import { invalidResponse, isProviderError, localValidationFailed, NOT_AN_ENVELOPE } from './errors';
+import { flattenExtra } from './api/rules';
 import { HmacSha256Scheme } from './signing';
 import { ProviderTransport, type TransportOptions } from './transport';
 import type { RateBudget } from './rate-budget';
@@ -46,10 +47,12 @@ import {
 } from './api';
 import {
   balanceMoveAnswerSchema,
+  cardActionAnswerSchema,
   cardAnswerSchema,
   cardBinListAnswerSchema,
   cardSensitiveAnswerSchema,
   esimOrderAnswerSchema,
+  esimOrderLookupAnswerSchema,
   esimPlanListAnswerSchema,
   esimUsageAnswerSchema,
   kycCardholderAnswerSchema,
@@ -94,7 +97,7 @@ interface CallSpec<Res> extends IdempotentCallOptions {
   params?: Record<string, string>;
   body?: unknown;
   request?: Body<unknown>;
-  response: z.ZodType<Res>;
+  response: z.ZodType<Res, unknown>;
 }
 
 export class ProviderClient {
@@ -142,24 +145,28 @@ export class ProviderClient {
     return this.#call(ENDPOINTS.getOperation, { params: { idempotencyKey }, response: operationAnswerSchema, ...opts });
   }
 
-  freezeCard(cardId: string, opts?: CallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.freezeCard, { params: { cardId }, response: cardAnswerSchema, ...opts });
+  // freeze, unfreeze, PIN, contact, DELETE: answers not shown. Any 2xx is success whatever its
+  // body; the card's state comes from getCard (or the next webhook), never from these answers.
+
+  freezeCard(cardId: string, opts?: CallOptions): Promise<void> {
+    return this.#action(ENDPOINTS.freezeCard, { params: { cardId }, response: cardActionAnswerSchema, ...opts });
   }
 
-  unfreezeCard(cardId: string, opts?: CallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.unfreezeCard, { params: { cardId }, response: cardAnswerSchema, ...opts });
+  unfreezeCard(cardId: string, opts?: CallOptions): Promise<void> {
+    return this.#action(ENDPOINTS.unfreezeCard, { params: { cardId }, response: cardActionAnswerSchema, ...opts });
   }
 
-  updatePin(cardId: string, body: UpdateCardPinRequest, opts?: CallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.updateCardPin, { params: { cardId }, body, request: updateCardPinRequest, response: cardAnswerSchema, ...opts });
+  updatePin(cardId: string, body: UpdateCardPinRequest, opts?: CallOptions): Promise<void> {
+    return this.#action(ENDPOINTS.updateCardPin, { params: { cardId }, body, request: updateCardPinRequest, response: cardActionAnswerSchema, ...opts });
   }
 
-  updateContact(cardId: string, body: UpdateCardContactRequest, opts?: CallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.updateCardContact, { params: { cardId }, body, request: updateCardContactRequest, response: cardAnswerSchema, ...opts });
+  /** `extra`: fields we do not model, sent as they are. */
+  updateContact(cardId: string, body: UpdateCardContactRequest, opts?: CallOptions): Promise<void> {
+    return this.#action(ENDPOINTS.updateCardContact, { params: { cardId }, body, request: updateCardContactRequest, response: cardActionAnswerSchema, ...opts });
   }
 
-  deleteCard(cardId: string, opts?: CallOptions): Promise<Card> {
-    return this.#call(ENDPOINTS.deleteCard, { params: { cardId }, response: cardAnswerSchema, ...opts });
+  deleteCard(cardId: string, opts?: CallOptions): Promise<void> {
+    return this.#action(ENDPOINTS.deleteCard, { params: { cardId }, response: cardActionAnswerSchema, ...opts });
   }
 
   // --- Wallet --------------------------------------------------------------------------
@@ -218,8 +225,10 @@ export class ProviderClient {
     return this.#call(ENDPOINTS.rechargeEsim, { body, request: rechargeEsimRequest, response: esimOrderAnswerSchema, ...opts });
   }
 
-  getEsimOrder(orderNo: string, opts?: CallOptions): Promise<EsimOrder> {
-    return this.#call(ENDPOINTS.getEsimOrder, { params: { orderNo }, response: esimOrderAnswerSchema, ...opts });
+  /** Only the status is required; the order number is the one asked for when the answer leaves it out. */
+  async getEsimOrder(orderNo: string, opts?: CallOptions): Promise<EsimOrder> {
+    const order = await this.#call(ENDPOINTS.getEsimOrder, { params: { orderNo }, response: esimOrderLookupAnswerSchema, ...opts });
+    return { ...order, orderNo: order.orderNo ?? orderNo };
   }
 
   getEsimUsage(esimNo: string, opts?: CallOptions): Promise<EsimUsage> {
@@ -236,6 +245,19 @@ export class ProviderClient {
   /** Nothing secret to show; keeps serialisation of the client explicit. */
   toJSON(): Record<string, unknown> {
     return { client: 'ProviderClient', transport: this.#transport.toJSON() };
+  }
+
+  /**
+   * A card action: any 2xx is success, also one whose body is not our envelope at all (a 204, a
+   * plain "OK"). A 2xx carrying a failure envelope (code ≠ 0) is still that failure.
+   */
+  async #action(endpoint: EndpointDef, spec: CallSpec<void>): Promise<void> {
+    try {
+      await this.#call(endpoint, spec);
+    } catch (err) {
+      const notEnvelope = isProviderError(err, 'InvalidResponse') && err.code === NOT_AN_ENVELOPE && err.status !== undefined && err.status < 300;
+      if (!notEnvelope) throw err;
+    }
   }
 
   /** Validate → one signed attempt → validate. Every method goes through here. */
@@ -257,11 +279,14 @@ export class ProviderClient {
   }
 }
 
-/** The provider's rules, checked before sending; the body with only the fields the provider knows is what is sent. */
+/**
+ * The provider's rules, checked before sending; what is sent is the body with the fields we
+ * model, and beside them the caller's explicit `extra` fields where the spec shows no shape.
+ */
 function validateRequest(endpoint: EndpointDef, request: Body<unknown>, body: unknown): unknown {
   const errors = request.errors(body);
   if (Object.keys(errors).length > 0) throw localValidationFailed(endpoint.key, errors);
-  return request.known(body);
+  return flattenExtra(request.known(body));
 }
 
 /** An empty path parameter would address another endpoint (/cards/ instead of /cards/:id). */
@@ -276,13 +301,15 @@ function requireParams(endpoint: EndpointDef, params: Record<string, string> = {
 
 /**
  * A 2xx whose data does not match the schema fails as InvalidResponse. Only the paths
- * and zod issue codes are kept: the data may be a PAN and CVV.
+ * and zod issue codes are kept: the data may be a PAN and CVV. An unreadable answer to a GET
+ * changed nothing: it is an error the next attempt (or the next poll) may retry.
  */
-function validateResponse<Res>(endpoint: EndpointDef, schema: z.ZodType<Res>, data: unknown, status: number): Res {
+function validateResponse<Res>(endpoint: EndpointDef, schema: z.ZodType<Res, unknown>, data: unknown, status: number): Res {
   const parsed = schema.safeParse(data);
   if (parsed.success) return parsed.data;
   const fields = Object.fromEntries(parsed.error.issues.map((i) => [i.path.map(String).join('.') || 'data', i.code]));
-  throw invalidResponse(endpoint.key, status, 'RESPONSE_SCHEMA_MISMATCH', fields);
+  const readOnly = endpoint.method === 'GET' ? { retryable: true, mayHaveTakenEffect: false } : {};
+  throw invalidResponse(endpoint.key, status, 'RESPONSE_SCHEMA_MISMATCH', fields, readOnly);
 }
 
 export interface ProviderConfigSlice {

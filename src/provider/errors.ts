@@ -162,6 +162,8 @@ export interface FailureEnvelope {
   code?: unknown;
   message?: unknown;
   errors?: unknown;
+  /** Some providers put the field errors here, as `data.errors` or as `data` itself. */
+  data?: unknown;
 }
 
 export type HeaderBag = Record<string, string | string[] | undefined>;
@@ -191,7 +193,15 @@ export const CLASSIFICATION: readonly ClassificationRow[] = [
   row('IdempotencyInProgress', [/in progress|still (being )?process|retry shortly/i]),
   row('IdempotencyKeyTerminal', [/idempotency|\bkey\b/i, /terminal|definitively failed|already failed|previously failed/i]),
   row('IdempotencyConflict', [/idempotency|\bkey\b/i, /different|mismatch|conflict|another/i]),
-  row('InsufficientFunds', [/insufficient/i, /balance|fund/i], [/not enough/i, /balance|fund|money/i]),
+  // A balance too low, in the words providers use for it ("exceeds available balance", "not enough funds", …).
+  row(
+    'InsufficientFunds',
+    [/insufficient/i, /balance|fund/i],
+    [/not enough/i, /balance|fund|money|credit/i],
+    [/exceed/i, /balance/i],
+    [/balance/i, /too low|is low|low balance|not sufficient|below/i],
+    [/(greater|more|larger|higher) than/i, /balance/i],
+  ),
   row('PlanUnavailable', [/plan/i, /unavailable|not available|sold out/i]),
   // Before CardholderNotApproved: a duplicate's wording names the earlier one as pending or approved.
   row('DuplicateCardholder', [/duplicate|already exists|already (pending|approved)/i]),
@@ -254,11 +264,11 @@ export function errorFromResponse(
 ): ProviderError {
   const message = typeof envelope?.message === 'string' ? envelope.message : '';
   const code = messageCode(message);
-  const errors = fieldErrors(envelope?.errors);
+  const errors = errorsOf(envelope);
   // 429 is a rate limit whatever it says; a 5xx is a server error whatever it says.
   const byWords = status === 429 || status >= 500 ? undefined : classifyMessage(message);
-  let type: ProviderErrorType = byWords ?? typeByStatus(status);
-  if (type === 'ValidationFailed' && isStaleCardBin(endpoint, errors)) type = 'StaleCardBin';
+  // The spec's explicit rule wins over any wording: a 400 on POST /cards naming cardBinId is a stale BIN.
+  const type: ProviderErrorType = status === 400 && isStaleCardBin(endpoint, errors) ? 'StaleCardBin' : (byWords ?? typeByStatus(status));
   // A 4xx is a refusal: whatever we could not classify, the provider did not apply it.
   const refused = type === 'InvalidResponse' && status >= 400 && status < 500 ? { mayHaveTakenEffect: false } : {};
   const shortfall = type === 'InsufficientFunds' ? shortfallOf(message) : undefined;
@@ -280,14 +290,18 @@ export function errorFromTransportFailure(err: unknown, endpoint?: EndpointRef):
   return new ProviderError({ ...base, type: 'NetworkError' });
 }
 
+/** The code of an InvalidResponse whose 2xx body is not the `{ code, message, data }` envelope. */
+export const NOT_AN_ENVELOPE = 'NOT_AN_ENVELOPE';
+
 /** A 2xx whose body is not the envelope or whose data does not match the schema. */
 export function invalidResponse(
   endpoint: string | undefined,
   status: number | undefined,
   what: string,
   errors?: Record<string, string>,
+  traits?: Partial<Traits>,
 ): ProviderError {
-  return new ProviderError({ type: 'InvalidResponse', endpoint, status, code: what, errors });
+  return new ProviderError({ type: 'InvalidResponse', endpoint, status, code: what, errors, ...traits });
 }
 
 const NEVER_SENT_CODES: ReadonlySet<string> = new Set([
@@ -327,15 +341,50 @@ function messageCode(message: unknown): string | undefined {
 }
 
 /**
- * Field names and their string rules. Anything else in the map is replaced by a fixed text: a
- * provider that echoed our input there (a card number, an id number) must not carry it into
- * logs, failure details or workflow history.
+ * The field errors wherever the provider put them: `errors`, `data.errors`, or `data` itself when
+ * it is a map of field → text (the spec names an "errors map" but shows no envelope field for it).
+ */
+function errorsOf(envelope: FailureEnvelope | undefined): Record<string, string> | undefined {
+  if (envelope === undefined) return undefined;
+  const data = envelope.data;
+  const inData = typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as { errors?: unknown }).errors : undefined;
+  const dataItself = isTextMap(data) || Array.isArray(data) ? data : undefined;
+  for (const place of [envelope.errors, inData, dataItself]) {
+    const found = fieldErrors(place);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+function isTextMap(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length > 0 && Object.values(v).every((x) => typeof x === 'string');
+}
+
+/**
+ * Field names and their rules, read from a map (`{ field: rule }`) or an array of `{ field,
+ * message }` (also `name`/`path` and `error`/`reason`/`rule`). A rule that is not a string is
+ * replaced by a fixed text: a provider that echoed our input there (a card number, an id
+ * number) must not carry it into logs, failure details or workflow history.
  */
 function fieldErrors(raw: unknown): Record<string, string> | undefined {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  if (Array.isArray(raw)) return fieldErrorList(raw);
+  if (typeof raw !== 'object' || raw === null) return undefined;
   const out: Record<string, string> = {};
   for (const [field, rule] of Object.entries(raw)) out[field] = typeof rule === 'string' ? rule : 'is invalid';
   return out;
+}
+
+function fieldErrorList(items: unknown[]): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const item of items) {
+    if (typeof item !== 'object' || item === null) continue;
+    const e = item as Record<string, unknown>;
+    const field = [e.field, e.name, e.path, e.param].find((v) => typeof v === 'string' && v !== '') as string | undefined;
+    if (field === undefined) continue;
+    const rule = [e.message, e.error, e.reason, e.rule].find((v) => typeof v === 'string');
+    out[field] ??= typeof rule === 'string' ? rule : 'is invalid';
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 function rateLimitTiming(message: unknown, headers: HeaderBag, now: number): { resetAt?: number; retryAfterMs?: number } {

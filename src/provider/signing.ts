@@ -31,7 +31,13 @@ export interface SignedHeaders {
 }
 
 export type VerifyFailure = 'MISSING_HEADER' | 'STALE_TIMESTAMP' | 'BAD_SIGNATURE' | 'WRONG_API_KEY';
-export type VerifyResult = { ok: true; nonce: string; timestamp: number } | { ok: false; reason: VerifyFailure };
+/**
+ * `genuine`: set on STALE_TIMESTAMP when the signature itself is right, i.e. the delivery is the
+ * provider's, only late (a redelivery of an old event repeated byte for byte). The caller decides.
+ */
+export type VerifyResult =
+  | { ok: true; nonce: string; timestamp: number }
+  | { ok: false; reason: VerifyFailure; genuine?: { nonce: string; timestamp: number } };
 
 /** What callers depend on: sign a physical attempt, or verify one. */
 export interface SigningScheme {
@@ -82,14 +88,15 @@ export class HmacSha256Scheme implements SigningScheme {
     const apiKey = single(headers[SIGNATURE_HEADERS.apiKey]);
     if (apiKey !== undefined && apiKey !== this.#apiKey) return { ok: false, reason: 'WRONG_API_KEY' };
     const ts = Number(timestamp);
-    if (!/^\d{1,16}$/.test(timestamp) || Math.abs(this.#now() - ts) > this.#toleranceMs) {
-      return { ok: false, reason: 'STALE_TIMESTAMP' };
-    }
+    if (!/^\d{1,16}$/.test(timestamp)) return { ok: false, reason: 'STALE_TIMESTAMP' };
+    const stale = Math.abs(this.#now() - ts) > this.#toleranceMs;
     const expected = Buffer.from(this.#compute(timestamp, nonce, req));
     const given = Buffer.from(signature);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) {
-      return { ok: false, reason: 'BAD_SIGNATURE' };
+      // A forged delivery is refused as stale when it is: the reason never tells a forger more.
+      return { ok: false, reason: stale ? 'STALE_TIMESTAMP' : 'BAD_SIGNATURE' };
     }
+    if (stale) return { ok: false, reason: 'STALE_TIMESTAMP', genuine: { nonce, timestamp: ts } };
     return { ok: true, nonce, timestamp: ts };
   }
 

@@ -11,6 +11,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { SigningScheme } from './signing';
 import {
   errorFromResponse,
+  NOT_AN_ENVELOPE,
   errorFromTransportFailure,
   invalidResponse,
   isProviderError,
@@ -179,7 +180,7 @@ export function unwrapEnvelope(status: number, text: string, headers: HeaderBag,
   const json = parseObject(text);
   const ok = status >= 200 && status < 300;
   if (!ok) return failWith(errorFromResponse(status, json, headers, endpoint, now));
-  if (!json || typeof json.code !== 'number') return failWith(invalidResponse(endpoint.key, status, 'NOT_AN_ENVELOPE'));
+  if (!json || typeof json.code !== 'number') return failWith(invalidResponse(endpoint.key, status, NOT_AN_ENVELOPE));
   if (json.code === 0) return json.data;
   const failureStatus = json.code >= 400 && json.code < 600 ? json.code : status;
   return failWith(errorFromResponse(failureStatus, json, headers, endpoint, now));

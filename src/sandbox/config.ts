@@ -24,8 +24,9 @@ const count = z.number().int('must be an integer').min(1, 'must be a positive in
  * `contract`: answers exactly as CONTRACTS says (the default). `minimal`: answers only the fields
  * the spec lists, plain-text error messages, prefix-less fileTokens, the other payout spelling
  * (SUCCESS, CANCELED) and webhooks without X-API-Key, eventId and createdAt (CONTRACTS §8).
+ * `divergent`: minimal, and every shape the spec does not show answered another way (profiles.ts).
  */
-export const SANDBOX_PROFILES = ['contract', 'minimal'] as const;
+export const SANDBOX_PROFILES = ['contract', 'minimal', 'divergent'] as const;
 export type SandboxProfile = (typeof SANDBOX_PROFILES)[number];
 
 export const sandboxConfigSchema = z.object({
@@ -88,6 +89,8 @@ export const sandboxConfigSchema = z.object({
     }),
   }),
   rateLimit: z.object({ windowMs: count, general: count, sensitive: count, balance: count }),
+  /** BINs withdrawn since a client cached the list: not listed, and POST /cards answers 400 naming cardBinId. */
+  retiredBins: z.array(z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters'), 'must be an array of cardBinIds').max(100, 'must have at most 100 entries'),
   /** Client IPs allowed on /open-api; empty: every loopback address. */
   whitelist: z.array(z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters'), 'must be an array of IP addresses').max(100, 'must have at most 100 entries'),
 });
@@ -113,6 +116,7 @@ export function defaultSandboxConfig(webhookUrl: string): SandboxConfig {
     webhook: { dropRate: 0, duplicateRate: 0, delayMs: 0, reorder: false, reorderWindowMs: 250, retryBaseMs: 1000, maxAttempts: 8, timeoutMs: 10_000 },
     faults: { errorRate: 0, latencyMs: 0, hangRate: 0, hangMs: 35_000, endpoints: {} },
     rateLimit: { windowMs: 60_000, general: 100, sensitive: 70, balance: 70 },
+    retiredBins: [],
     whitelist: [],
   };
 }

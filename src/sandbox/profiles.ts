@@ -4,6 +4,13 @@
  * wording instead of code words, payouts use the other spelling (SUCCESS, CANCELED), and
  * webhooks come without X-API-Key, eventId and createdAt. The `contract` profile (default)
  * answers exactly as CONTRACTS says; its shapes are unchanged by this module.
+ *
+ * The `divergent` profile is `minimal`, and where the spec shows no shape it answers in another
+ * way than ours: card actions `data: null`, a recharge only `orderNo` and `status`, an order
+ * lookup without its `orderNo`, a KYC status query with `status` instead of `kycStatus`,
+ * operations with `status` only, field errors as an array of `{ field, message }`, other plain
+ * wordings (a stale BIN "BIN not found", a balance too low "… exceeds available balance"),
+ * CARD_CREATED without `status`, and other words for the payout statuses the spec does not list.
  */
 import type { EndpointKey } from '../provider/api';
 import { codeMeaning } from '../shared/failures';
@@ -61,6 +68,26 @@ const EVENT_FIELDS: Record<string, readonly string[]> = {
 
 /** Our payout words → the other spelling that public integration code uses. */
 const PAYOUT_SPELLING: Record<string, string> = { COMPLETED: 'SUCCESS', CANCELLED: 'CANCELED' };
+/** divergent: also other words for the payout statuses the spec does not show at all. */
+const DIVERGENT_PAYOUT_SPELLING: Record<string, string> = { ...PAYOUT_SPELLING, PENDING: 'SUBMITTED', PROCESSING: 'IN_TRANSIT' };
+
+/** divergent: the `data` of answers whose shape the spec does not show, answered another way than ours. */
+const DIVERGENT_DATA: Partial<Record<EndpointKey, (data: Record<string, unknown>) => unknown>> = {
+  freezeCard: () => null,
+  unfreezeCard: () => null,
+  updateCardPin: () => null,
+  updateCardContact: () => null,
+  deleteCard: () => null,
+  rechargeEsim: ({ orderNo, status }) => ({ orderNo, status }),
+  getEsimOrder: ({ orderNo: _orderNo, ...order }) => order,
+  getKycCardholder: ({ kycStatus, ...holder }) => ({ ...holder, status: kycStatus }),
+};
+
+/** divergent: plain wordings other than minimal's, still plain English a provider might send. */
+const DIVERGENT_WORDS: Partial<Record<string, string>> = {
+  INSUFFICIENT_FUNDS: 'Amount exceeds available balance',
+  NOT_FOUND: 'The requested resource does not exist',
+};
 
 function pick(data: unknown, fields: readonly string[] | undefined): unknown {
   if (fields === undefined || data === null || typeof data !== 'object') return data;
@@ -69,25 +96,35 @@ function pick(data: unknown, fields: readonly string[] | undefined): unknown {
   return Object.fromEntries(fields.filter((f) => source[f] !== undefined).map((f) => [f, source[f]]));
 }
 
-function respellPayout<T>(payout: T): T {
+function spellingOf(profile: SandboxProfile): Record<string, string> {
+  return profile === 'divergent' ? DIVERGENT_PAYOUT_SPELLING : PAYOUT_SPELLING;
+}
+
+function respellPayout<T>(payout: T, profile: SandboxProfile): T {
   const p = payout as { status?: unknown };
-  return typeof p.status === 'string' && PAYOUT_SPELLING[p.status] ? ({ ...payout, status: PAYOUT_SPELLING[p.status] } as T) : payout;
+  const spelling = spellingOf(profile);
+  return typeof p.status === 'string' && spelling[p.status] ? ({ ...payout, status: spelling[p.status] } as T) : payout;
 }
 
 /** An answer body (success or failure envelope) as the profile words it. */
 export function presentAnswer(profile: SandboxProfile, endpoint: EndpointKey | undefined, body: unknown): unknown {
   if (profile === 'contract' || body === null || typeof body !== 'object') return body;
-  const envelope = body as { code?: number; message?: string; data?: unknown; errors?: unknown };
+  const envelope = body as { code?: number; message?: string; data?: unknown; errors?: Record<string, string> };
   if (envelope.code === 0) {
-    const data = pick(envelope.data, endpoint && SPEC_FIELDS[endpoint]);
-    return { ...envelope, data: endpoint === 'getPayout' || endpoint === 'createPayout' ? respellPayout(data) : data };
+    let data = pick(envelope.data, endpoint && SPEC_FIELDS[endpoint]);
+    if (endpoint === 'getPayout' || endpoint === 'createPayout') data = respellPayout(data, profile);
+    const divergent = profile === 'divergent' && endpoint ? DIVERGENT_DATA[endpoint] : undefined;
+    return { ...envelope, data: divergent ? divergent((data ?? {}) as Record<string, unknown>) : data };
   }
-  return { ...envelope, message: plainMessage(envelope.message ?? '', envelope.code) };
+  const message = plainMessage(envelope.message ?? '', envelope.code, profile, envelope.errors);
+  if (profile !== 'divergent' || envelope.errors === undefined) return { ...envelope, message };
+  return { ...envelope, message, errors: Object.entries(envelope.errors).map(([field, text]) => ({ field, message: text })) };
 }
 
-function plainMessage(message: string, status: number | undefined): string {
+function plainMessage(message: string, status: number | undefined, profile: SandboxProfile, errors?: Record<string, string>): string {
   const code = message.split(':')[0];
-  const plain = codeMeaning(code)?.plain ?? message;
+  const divergent = profile === 'divergent' ? (errors?.cardBinId !== undefined ? 'BIN not found' : DIVERGENT_WORDS[code]) : undefined;
+  const plain = divergent ?? codeMeaning(code)?.plain ?? message;
   // The spec: a 429's message states how many seconds to wait.
   if (code === 'RATE_LIMITED' && status === 429) {
     const seconds = /(\d+) seconds?$/.exec(message)?.[1];
@@ -108,13 +145,23 @@ export function presentEvent(profile: SandboxProfile, event: { eventId: string; 
   if (profile === 'contract') return { body: { ...event }, withApiKey: true };
   const isPayout = event.eventType.startsWith('PAYOUT_');
   const status = event.eventType.slice('PAYOUT_'.length);
-  const eventType = isPayout && PAYOUT_SPELLING[status] ? `PAYOUT_${PAYOUT_SPELLING[status]}` : event.eventType;
+  const spelling = spellingOf(profile);
+  const eventType = isPayout && spelling[status] ? `PAYOUT_${spelling[status]}` : event.eventType;
   const fields = isPayout ? PAYOUT : EVENT_FIELDS[event.eventType];
-  const data = pick(event.data, fields);
-  return { body: { eventType, data: isPayout ? respellPayout(data) : data }, withApiKey: false };
+  let data = pick(event.data, fields);
+  if (isPayout) data = respellPayout(data, profile);
+  // The spec: when CARD_CREATED arrives the card "is then ENABLE"; divergent leaves the status out.
+  if (profile === 'divergent' && event.eventType === 'CARD_CREATED') data = withoutStatus(data);
+  return { body: { eventType, data }, withApiKey: false };
 }
 
-/** Control API input: either spelling of a payout status, as our word. */
+function withoutStatus(data: unknown): unknown {
+  if (data === null || typeof data !== 'object') return data;
+  const { status: _status, ...rest } = data as Record<string, unknown>;
+  return rest;
+}
+
+/** Control API input: any profile's spelling of a payout status, as our word. */
 export function ourPayoutStatus(status: string): string {
-  return Object.entries(PAYOUT_SPELLING).find(([, other]) => other === status)?.[0] ?? status;
+  return Object.entries(DIVERGENT_PAYOUT_SPELLING).find(([, other]) => other === status)?.[0] ?? status;
 }

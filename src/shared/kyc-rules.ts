@@ -86,8 +86,8 @@ export function manualKycBody(input: ManualKycInput, tokens: Record<string, stri
 }
 
 export function hostedKycBody(input: HostedKycInput): KycAutoRequest {
-  const { firstName, lastName, email, redirectUrl } = input ?? ({} as HostedKycInput);
-  return { firstName, lastName, email, ...(redirectUrl === undefined ? {} : { redirectUrl }) } as KycAutoRequest;
+  const { firstName, lastName, email, redirectUrl, extra } = input ?? ({} as HostedKycInput);
+  return { firstName, lastName, email, ...(redirectUrl === undefined ? {} : { redirectUrl }), ...(extra === undefined ? {} : { extra }) } as KycAutoRequest;
 }
 
 function manualKycErrors(input: ManualKycInput): FieldErrors {

@@ -33,6 +33,8 @@ export const entityStateSignal = defineSignal<[EntityState]>('entityState');
 export const entityObservedSignal = defineSignal<[{ status: string; data: Record<string, unknown> }]>('entityObserved');
 
 export const entityStateQuery = defineQuery<EntityState>('entityState');
+/** The bridge, before it lets a late (stale-timestamp) redelivery through: was this eventId applied, and where does the entity stand? */
+export const entityEventQuery = defineQuery<{ applied: boolean; state: EntityState }, [string]>('entityEvent');
 /** `esim/<esimNo>`: the latest usage read and the alerts received. */
 export const esimWatchQuery = defineQuery<EsimWatchState>('esimWatch');
 /** `esim/<esimNo>`: reads the usage again unless the last read is under a minute old (the provider syncs no faster). */

@@ -18,6 +18,7 @@ export const PROVIDER_CALLS = {
   createCard: ['general'],
   getCard: ['general'],
   changeCard: ['general'],
+  applyCardChange: ['general'],
   revealSensitiveCard: ['sensitive'],
   // POST /cards/{cardId}/funding and /withdrawal (and their operation lookups) on their own budgets.
   moveMoney: ['funding', 'withdrawal'],

@@ -75,6 +75,8 @@ export interface ContactInput {
   email?: string;
   mobilePrefix?: string;
   mobile?: string;
+  /** The spec shows no shape for POST /cards/{cardId}/contact: fields we do not model, sent as they are. */
+  extra?: Record<string, unknown>;
 }
 
 /** A webhook event as the bridge delivers it to a workflow (CONTRACTS §4). */
@@ -202,6 +204,8 @@ export interface HostedKycInput {
   email: string;
   /** Where the provider's page sends the person when done. */
   redirectUrl?: string;
+  /** The spec shows no shape for POST /kyc/cardholders/auto: fields we do not model, sent as they are. */
+  extra?: Record<string, unknown>;
   timings?: WaitTimings;
 }
 
@@ -235,6 +239,8 @@ export interface PurchaseEsimInput {
 
 export interface RechargeEsimInput {
   esimNo: string;
+  /** The spec shows no shape for POST /esim/recharge: fields we do not model, sent as they are. */
+  extra?: Record<string, unknown>;
   /** Caller-chosen key for POST /esim/recharge; derived from the workflow ID when absent. */
   idempotencyKey?: string;
   timings?: WaitTimings;

@@ -46,7 +46,16 @@ export interface MoneyRequest {
 
 /** What an update answered: repeated to the same update ID, even in a later run; `request` since issue 20. */
 export type UpdateOutcome = ({ result: MoneyMovementResult } | { failure: { type?: string; message: string; details: unknown[] } }) & { request?: MoneyRequest };
-const CLOSED_STATUSES = ['DELETING', 'DELETED'];
+/**
+ * Updates refused locally: only a DELETED card ("permanently close"; the workflow ends there). A
+ * DELETING card's updates go to the provider, which decides (the spec shows no transitions).
+ */
+const CLOSED_STATUSES = ['DELETED'];
+/**
+ * docs/versioning.md: a card action's answer is not read (its shape is not shown; any 2xx is
+ * success); the card's state comes from GET /cards/{cardId} after it.
+ */
+export const CARD_STATE_FROM_GET_PATCH = 'card-state-from-get';
 
 export interface CardLifecycleInput {
   cardId: string;
@@ -95,7 +104,13 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   const serialise = serialiser();
   const change = (request: CardChange) =>
     serialise(async () => {
-      const card = await general.changeCard(request);
+      let card: CardView;
+      if (patched(CARD_STATE_FROM_GET_PATCH)) {
+        await general.applyCardChange(request);
+        card = await general.getCard({ cardId });
+      } else {
+        card = await general.changeCard(request);
+      }
       inbox.set(card.status, { ...card }, Date.now());
       operationsApplied++;
       return card;

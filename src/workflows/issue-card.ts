@@ -4,7 +4,7 @@
  * CARD_CREATED webhook (which may have come before POST /cards even answered) or, when no
  * webhook comes in time, from its polls of GET /cards/{cardId}.
  */
-import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { log, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { CardBinAnswer } from '../provider/answers';
 import { describeErrors, hasErrors, issueCardErrors, toCardView } from '../shared/card-rules';
 import { FailureType } from '../shared/failures';
@@ -13,7 +13,13 @@ import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes
 import { phaseOf } from '../shared/statuses';
 import type { CardView, IssueCardInput } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
-import { applicationCause, failWith, providerCalls } from './lib/provider';
+import { applicationCause, failWith, isUnreadableAnswer, providerCalls } from './lib/provider';
+
+/**
+ * docs/versioning.md: a KYC status that cannot be read (InvalidResponse, once the activity's
+ * retries are spent) no longer fails the flow: POST /cards is sent and the provider decides.
+ */
+export const KYC_PRECHECK_UNREADABLE_PATCH = 'kyc-precheck-unreadable-lets-provider-decide';
 
 /** Attempts bounded by time, not count; the window stays inside the 24 h the provider answers a key with its card. */
 const cardRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '1 minute' } as const;
@@ -53,8 +59,16 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
     return found;
   }
 
+  /** Our pre-check saves a POST the provider would refuse; the provider's refusal stays authoritative. */
   async function assertCardholderApproved(cardholderId: string): Promise<void> {
-    const holder = await general.getCardholder({ id: cardholderId });
+    let holder: Awaited<ReturnType<typeof general.getCardholder>>;
+    try {
+      holder = await general.getCardholder({ id: cardholderId });
+    } catch (err) {
+      if (!isUnreadableAnswer(err) || !patched(KYC_PRECHECK_UNREADABLE_PATCH)) throw err;
+      log.warn('KYC status unreadable (GET /kyc/cardholders/{id}): the provider decides on POST /cards', { cardholderId });
+      return;
+    }
     if (holder?.kycStatus !== 'APPROVED') {
       failWith(FailureType.CardholderNotApproved, `cardholder ${cardholderId} is ${holder?.kycStatus ?? 'unknown'}, not APPROVED`, [
         { errors: { cardholderId: 'must be an APPROVED KYC cardholder' } },

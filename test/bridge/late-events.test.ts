@@ -38,4 +38,31 @@ describe('late events', () => {
     expect((await latest.describe()).status.name).toBe('RUNNING');
     await latest.terminate('test done');
   });
+
+  test('a genuinely signed delivery whose timestamp is hours old: applied once when new and in order, answered 200 when applied, refused when it would go backwards', async () => {
+    stack = await startStack();
+    const id = 'kyc_stale1';
+    const workflowId = entityWorkflowId('kyc', id);
+    await stack.client.workflow.start('providerEntity', { taskQueue: stack.taskQueue, workflowId, args: [{ kind: 'kyc', entityId: id }] });
+    // The provider redelivers an old event with its first delivery's timestamp, two hours ago.
+    const twoHoursAgo = () => Date.now() - 2 * 60 * 60 * 1000;
+    const signer = new HmacSha256Scheme({ apiKey: stack.config.provider.apiKey, secret: stack.config.provider.webhookSecret, now: twoHoursAgo });
+    const deliver = async (eventId: string, kycStatus: string) => {
+      const body = JSON.stringify({ eventId, eventType: 'CARDHOLDER_KYC_STATUS', createdAt: twoHoursAgo(), data: { id, kycStatus } });
+      const res = await fetch(`${stack.bridge.url}/webhooks/provider`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...signer.sign({ method: 'POST', pathWithQuery: '/webhooks/provider', body }) },
+        body,
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    expect(await deliver('evt_stale_a', 'APPROVED')).toMatchObject({ status: 200, body: { late: true } });
+    const handle = stack.client.workflow.getHandle(workflowId);
+    await waitUntil(async () => (await handle.query(entityStateQuery)).status === 'APPROVED', 10_000, 'the late event applied');
+
+    expect(await deliver('evt_stale_a', 'APPROVED')).toMatchObject({ status: 200, body: { duplicate: true } });
+    expect(await deliver('evt_stale_b', 'PENDING')).toMatchObject({ status: 401, body: { reason: 'STALE_TIMESTAMP' } });
+    expect(await handle.query(entityStateQuery)).toMatchObject({ status: 'APPROVED', eventCount: 1 });
+    await handle.terminate('test done');
+  });
 });

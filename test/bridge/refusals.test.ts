@@ -4,7 +4,7 @@
  * anything is signalled. Temporal is a stub that records signal-with-start calls; the end-to-end
  * deliveries are in bridge.test.ts.
  */
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { buildBridge, MAX_WEBHOOK_BYTES, WEBHOOK_PATH } from '../../src/bridge/app';
 import { HmacSha256Scheme, NonceCache } from '../../src/provider/signing';
@@ -19,12 +19,23 @@ interface Signalled {
   signalArgs: unknown[];
 }
 
-/** Temporal's side, as far as the bridge reaches it: a signal-with-start that records, or fails, or hangs. */
+/** What an entity workflow answers the bridge's query about one event (undefined: no such workflow). */
+type EntityAnswer = { applied: boolean; state: Record<string, unknown> } | undefined;
+
+/** Temporal's side, as far as the bridge reaches it: a signal-with-start that records, or fails, or hangs; the entities' answers. */
 function fakeTemporal(answer: 'take' | 'fail' | 'hang' = 'take') {
   const signalled: Signalled[] = [];
+  const entities = new Map<string, EntityAnswer>();
   const client = {
     connection: { withDeadline: <T>(_deadline: number, fn: () => Promise<T>) => fn() },
     workflow: {
+      getHandle: (workflowId: string) => ({
+        query: async () => {
+          const known = entities.get(workflowId);
+          if (known === undefined) throw new WorkflowNotFoundError('not found', workflowId, undefined);
+          return known;
+        },
+      }),
       signalWithStart: async (_type: string, opts: Signalled) => {
         signalled.push({ workflowId: opts.workflowId, signalArgs: opts.signalArgs });
         if (answer === 'fail') throw new Error('UNAVAILABLE');
@@ -33,7 +44,7 @@ function fakeTemporal(answer: 'take' | 'fail' | 'hang' = 'take') {
       },
     },
   };
-  return { client: client as unknown as Client, signalled };
+  return { client: client as unknown as Client, signalled, entities };
 }
 
 describe('bridge refusals (app.inject, no Temporal)', () => {
@@ -93,14 +104,55 @@ describe('bridge refusals (app.inject, no Temporal)', () => {
     expect(temporal.signalled).toEqual([]);
   });
 
-  it('a timestamp outside the window, either way, is refused 401 STALE_TIMESTAMP; one just inside is accepted', async () => {
+  it('a timestamp outside the window that is not genuinely signed, or not a timestamp, is refused 401 STALE_TIMESTAMP; one just inside is accepted', async () => {
     const body = kycEvent('kyc_t');
     for (const skew of [-(TOLERANCE_MS + 1000), TOLERANCE_MS + 1000]) {
-      expect(await post(body, signed(body, { now: () => NOW + skew }))).toMatchObject({ status: 401, body: { reason: 'STALE_TIMESTAMP' } });
+      const forged = { ...signed(body, { now: () => NOW + skew }), 'x-signature': 'AAAA' };
+      expect(await post(body, forged)).toMatchObject({ status: 401, body: { reason: 'STALE_TIMESTAMP' } });
     }
     expect(await post(body, { ...signed(body), 'x-timestamp': 'yesterday' })).toMatchObject({ status: 401 });
     expect(temporal.signalled).toEqual([]);
     expect((await post(body, signed(body, { now: () => NOW - TOLERANCE_MS + 1000 }))).status).toBe(200);
+  });
+
+  describe('a genuinely signed delivery redelivered after the timestamp window (late)', () => {
+    const late = (body: string) => signed(body, { now: () => NOW - 2 * 60 * 60 * 1000 });
+
+    it('is let through when its entity has no workflow yet', async () => {
+      const body = kycEvent('kyc_late_new');
+      expect(await post(body, late(body))).toMatchObject({ status: 200, body: { ok: true, late: true, eventId: 'evt_kyc_late_new' } });
+      expect(temporal.signalled).toHaveLength(1);
+    });
+
+    it('is let through when the entity did not apply its eventId and it is in order', async () => {
+      temporal.entities.set('kyc-cardholder/kyc_late_pending', { applied: false, state: { kind: 'kyc', entityId: 'kyc_late_pending', status: 'PENDING', eventCount: 0 } });
+      const body = kycEvent('kyc_late_pending');
+      expect(await post(body, late(body))).toMatchObject({ status: 200, body: { late: true } });
+      expect(temporal.signalled).toHaveLength(1);
+    });
+
+    it('is answered 200 and not applied again when the entity already applied its eventId', async () => {
+      temporal.entities.set('kyc-cardholder/kyc_late_seen', { applied: true, state: { kind: 'kyc', entityId: 'kyc_late_seen', status: 'APPROVED', eventCount: 1 } });
+      const body = kycEvent('kyc_late_seen');
+      expect(await post(body, late(body))).toMatchObject({ status: 200, body: { duplicate: true } });
+      expect(temporal.signalled).toEqual([]);
+    });
+
+    it('is refused STALE_TIMESTAMP when it would take the entity back to an older status', async () => {
+      temporal.entities.set('card/crd_late', { applied: false, state: { kind: 'card', entityId: 'crd_late', status: 'DELETED', eventCount: 3, lastEventAt: NOW } });
+      const body = JSON.stringify({ eventType: 'CARD_CREATED', data: { cardId: 'crd_late', status: 'ENABLE' } });
+      expect(await post(body, late(body))).toMatchObject({ status: 401, body: { reason: 'STALE_TIMESTAMP' } });
+      expect(temporal.signalled).toEqual([]);
+    });
+  });
+
+  it('CARD_CREATED without a status is delivered as ENABLE (the spec: the card is then ENABLE), its derived id from the data as sent', async () => {
+    const body = JSON.stringify({ eventType: 'CARD_CREATED', data: { cardId: 'crd_nostatus' } });
+    expect((await post(body, signed(body))).status).toBe(200);
+    const [event] = temporal.signalled[0].signalArgs as Array<{ eventId: string; data: Record<string, unknown> }>;
+    expect(event.data).toEqual({ cardId: 'crd_nostatus', status: 'ENABLE' });
+    const { deriveEventId } = await import('../../src/bridge/events');
+    expect(event.eventId).toBe(deriveEventId('CARD_CREATED', { cardId: 'crd_nostatus' }));
   });
 
   it.each(['x-timestamp', 'x-nonce', 'x-signature'])('without %s: 401 MISSING_HEADER', async (header) => {

@@ -6,7 +6,7 @@
 import { spawnApp, type AppProcess } from '../../tools/processes';
 import type { Stack } from './stack';
 
-export function spawnWorker(stack: Stack): AppProcess {
+export function spawnWorker(stack: Stack, env: Record<string, string> = {}): AppProcess {
   return spawnApp(
     'test worker',
     'src/worker.ts',
@@ -16,6 +16,7 @@ export function spawnWorker(stack: Stack): AppProcess {
       PROVIDER_BASE_URL: stack.config.provider.baseUrl,
       PAYLOAD_CODEC_KEY: stack.config.codec.key,
       PAYLOAD_CODEC_KEY_ID: stack.config.codec.keyId,
+      ...env,
     },
     '/dev/null',
   );

@@ -57,4 +57,20 @@ describe('BinCache', () => {
     fail = false;
     expect(await cache.get('bin_ok')).toBeDefined();
   });
+
+  it('a BIN the provider added after the list was cached is found by one refresh, not refused until tomorrow', async () => {
+    const listed = [{ cardBinId: 'bin_old' }];
+    let calls = 0;
+    const cache = new BinCache({ listCardBins: async () => (calls++, [...listed]) });
+    await cache.list();
+    listed.push({ cardBinId: 'bin_added_today' });
+    expect(await cache.get('bin_added_today')).toEqual({ cardBinId: 'bin_added_today' });
+    expect(calls).toBe(2);
+    // A BIN the provider does not list either: one refresh per lookup, then reported missing.
+    expect(await cache.get('bin_never')).toBeUndefined();
+    expect(calls).toBe(3);
+    // A BIN in the cache costs no request.
+    expect(await cache.get('bin_old')).toBeDefined();
+    expect(calls).toBe(3);
+  });
 });

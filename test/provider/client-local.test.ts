@@ -12,7 +12,26 @@ interface Seen {
   method: string;
   url: string;
   headers: http.IncomingHttpHeaders;
+  body: string;
 }
+
+/** Answers of shapes the spec does not show, worded as another provider might (issue 21). */
+const UNSHOWN: Record<string, unknown> = {
+  'POST /open-api/v1/cards/crd_ok/freeze': { code: 0, message: 'SUCCESS', data: null },
+  'POST /open-api/v1/cards/crd_ok/unfreeze': { code: 0, message: 'SUCCESS', data: { success: true } },
+  'POST /open-api/v1/cards/crd_ok/pin': { code: 0, message: 'SUCCESS', data: 'ok' },
+  'POST /open-api/v1/cards/crd_ok/contact': { code: 0, message: 'SUCCESS', data: { cardId: 'crd_ok' } },
+  'DELETE /open-api/v1/cards/crd_ok': { code: 0, message: 'SUCCESS' },
+  'GET /open-api/v1/kyc/cardholders/kyc_status': { code: 0, message: 'SUCCESS', data: { status: 'APPROVED' } },
+  'GET /open-api/v1/kyc/cardholders/kyc_none': { code: 0, message: 'SUCCESS', data: { id: 'kyc_none', reviewedBy: 'ops' } },
+  'GET /open-api/v1/esim/orders/eord_bare': { code: 0, message: 'SUCCESS', data: { status: 'ISSUED' } },
+  'POST /open-api/v1/esim/recharge': { code: 0, message: 'SUCCESS', data: { orderNo: 'eord_rc' } },
+  'GET /open-api/v1/operations/op_bare': { code: 0, message: 'SUCCESS', data: { status: 'COMPLETED' } },
+  'GET /open-api/v1/esim/plans': { code: 0, message: 'SUCCESS', data: { total: 1, plans: [{ planNo: 'epln_x', price: '4.50' }] } },
+  'GET /open-api/v1/wallet/balance': { code: 0, message: 'SUCCESS', data: { balance: '12.00' } },
+  'POST /open-api/v1/kyc/cardholders/auto': { code: 0, message: 'SUCCESS', data: { id: 'kyc_hosted' } },
+  'POST /open-api/v1/payouts': { code: 0, message: 'SUCCESS', data: { status: 'ACCEPTED' } },
+};
 
 const SECRET = 'secret_local_do_not_leak';
 const PAN = '4111111111111111';
@@ -28,10 +47,15 @@ function envelope(res: http.ServerResponse, status: number, body: unknown): void
 beforeAll(async () => {
   let uploads = 0;
   server = http.createServer((req, res) => {
-    req.resume();
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      seen.push({ method: req.method!, url: req.url!, headers: req.headers });
+      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
       const url = req.url!;
+      if (url === '/open-api/v1/cards/crd_204/freeze') return res.writeHead(204).end();
+      if (url === '/open-api/v1/cards/crd_refused/freeze') return envelope(res, 200, { code: 422, message: 'Card is not active' });
+      const unshown = UNSHOWN[`${req.method} ${url}`];
+      if (unshown !== undefined) return envelope(res, 200, unshown);
       if (url === '/open-api/v1/cards/crd_bad') return envelope(res, 200, { code: 0, message: 'SUCCESS', data: { cardId: 7 } });
       if (url === '/open-api/v1/cards/crd_bad/sensitive') {
         // Field names are not shown by the spec, so any object is read; a list is not an object.
@@ -61,9 +85,9 @@ function client(): ProviderClient {
 }
 
 describe('answers the schema does not accept', () => {
-  it('a 2xx with data of the wrong shape fails as InvalidResponse naming the fields', async () => {
+  it('a 2xx with data of the wrong shape fails as InvalidResponse naming the fields; a GET changed nothing, so it may be retried', async () => {
     const c = client();
-    await expect(c.getCard('crd_bad')).rejects.toMatchObject({ type: 'InvalidResponse', status: 200, retryable: false, mayHaveTakenEffect: true, errors: expect.objectContaining({ cardId: expect.any(String) }) });
+    await expect(c.getCard('crd_bad')).rejects.toMatchObject({ type: 'InvalidResponse', status: 200, retryable: true, mayHaveTakenEffect: false, errors: expect.objectContaining({ cardId: expect.any(String) }) });
     await c.close();
   });
 
@@ -135,6 +159,81 @@ describe('presigned PUT', () => {
     putAnswers = [404, 404];
     await expect(uploadDocument(c, doc)).rejects.toMatchObject({ type: 'UploadUrlExpired' });
     expect(seen.filter((s) => s.method === 'PUT')).toHaveLength(2);
+    await c.close();
+  });
+});
+
+describe('answers whose shape the spec does not show (issue 21)', () => {
+  it('a freeze answered data: null, an unfreeze answered { success: true }, a PIN answered "ok", a delete without data: each is success', async () => {
+    const c = client();
+    await expect(c.freezeCard('crd_ok')).resolves.toBeUndefined();
+    await expect(c.unfreezeCard('crd_ok')).resolves.toBeUndefined();
+    await expect(c.updatePin('crd_ok', { pin: '4821' })).resolves.toBeUndefined();
+    await expect(c.updateContact('crd_ok', { email: 'a@example.com' })).resolves.toBeUndefined();
+    await expect(c.deleteCard('crd_ok')).resolves.toBeUndefined();
+    // A 204 without a body is a 2xx too; a 2xx carrying a failure envelope is still the failure.
+    await expect(c.freezeCard('crd_204')).resolves.toBeUndefined();
+    await expect(c.freezeCard('crd_refused')).rejects.toMatchObject({ type: 'InvalidState' });
+    await c.close();
+  });
+
+  it('a KYC status query answered with `status` instead of `kycStatus` is read; one with no status at all is a retryable InvalidResponse', async () => {
+    const c = client();
+    expect((await c.getCardholder('kyc_status')).kycStatus).toBe('APPROVED');
+    await expect(c.getCardholder('kyc_none')).rejects.toMatchObject({ type: 'InvalidResponse', endpoint: 'getKycCardholder', retryable: true, mayHaveTakenEffect: false });
+    await c.close();
+  });
+
+  it('an eSIM order lookup without orderNo is read, the order number being the one asked for', async () => {
+    const c = client();
+    expect(await c.getEsimOrder('eord_bare')).toMatchObject({ orderNo: 'eord_bare', status: 'ISSUED' });
+    await c.close();
+  });
+
+  it('a recharge answered with its orderNo only reads PAID (the spec: an order is PAID once charged), so the flow waits for its outcome', async () => {
+    const c = client();
+    expect(await c.rechargeEsim({ esimNo: 'esim_1' }, { idempotencyKey: 'rc-1' })).toMatchObject({ orderNo: 'eord_rc', status: 'PAID' });
+    await c.close();
+  });
+
+  it('operations with status only, a wallet and a plan catalog of other shapes, are read', async () => {
+    const c = client();
+    expect(await c.getOperation('op_bare')).toMatchObject({ status: 'COMPLETED' });
+    expect(await c.getWalletBalance()).toMatchObject({ balance: '12.00' });
+    // The catalog wrapped in an object is the list it holds.
+    expect(await c.listEsimPlans()).toEqual([{ planNo: 'epln_x', price: '4.50' }]);
+    await c.close();
+  });
+});
+
+describe('fields we do not model, through `extra` (issue 21)', () => {
+  const payout = { merOrderNo: 'po_x', paymentType: 'SWIFT', arriveCurrency: 'EUR', arriveAmount: 1000, payeeFirstName: 'Ada', payeeLastName: 'Byron', payeeAccountNo: 'DE1234567890' };
+
+  it('a payout with extra fields sends them beside ours, as they are', async () => {
+    const c = client();
+    await c.createPayout({ ...payout, extra: { payeeBankCode: 'DEUTDEFF', purpose: { code: 'P01' } } }, { idempotencyKey: 'po_x' });
+    const sent = JSON.parse(seen.find((s) => s.url === '/open-api/v1/payouts')!.body);
+    expect(sent).toEqual({ ...payout, payeeBankCode: 'DEUTDEFF', purpose: { code: 'P01' } });
+    await c.close();
+  });
+
+  it('a field we model cannot be overridden through extra, and extra must be an object', async () => {
+    const c = client();
+    await expect(c.createPayout({ ...payout, extra: { arriveAmount: 1 } }, { idempotencyKey: 'po_y' })).rejects.toMatchObject({
+      type: 'ValidationFailed',
+      errors: { 'extra.arriveAmount': 'is a field we model: set arriveAmount itself' },
+    });
+    await expect(c.rechargeEsim({ esimNo: 'esim_1', extra: 'x' as never }, { idempotencyKey: 'rc-2' })).rejects.toMatchObject({ type: 'ValidationFailed', errors: { extra: expect.any(String) } });
+    expect(seen).toHaveLength(0);
+    await c.close();
+  });
+
+  it('a contact update and a hosted KYC carry their extra fields too', async () => {
+    const c = client();
+    await c.updateContact('crd_ok', { email: 'a@example.com', extra: { locale: 'de' } });
+    expect(JSON.parse(seen.at(-1)!.body)).toEqual({ email: 'a@example.com', locale: 'de' });
+    expect((await c.startHostedKyc({ firstName: 'Ada', lastName: 'Byron', email: 'a@example.com', extra: { documentCountry: 'GB' } })).id).toBe('kyc_hosted');
+    expect(JSON.parse(seen.at(-1)!.body)).toEqual({ firstName: 'Ada', lastName: 'Byron', email: 'a@example.com', documentCountry: 'GB' });
     await c.close();
   });
 });

@@ -202,3 +202,48 @@ describe('isProviderError', () => {
     for (const t of PROVIDER_ERROR_TYPES) expect(ERROR_TRAITS[t]).toBeDefined();
   });
 });
+
+describe('the spec explicit rules win over wording (issue 21)', () => {
+  it('a 400 on POST /cards whose errors map names cardBinId is a stale BIN, even when worded "BIN not found"', () => {
+    const err = errorFromResponse(400, { code: 400, message: 'BIN not found', errors: { cardBinId: 'BIN not found' } }, {}, createCard, NOW);
+    expect(err.type).toBe('StaleCardBin');
+    expect(err.errors).toEqual({ cardBinId: 'BIN not found' });
+  });
+
+  it('reads the errors as an array of {field, message}', () => {
+    const body = { code: 400, message: 'Bad request', errors: [{ field: 'cardBinId', message: 'unknown BIN' }, { field: 'initialAmount', message: 'too small' }] };
+    const err = errorFromResponse(400, body, {}, createCard, NOW);
+    expect(err.type).toBe('StaleCardBin');
+    expect(err.errors).toEqual({ cardBinId: 'unknown BIN', initialAmount: 'too small' });
+  });
+
+  it('reads the errors inside data, as data.errors or as data itself', () => {
+    const nested = errorFromResponse(400, { code: 400, message: 'Invalid', data: { errors: { cardBinId: 'stale' } } }, {}, createCard, NOW);
+    expect(nested.type).toBe('StaleCardBin');
+    const flat = errorFromResponse(400, { code: 400, message: 'Invalid', data: { amount: 'must be at least 100' } }, {}, fundCard, NOW);
+    expect(flat).toMatchObject({ type: 'ValidationFailed', errors: { amount: 'must be at least 100' } });
+    const listed = errorFromResponse(400, { code: 400, message: 'Invalid', data: [{ field: 'amount', message: 'too small' }] }, {}, fundCard, NOW);
+    expect(listed.errors).toEqual({ amount: 'too small' });
+  });
+
+  it('never carries a value the provider echoed in an array entry', () => {
+    const err = errorFromResponse(400, { code: 400, message: 'Invalid', errors: [{ field: 'pin', message: { value: '1234' } }] }, {}, fundCard, NOW);
+    expect(err.errors).toEqual({ pin: 'is invalid' });
+  });
+
+  it.each([
+    'Withdrawal amount exceeds available balance',
+    'Amount exceeds the card balance',
+    'Not enough balance on the card',
+    'not enough funds',
+    'Card balance is too low for this withdrawal',
+    'Requested amount is greater than the available balance',
+    'Insufficient card balance',
+  ])('"%s" on a 400 is InsufficientFunds', (message) => {
+    expect(errorFromResponse(400, { code: 400, message }, {}, fundCard, NOW).type).toBe('InsufficientFunds');
+  });
+
+  it('a wording about a file size is still FileTooLarge, not a balance', () => {
+    expect(errorFromResponse(400, { code: 400, message: 'File size exceeds 10 MB' }, {}, fundCard, NOW).type).toBe('FileTooLarge');
+  });
+});

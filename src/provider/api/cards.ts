@@ -3,7 +3,7 @@
  * the provider answers with. Only the spec's own rules (docs/provider-fidelity.md); the rules
  * that depend on a BIN's conditions are business rules and live in shared/card-rules.ts.
  */
-import { anyString, Body, cents, integer, list, optional, pattern, required, text, type Rule } from './rules';
+import { anyString, Body, cents, integer, list, optional, pattern, required, text, withExtra, type Rule } from './rules';
 
 export const CARD_STATUSES = ['CREATING', 'FAILED', 'ENABLE', 'DISABLE', 'DELETING', 'DELETED', 'EXPIRED'] as const;
 export type CardStatus = (typeof CARD_STATUSES)[number];
@@ -96,14 +96,19 @@ export interface UpdateCardContactRequest {
   mobilePrefix?: string;
   mobile?: string;
   email?: string;
+  /** Shape not shown: fields we do not model, sent as they are. */
+  extra?: Record<string, unknown>;
 }
-export const updateCardContactRequest = new Body<UpdateCardContactRequest>({
-  mobilePrefix: optional(cardMobilePrefix),
-  mobile: optional(cardMobile),
-  email: optional(anyString()),
-});
+export const updateCardContactRequest = new Body<UpdateCardContactRequest>(
+  withExtra({
+    mobilePrefix: optional(cardMobilePrefix),
+    mobile: optional(cardMobile),
+    email: optional(anyString()),
+  }),
+);
 
-// freeze, unfreeze and DELETE take no body; they, PIN and contact answer the Card.
+// freeze, unfreeze and DELETE take no body. Their answers, and PIN's and contact's, are not shown:
+// any 2xx is success, and the card's state is read from GET /cards/{cardId}.
 
 export interface CardBin {
   cardBinId: string;

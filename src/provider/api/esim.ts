@@ -1,5 +1,5 @@
 /** eSIMs: plans, purchase and recharge requests, orders and usage. */
-import { Body, optional, pattern, required } from './rules';
+import { Body, optional, pattern, required, withExtra } from './rules';
 
 export const ESIM_ORDER_STATUSES = ['PAID', 'ISSUING', 'ISSUED', 'FAILED', 'REFUNDED'] as const;
 export type EsimOrderStatus = (typeof ESIM_ORDER_STATUSES)[number];
@@ -17,8 +17,10 @@ export const purchaseEsimRequest = new Body<PurchaseEsimRequest>({ planNo: requi
 export interface RechargeEsimRequest {
   esimNo: string;
   planNo?: string;
+  /** Shape not shown: fields we do not model, sent as they are. */
+  extra?: Record<string, unknown>;
 }
-export const rechargeEsimRequest = new Body<RechargeEsimRequest>({ esimNo: required(esimNo), planNo: optional(planNo) });
+export const rechargeEsimRequest = new Body<RechargeEsimRequest>(withExtra({ esimNo: required(esimNo), planNo: optional(planNo) }));
 
 export interface EsimPlan {
   planNo: string;

@@ -2,7 +2,7 @@
  * KYC cardholders: presigned document uploads, the form, manual (deprecated) and hosted
  * submissions, and the cardholder the provider answers with.
  */
-import { anyString, Body, list, oneOf, optional, pattern, required, text, isoDate } from './rules';
+import { anyString, Body, list, oneOf, optional, pattern, required, text, isoDate, withExtra } from './rules';
 
 export const KYC_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
 export type KycStatus = (typeof KYC_STATUSES)[number];
@@ -136,17 +136,25 @@ function idBackErrors(body: Record<string, unknown>): Record<string, string> {
   return body.idType === 'ID_CARD' && body.idBackToken === undefined ? { idBackToken: 'is required when idType is ID_CARD' } : {};
 }
 
-/** A token may sit in one place only: one image slot, or the attachments. */
+/**
+ * The spec's two rules on repeated tokens, and no more: "the same token cannot be used in two
+ * image slots", and in attachments "a token already used in an image slot cannot repeat here".
+ * A token repeated within the attachments is the provider's to judge.
+ */
 function repeatedTokenErrors(body: Record<string, unknown>): Record<string, string> {
   const errors: Record<string, string> = {};
-  const seen = new Map<string, string>();
-  const place = (token: unknown, field: string) => {
-    if (typeof token !== 'string') return;
-    if (seen.has(token)) errors[field] ??= `must not repeat the token of ${seen.get(token)}`;
-    else seen.set(token, field);
-  };
-  for (const slot of Object.keys(KYC_IMAGE_SLOTS)) place(body[slot], slot);
-  if (Array.isArray(body.attachments)) body.attachments.forEach((token, i) => place(token, `attachments.${i}`));
+  const slots = new Map<string, string>();
+  for (const slot of Object.keys(KYC_IMAGE_SLOTS)) {
+    const token = body[slot];
+    if (typeof token !== 'string') continue;
+    if (slots.has(token)) errors[slot] ??= `must not repeat the token of ${slots.get(token)}`;
+    else slots.set(token, slot);
+  }
+  if (Array.isArray(body.attachments)) {
+    body.attachments.forEach((token, i) => {
+      if (typeof token === 'string' && slots.has(token)) errors[`attachments.${i}`] ??= `must not repeat the token of ${slots.get(token)}`;
+    });
+  }
   return errors;
 }
 
@@ -176,13 +184,17 @@ export interface KycAutoRequest {
   email: string;
   /** Where the hosted page sends the user when done. */
   redirectUrl?: string;
+  /** Shape not shown: fields we do not model, sent as they are. */
+  extra?: Record<string, unknown>;
 }
-export const kycAutoRequest = new Body<KycAutoRequest>({
-  firstName: required(text(128)),
-  lastName: required(text(128)),
-  email: required(email),
-  redirectUrl: optional(anyString()),
-});
+export const kycAutoRequest = new Body<KycAutoRequest>(
+  withExtra({
+    firstName: required(text(128)),
+    lastName: required(text(128)),
+    email: required(email),
+    redirectUrl: optional(anyString()),
+  }),
+);
 
 /** Answer of the form and manual submissions (and, with verificationUrl, of the hosted flow). */
 export interface KycSubmission {

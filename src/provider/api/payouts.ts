@@ -1,5 +1,5 @@
 /** Payouts: the request we send (shape not shown by the spec) and the Payout order. */
-import { anyString, Body, integer, optional, pattern, required, text } from './rules';
+import { anyString, Body, integer, optional, pattern, required, text, withExtra } from './rules';
 
 export const PAYOUT_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
@@ -15,6 +15,8 @@ export interface CreatePayoutRequest {
   payeeLastName: string;
   payeeAccountNo: string;
   remark?: string;
+  /** Fields we do not model, sent as they are (the provider's 400 may ask for one). */
+  extra?: Record<string, unknown>;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface CreatePayoutRequest {
  * request, with the types the spec gives them (docs/provider-fidelity.md); the provider's 400
  * decides everything else.
  */
-export const createPayoutRequest = new Body<CreatePayoutRequest>({
+export const createPayoutRequest = new Body<CreatePayoutRequest>(withExtra({
   merOrderNo: required(text(Number.MAX_SAFE_INTEGER)),
   paymentType: required(text(Number.MAX_SAFE_INTEGER)),
   arriveCurrency: required(pattern(/^[A-Z]{3}$/, 'must be a currency code (ISO 4217, upper case)')),
@@ -31,7 +33,7 @@ export const createPayoutRequest = new Body<CreatePayoutRequest>({
   payeeLastName: required(text(Number.MAX_SAFE_INTEGER)),
   payeeAccountNo: required(text(Number.MAX_SAFE_INTEGER)),
   remark: optional(anyString()),
-});
+}));
 
 export interface Payout {
   merOrderNo: string;

@@ -110,6 +110,37 @@ export class Body<T> implements Composite {
   }
 }
 
+/**
+ * Where the spec shows no request shape, a caller may send fields we do not model through an
+ * explicit `extra` object: sent as it is, beside the fields we model (which it may not repeat,
+ * so a modelled field's rule cannot be bypassed). The provider's 400 judges it.
+ */
+export const EXTRA_FIELD = 'extra';
+export function withExtra(fields: Fields): Fields {
+  const modelled = Object.keys(fields);
+  const extra: Composite = {
+    errorsAt(value, path) {
+      if (!isRecord(value)) return at(path, 'must be an object of fields sent to the provider as they are');
+      const errors: FieldErrors = {};
+      for (const name of Object.keys(value)) if (modelled.includes(name)) errors[`${path}.${name}`] = `is a field we model: set ${name} itself`;
+      return errors;
+    },
+  };
+  return { ...fields, [EXTRA_FIELD]: optional(extra) };
+}
+
+/** The body as sent: the modelled fields with the caller's `extra` fields beside them. */
+export function flattenExtra(body: unknown): unknown {
+  if (!isRecord(body) || !isRecord(body[EXTRA_FIELD])) return body;
+  const { [EXTRA_FIELD]: extra, ...known } = body;
+  return { ...(extra as Record<string, unknown>), ...known };
+}
+
+/** The names of the caller's `extra` fields (logged by name only, never by value). */
+export function extraFieldNames(body: unknown): string[] {
+  return isRecord(body) && isRecord(body[EXTRA_FIELD]) ? Object.keys(body[EXTRA_FIELD]) : [];
+}
+
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

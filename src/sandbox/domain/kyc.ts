@@ -19,7 +19,7 @@ export function createUpload(sb: Sandbox, req: PresignedUploadRequest): Presigne
   const upload: UploadRecord = {
     uploadId: newId('upl', 24),
     // The spec gives fileTokens no prefix; the minimal profile shows a client that needs none.
-    fileToken: sb.config.profile === 'minimal' ? randomChars(32) : newId('ftok', 24),
+    fileToken: sb.config.profile === 'contract' ? newId('ftok', 24) : randomChars(32),
     type: req.type,
     contentType: req.contentType,
     fileName: req.fileName,

@@ -13,10 +13,15 @@ import { CARD_BINS } from '../fixtures';
 
 const DAY_MS = 86_400_000;
 
+/** The BINs the project may issue from now (a retired one is gone from the list). */
+function listedBins(call: ApiCall): CardBin[] {
+  return CARD_BINS.filter((b) => !call.sandbox.config.retiredBins.includes(b.cardBinId));
+}
+
 /** The BIN's conditions, checked alongside the schema so one 400 names every field. */
-function binErrors(raw: Record<string, unknown>) {
+function binErrors(call: ApiCall, raw: Record<string, unknown>) {
   if (raw.cardBinId === undefined) return {};
-  const bin = findBin(raw.cardBinId);
+  const bin = listedBins(call).find((b) => b.cardBinId === raw.cardBinId);
   if (!bin) return { cardBinId: 'unknown or stale cardBinId; refresh GET /card-bins' };
   return cardBinRequirementErrors(bin, raw as Partial<CreateCardRequest>);
 }
@@ -31,10 +36,10 @@ function cardAction(action: (call: ApiCall, card: ReturnType<typeof getCard>) =>
 }
 
 export const cardRoutes = {
-  listCardBins: () => ok(CARD_BINS.map((b) => ({ ...b }))),
+  listCardBins: (call) => ok(listedBins(call).map((b) => ({ ...b }))),
 
   createCard: (call) => {
-    const { data, key } = validate(call, createCardRequest, binErrors);
+    const { data, key } = validate(call, createCardRequest, (raw) => binErrors(call, raw));
     const bin = findBin(data.cardBinId) as CardBin;
     // Success is kept 24 h; any failure releases the key at once.
     return idempotent(call, key, { failure: 'release', ttlMs: DAY_MS }, () => ok(cardView(call.sandbox, issueCard(call.sandbox, bin, data))));

@@ -5,7 +5,7 @@
  * Data flows one way: provider → entity workflow → flow. A status the table does not know is
  * recorded (log and the ProviderStatus search attribute) and waited past, until the deadline.
  */
-import { ApplicationFailure, condition, log, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, metricMeter, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isFinal, isUnknownStatus } from '../../shared/statuses';
 import { entityStateSignal } from '../../shared/messages';
@@ -37,9 +37,13 @@ export interface AwaitOutcomeOptions {
 /** Resolves with the first final status, or undefined when the deadline passed; fails with the entity's poll failure. */
 export async function awaitOutcome({ kind, entityId, timings, notCreatedByUs }: AwaitOutcomeOptions): Promise<Outcome | undefined> {
   const t = { ...DEFAULT_TIMINGS, ...timings };
+  // The operator's signal, before the deadline: a log line, the ProviderStatus search attribute and
+  // a counter (metrics leave no trace in history, so emitting one changes no replay).
   const recordUnknown = (status: string) => {
     log.warn('provider status not in our vocabulary: treated as not final until the deadline', { kind, entityId, status });
     upsertSearchAttributes([{ key: PROVIDER_STATUS, value: status }]);
+    // The SDK adds the workflowType, taskQueue and namespace labels itself.
+    unknownStatusCounter().add(1, { kind });
   };
   const oneWay = patched(ONE_WAY_WAITING_PATCH);
   let latest: EntityState | undefined;
@@ -62,6 +66,12 @@ export async function awaitOutcome({ kind, entityId, timings, notCreatedByUs }: 
   const failure = latest!.watchFailure;
   if (failure && !isFinal(kind, latest!.status)) throw ApplicationFailure.create({ ...failure, nonRetryable: true });
   return { status: latest!.status!, data: latest!.data ?? {}, source: latest!.source === 'poll' ? 'poll' : 'webhook' };
+}
+
+/** Exported by the worker's SDK metrics (README, metrics): flows waiting on a provider status we do not know. */
+export const UNKNOWN_STATUS_METRIC = 'provider_status_unknown';
+function unknownStatusCounter() {
+  return metricMeter.createCounter(UNKNOWN_STATUS_METRIC, 'statuses', 'Provider statuses a waiting flow met that are not in our vocabulary (not final until its deadline)');
 }
 
 function watchPlan(t: Required<WaitTimings>): WatchPlan {

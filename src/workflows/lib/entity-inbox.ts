@@ -6,7 +6,7 @@
 import { getExternalWorkflowHandle } from '@temporalio/workflow';
 import { entityStateSignal } from '../../shared/messages';
 import type { EntityKind } from '../../shared/ids';
-import { statusRank } from '../../shared/statuses';
+import { isNewer, statusOf } from '../../shared/event-status';
 import type { EntityState, ProviderEvent } from '../../shared/types';
 
 /** eventIds remembered for de-duplication; older ones are forgotten first. */
@@ -33,6 +33,11 @@ export class EntityInbox {
     this.state = { ...snapshot.state };
     this.#seen = new Set(snapshot.seenEventIds);
     this.#subscribers = new Set(snapshot.subscribers);
+  }
+
+  /** True when this eventId was applied (among the last MAX_REMEMBERED_EVENTS). */
+  hasSeen(eventId: string): boolean {
+    return this.#seen.has(eventId);
   }
 
   /** Records the event; false when its eventId was applied before. */
@@ -111,23 +116,5 @@ export class EntityInbox {
   }
 }
 
-/** An older status never overwrites a newer one: rank first, then the event's time. */
-export function isNewer(current: EntityState, status: string, at: number): boolean {
-  if (current.status === undefined) return true;
-  const next = statusRank(current.kind, status);
-  const now = statusRank(current.kind, current.status);
-  if (next !== now) return next > now;
-  return at >= (current.lastEventAt ?? 0) && status !== current.status;
-}
-
-/** The status an event reports, if any (transactions and usage alerts report none). */
-export function statusOf(event: ProviderEvent): string | undefined {
-  const data = event.data;
-  if (typeof data.kycStatus === 'string') return data.kycStatus;
-  if (event.eventType === 'CARD_TRANSACTION' || event.eventType === 'ESIM_USAGE_ALERT') return undefined;
-  if (event.eventType === 'ESIM_EXPIRING') return 'EXPIRING';
-  if (event.eventType === 'ESIM_EXPIRED') return typeof data.reason === 'string' && data.reason === 'DEPLETED' ? 'DEPLETED' : 'EXPIRED';
-  if (typeof data.status === 'string') return data.status;
-  if (event.eventType.startsWith('PAYOUT_')) return event.eventType.slice('PAYOUT_'.length);
-  return undefined;
-}
+// The ordering rule and an event's status are pure, shared with the bridge (late deliveries).
+export { isNewer, statusOf } from '../../shared/event-status';

@@ -4,7 +4,7 @@
  * de-duplication survives), and close after a quiet linger once the entity is final.
  */
 import { allHandlersFinished, condition, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { entityObservedSignal, entityStateQuery, providerEventSignal, subscribeSignal } from '../../shared/messages';
+import { entityEventQuery, entityObservedSignal, entityStateQuery, providerEventSignal, subscribeSignal } from '../../shared/messages';
 import { PROVIDER_STATUS } from '../../shared/search-attributes';
 import type { ProviderEvent } from '../../shared/types';
 import type { EntityInbox } from './entity-inbox';
@@ -34,6 +34,8 @@ export function wireInbox(inbox: EntityInbox, watch: EntityWatch, onEvent?: (eve
   });
   setHandler(entityObservedSignal, ({ status, data }) => inbox.observe(status, data, Date.now()));
   setHandler(entityStateQuery, () => inbox.state);
+  // A query leaves no trace in history: adding it changes no replay.
+  setHandler(entityEventQuery, (eventId) => ({ applied: inbox.hasSeen(eventId), state: inbox.state }));
 }
 
 export async function runEntityLoop(inbox: EntityInbox, opts: EntityLoopOptions): Promise<void> {

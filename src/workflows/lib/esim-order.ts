@@ -39,7 +39,7 @@ export async function esimOrderFlow(input: EsimOrderInput): Promise<EsimOrder> {
   const request: EsimOrderRequest =
     input.kind === 'purchase'
       ? { kind: 'purchase', planNo: input.planNo, idempotencyKey, ...keyOrigin }
-      : { kind: 'recharge', esimNo: input.esimNo, idempotencyKey, ...keyOrigin };
+      : { kind: 'recharge', esimNo: input.esimNo, idempotencyKey, ...keyOrigin, ...(input.extra === undefined ? {} : { extra: input.extra }) };
 
   // Attempts bounded by time: past MONEY_DEADLINE_MS the charge ends OutcomeUnknown with its key (lib/provider.ts).
   const placed = await providerCalls('general', { retry: chargeRetry, idempotencyKey, scheduleToCloseTimeout: MONEY_DEADLINE_MS }).placeEsimOrder(request);
@@ -70,6 +70,6 @@ function assertValid(input: EsimOrderInput): void {
 
 function esimOrderErrors(input: EsimOrderInput): FieldErrors {
   const errors: FieldErrors =
-    input.kind === 'purchase' ? purchaseEsimRequest.errors({ planNo: input.planNo }) : rechargeEsimRequest.errors({ esimNo: input.esimNo });
+    input.kind === 'purchase' ? purchaseEsimRequest.errors({ planNo: input.planNo }) : rechargeEsimRequest.errors({ esimNo: input.esimNo, extra: input.extra });
   return input.idempotencyKey === undefined ? errors : { ...errors, ...keyErrors(input.idempotencyKey) };
 }

@@ -103,6 +103,15 @@ export function applicationCause(err: unknown): ApplicationFailure | undefined {
   return undefined;
 }
 
+/**
+ * A provider answer that could not be read (InvalidResponse) once the activity's retries were
+ * spent: for a read that only saves a call (a pre-check), the flow goes on and the provider decides.
+ */
+export function isUnreadableAnswer(err: unknown): boolean {
+  const unreadable: FailureTypeName = 'InvalidResponse';
+  return applicationCause(err)?.type === unreadable;
+}
+
 /** Fails the workflow (or update) for good with one of the declared failure types (shared/failures.ts). */
 export function failWith(type: FailureTypeName, message: string, details: unknown[] = []): never {
   throw ApplicationFailure.create({ type, message, nonRetryable: true, details });
