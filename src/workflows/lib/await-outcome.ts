@@ -39,12 +39,7 @@ export async function awaitOutcome({ kind, entityId, timings, notCreatedByUs }: 
   const t = { ...DEFAULT_TIMINGS, ...timings };
   // The operator's signal, before the deadline: a log line, the ProviderStatus search attribute and
   // a counter (metrics leave no trace in history, so emitting one changes no replay).
-  const recordUnknown = (status: string) => {
-    log.warn('provider status not in our vocabulary: treated as not final until the deadline', { kind, entityId, status });
-    upsertSearchAttributes([{ key: PROVIDER_STATUS, value: status }]);
-    // The SDK adds the workflowType, taskQueue and namespace labels itself.
-    unknownStatusCounter().add(1, { kind });
-  };
+  const recordUnknown = (status: string) => recordUnknownStatus(kind, entityId, status);
   const oneWay = patched(ONE_WAY_WAITING_PATCH);
   let latest: EntityState | undefined;
   let shown: string | undefined;
@@ -69,6 +64,17 @@ export async function awaitOutcome({ kind, entityId, timings, notCreatedByUs }: 
 }
 
 /** Exported by the worker's SDK metrics (README, metrics): flows waiting on a provider status we do not know. */
+/**
+ * The operator's signal that a flow waits on a status we do not know, before its deadline: a log
+ * line, the ProviderStatus search attribute and a counter (metrics leave no trace in history).
+ */
+export function recordUnknownStatus(kind: string, entityId: string, status: string): void {
+  log.warn('provider status not in our vocabulary: treated as not final until the deadline', { kind, entityId, status });
+  upsertSearchAttributes([{ key: PROVIDER_STATUS, value: status }]);
+  // The SDK adds the workflowType, taskQueue and namespace labels itself.
+  unknownStatusCounter().add(1, { kind });
+}
+
 export const UNKNOWN_STATUS_METRIC = 'provider_status_unknown';
 function unknownStatusCounter() {
   return metricMeter.createCounter(UNKNOWN_STATUS_METRIC, 'statuses', 'Provider statuses a waiting flow met that are not in our vocabulary (not final until its deadline)');

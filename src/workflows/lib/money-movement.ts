@@ -17,7 +17,7 @@ import { FailureType } from '../../shared/failures';
 import { describeErrors, hasErrors, moneyMovementErrors } from '../../shared/card-rules';
 import type { MoneyMovementInput, MoneyMovementKind, MoneyMovementResult } from '../../shared/types';
 import { failWith, providerCalls } from './provider';
-import { DEFAULT_TIMINGS } from './await-outcome';
+import { DEFAULT_TIMINGS, recordUnknownStatus } from './await-outcome';
 
 /** A money movement is not given up on for a count of attempts: only its deadline ends it. */
 const moneyRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
@@ -57,8 +57,11 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
   idempotencyKey = outcome.idempotencyKey ?? idempotencyKey;
   let interval = input.timings?.pollInitialIntervalMs ?? 1000;
   // PROCESSING, or a status the spec does not show: not final, so asked again until the deadline.
+  let shown: string | undefined;
   while (phaseOf('operation', outcome.status) === 'pending') {
-    if (isUnknownStatus('operation', outcome.status)) upsertSearchAttributes([{ key: PROVIDER_STATUS, value: outcome.status }]);
+    if (!bounded && isUnknownStatus('operation', outcome.status)) upsertSearchAttributes([{ key: PROVIDER_STATUS, value: outcome.status }]);
+    // Once per status it shows (log, search attribute, counter); before the deadline marker, an upsert per poll.
+    else if (isUnknownStatus('operation', outcome.status) && outcome.status !== shown) recordUnknownStatus('operation', idempotencyKey, (shown = outcome.status));
     if (bounded && Date.now() + interval > deadlineAt) unsettled(outcome.status);
     await sleep(interval);
     interval = Math.min(interval * 2, input.timings?.pollMaxIntervalMs ?? DEFAULT_TIMINGS.pollMaxIntervalMs);
