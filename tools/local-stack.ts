@@ -12,7 +12,7 @@ import { createDataConverter, createPayloadCodec } from '../src/codec/payload-co
 import type { Config } from '../src/config';
 import { startSandbox, type RunningSandbox } from '../src/sandbox';
 import { SandboxControlClient, type SandboxConfigPatch } from '../src/sandbox/control-client';
-import { connectionOptions } from '../src/temporal/connection';
+import { clientConnectionOptions } from '../src/temporal/connection';
 import { createWorkers, type WorkerFleet, type WorkerSetup } from '../src/temporal/workers';
 import { preferredPort, startDevServer, type DevServer, type DevServerOptions } from './dev-server';
 import { ensureTemporalCli } from './temporal-cli';
@@ -96,7 +96,7 @@ async function start(opts: LocalStackOptions, stoppers: Stoppers, close: () => P
   await control.configure({ ...(bridge ? { webhookUrl: `${bridge.url}/webhooks/provider` } : {}), ...opts.sandboxConfig });
   log(`provider sandbox on ${sandbox.url}${bridge ? `, bridge on ${bridge.url}/webhooks/provider` : ''}`);
 
-  const connection = await Connection.connect(connectionOptions(config.temporal));
+  const connection = await Connection.connect(clientConnectionOptions(config.temporal));
   stoppers.push(() => connection.close());
   const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
   const workers = inProcessWorkers(config, opts.workers);

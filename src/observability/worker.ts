@@ -9,7 +9,7 @@ import { Runtime } from '@temporalio/worker';
 import type { Config } from '../config';
 import type { Logger } from '../logging';
 import type { ProviderCallObserver } from '../provider/transport';
-import { connectionOptions } from '../temporal/connection';
+import { clientConnectionOptions } from '../temporal/connection';
 import { freePort } from '../ports';
 import { createRegistry, providerMetrics } from './metrics';
 import { forwardSdkLogs } from './sdk-logs';
@@ -25,7 +25,7 @@ export interface WorkerObservability {
 export async function startWorkerObservability(config: Config, log: Logger): Promise<WorkerObservability> {
   const sdkPort = config.metricsPort === undefined ? undefined : await freePort('127.0.0.1');
   // One lazy connection (no call until asked) answers readiness and whether an outage is over.
-  const connection = Connection.lazy(connectionOptions(config.temporal));
+  const connection = Connection.lazy(clientConnectionOptions(config.temporal));
   const reachable = temporalReachable(connection);
   const sdkLogs = forwardSdkLogs(log, config.logLevel, { temporalAddress: config.temporal.address, probe: reachable });
   Runtime.install({
