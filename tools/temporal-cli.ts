@@ -6,8 +6,8 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
-import { cacheRoot, isExecutable, stderrLine, withDirLock } from './cache';
+import { join } from 'node:path';
+import { cacheRoot, findOnPath, isExecutable, stderrLine, withDirLock } from './cache';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 /** Tags from v1.6 carry `replace` directives and cannot be `go install`ed. */
@@ -32,7 +32,7 @@ export function findTemporalCli(explicitPath?: string): string | undefined {
     if (!isExecutable(explicitPath)) throw new TemporalCliUnavailable(`TEMPORAL_CLI_PATH ${explicitPath} is not an executable file`);
     return explicitPath;
   }
-  const onPath = (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'temporal')).find(isExecutable);
+  const onPath = findOnPath('temporal');
   if (onPath) return onPath;
   return isExecutable(cachedCliPath()) ? cachedCliPath() : undefined;
 }
