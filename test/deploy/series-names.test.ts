@@ -29,7 +29,10 @@ function dashboardExpressions(): string[] {
   const walk = (node: unknown): void => {
     if (Array.isArray(node)) node.forEach(walk);
     else if (node && typeof node === 'object') {
-      for (const [k, v] of Object.entries(node)) (k === 'expr' && typeof v === 'string' ? exprs.push(v) : walk(v));
+      for (const [k, v] of Object.entries(node)) {
+        if (k === 'expr' && typeof v === 'string') exprs.push(v);
+        else walk(v);
+      }
     }
   };
   for (const f of readdirSync(dir).filter((f) => f.endsWith('.json'))) walk(JSON.parse(readFileSync(join(dir, f), 'utf8')));
