@@ -5,7 +5,7 @@
  * and the bench (bench/stack.ts) all start it here; each asks only for the parts it needs.
  */
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { startBridge, type RunningBridge } from '../src/bridge';
 import { startCodecServer, type CodecServer } from '../src/codec/codec-server';
 import { createDataConverter, createPayloadCodec } from '../src/codec/payload-codec';
@@ -169,12 +169,13 @@ function portOr(configured: number, ports: LocalStackOptions['ports']): Promise<
 
 let runtimeInstalled = false;
 
-/** Workers log their state changes at INFO: in-process workers keep errors only. Once per process. */
+/** Workers log their state changes at INFO: in-process workers keep errors only, the SDK core's included. Once per process. */
 export function quietWorkerRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    // The core's own lines too (forwarded, not its raw ANSI stderr): an outage test would print thousands of retry warnings.
+    Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR', other: 'ERROR' }), forward: {} } } });
   } catch {
     // installed earlier in this process (an earlier test file, or a caller of its own)
   }

@@ -7,7 +7,7 @@
  * that test/deploy/helm-chart.test.ts will be skipped.
  */
 import { loadConfigOrExit } from '../src/config';
-import { stderrLine } from './cache';
+import { findOnPath, stderrLine } from './cache';
 import { ensureHelm } from './helm';
 import { ensureJavaTestServer, javaTestServerMissing } from './java-test-server';
 import { ensureTemporalCli, TemporalCliUnavailable } from './temporal-cli';
@@ -18,6 +18,7 @@ async function main(): Promise<void> {
   const missing = javaTestServerMissing();
   if (missing) stderrLine(`Java test server: not provisioned, this machine lacks ${missing}; the time-skipping tests (test/time-skipping.test.ts) will be skipped`);
   else stderrLine(`Java test server: ${await ensureJavaTestServer()}`);
+  if (!findOnPath('promtool')) stderrLine("promtool: not installed (Debian's `prometheus` package); the alert rule tests (test/deploy/alert-rules.test.ts) will be skipped");
   await ensureHelm().then(
     (helm) => stderrLine(`helm: ${helm}`),
     (err: Error) => stderrLine(`helm: not provisioned (${err.message}); the chart checks (test/deploy/helm-chart.test.ts) will be skipped`),
