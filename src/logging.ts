@@ -1,7 +1,8 @@
 /**
  * One structured logger for every process: pino, JSON lines on stderr, LOG_LEVEL honoured.
  * Redaction is configured here once: fields that may carry secrets, card data or identity
- * data are censored by name wherever they appear (two levels deep), and every message and
+ * data are censored by name wherever they appear (two levels deep), the names that mean
+ * identity data only inside a KYC form (`address`, `city`…) by path, and every message and
  * string field is scrubbed of anything that looks like a PAN and of the secrets this process
  * knows. Callers still pass only what is safe to keep (ids, types, statuses, timings).
  */
@@ -18,17 +19,29 @@ export interface Logger {
 
 export const CENSOR = '[REDACTED]';
 
-/** Field names whose values never reach a log line. */
+/** Field names whose values never reach a log line, wherever they are (two levels deep). */
 const SENSITIVE_FIELDS = [
   'cardNumber', 'pan', 'cvv', 'cvc', 'expiryMonth', 'expiryYear', 'pin',
   'idNumber', 'idFrontToken', 'idBackToken', 'selfieToken', 'addressProofToken', 'birthDate', 'fullName', 'fullNameEn',
-  'address', 'addressEn', 'street', 'mobile', 'email', 'payeeAccountNo',
+  'street', 'mobile', 'email', 'payeeAccountNo', 'billingAddress',
   'secret', 'apiSecret', 'webhookSecret', 'authorization', 'x-signature', 'key', 'token',
 ];
-const REDACT_PATHS = SENSITIVE_FIELDS.flatMap((f) => {
+/**
+ * Names that are identity data in one place and not in another: a KYC form's `address` is a
+ * person's home, a worker's `address` is the Temporal frontend an operator needs to read. These
+ * are censored by path: in the objects that carry a KYC form (the provider request `body`, a
+ * workflow `input`, a `form`), at the top of a line or one or two levels down.
+ */
+const KYC_PLACE_FIELDS = ['address', 'addressEn', 'city', 'state', 'postalCode'];
+const KYC_CONTAINERS = ['form', 'body', 'input'];
+const byName = (f: string) => {
   const key = /^[A-Za-z_$][\w$]*$/.test(f) ? `.${f}` : `["${f}"]`;
   return [key.startsWith('.') ? f : key, `*${key}`, `*.*${key}`];
-});
+};
+const REDACT_PATHS = [
+  ...SENSITIVE_FIELDS.flatMap(byName),
+  ...KYC_CONTAINERS.flatMap((c) => KYC_PLACE_FIELDS.flatMap((f) => [`${c}.${f}`, `*.${c}.${f}`, `*.*.${c}.${f}`])),
+];
 
 /** 13 to 19 digits, optionally grouped: the shape of a card number. */
 const PAN_LIKE = /\b(?:\d[ -]?){12,18}\d\b/g;

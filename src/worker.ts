@@ -12,7 +12,13 @@ async function main(): Promise<void> {
   const ops = await startWorkerObservability(config, log);
   const tracing = startTracing(config.tracing, 'card-issuing-worker');
   const fleet = await createWorkers({ config, providerObserver: ops.providerObserver, workflowBundlePath: config.workflowBundlePath, tracing });
-  log.info('polling', { taskQueue: config.temporal.taskQueue, address: config.temporal.address, metrics: ops.url, traces: tracing?.serviceName });
+  log.info('polling', {
+    temporalAddress: config.temporal.address,
+    namespace: config.temporal.namespace,
+    taskQueues: fleet.workers.map((w) => w.options.taskQueue),
+    metrics: ops.url,
+    traces: tracing?.serviceName,
+  });
   await fleet.run();
   await ops.close();
   await tracing?.shutdown();

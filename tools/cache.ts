@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 
 const LOCK_STALE_MS = 30 * 60 * 1000;
 
@@ -41,6 +41,11 @@ export function isExecutable(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The first executable `name` on PATH, if any. */
+export function findOnPath(name: string): string | undefined {
+  return (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, name)).find(isExecutable);
 }
 
 export function stderrLine(line: string): void {

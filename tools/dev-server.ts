@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
+import { clientInterceptors } from '../src/temporal/client-interceptors';
 import { freePort } from '../src/ports';
 import { SEARCH_ATTRIBUTES } from '../src/shared/search-attributes';
 
@@ -85,17 +86,17 @@ export async function waitUntilServing(address: string, exited: Promise<number |
   void exited.then((code) => (stopped = code));
   for (;;) {
     if (stopped !== undefined) throw new Error(`the Temporal server exited with code ${stopped} before serving on ${address}`);
+    // lazy + ensureConnected, so an attempt that fails to connect is closed too (connect() would leak its channel).
+    const conn = Connection.lazy({ address, connectTimeout: 1000, interceptors: clientInterceptors() });
     try {
-      const conn = await Connection.connect({ address, connectTimeout: 1000 });
-      try {
-        await conn.workflowService.getSystemInfo({});
-        return;
-      } finally {
-        await conn.close();
-      }
+      await conn.ensureConnected();
+      await conn.workflowService.getSystemInfo({});
+      return;
     } catch (err) {
       if (Date.now() > deadline) throw new Error(`temporal server did not serve on ${address} within ${timeoutMs} ms: ${(err as Error).message}`);
       await new Promise((r) => setTimeout(r, 250));
+    } finally {
+      await conn.close();
     }
   }
 }

@@ -5,14 +5,14 @@
  * and the bench (bench/stack.ts) all start it here; each asks only for the parts it needs.
  */
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { startBridge, type RunningBridge } from '../src/bridge';
 import { startCodecServer, type CodecServer } from '../src/codec/codec-server';
 import { createDataConverter, createPayloadCodec } from '../src/codec/payload-codec';
 import type { Config } from '../src/config';
 import { startSandbox, type RunningSandbox } from '../src/sandbox';
 import { SandboxControlClient, type SandboxConfigPatch } from '../src/sandbox/control-client';
-import { connectionOptions } from '../src/temporal/connection';
+import { clientConnectionOptions } from '../src/temporal/connection';
 import { createWorkers, type WorkerFleet, type WorkerSetup } from '../src/temporal/workers';
 import { preferredPort, startDevServer, type DevServer, type DevServerOptions } from './dev-server';
 import { ensureTemporalCli } from './temporal-cli';
@@ -96,7 +96,7 @@ async function start(opts: LocalStackOptions, stoppers: Stoppers, close: () => P
   await control.configure({ ...(bridge ? { webhookUrl: `${bridge.url}/webhooks/provider` } : {}), ...opts.sandboxConfig });
   log(`provider sandbox on ${sandbox.url}${bridge ? `, bridge on ${bridge.url}/webhooks/provider` : ''}`);
 
-  const connection = await Connection.connect(connectionOptions(config.temporal));
+  const connection = await Connection.connect(clientConnectionOptions(config.temporal));
   stoppers.push(() => connection.close());
   const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
   const workers = inProcessWorkers(config, opts.workers);
@@ -169,12 +169,13 @@ function portOr(configured: number, ports: LocalStackOptions['ports']): Promise<
 
 let runtimeInstalled = false;
 
-/** Workers log their state changes at INFO: in-process workers keep errors only. Once per process. */
+/** Workers log their state changes at INFO: in-process workers keep errors only, the SDK core's included. Once per process. */
 export function quietWorkerRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    // The core's own lines too (forwarded, not its raw ANSI stderr): an outage test would print thousands of retry warnings.
+    Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR', other: 'ERROR' }), forward: {} } } });
   } catch {
     // installed earlier in this process (an earlier test file, or a caller of its own)
   }

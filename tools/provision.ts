@@ -2,10 +2,13 @@
  * `npm test` runs this first. The Temporal CLI is required: found or built once per machine, or
  * exit 1 with one line saying what to install. The Java test server is optional: fetched once per
  * machine when Java and Maven are there; otherwise one line says what is missing and that the
- * time-skipping tests will be skipped, and the run goes on.
+ * time-skipping tests will be skipped, and the run goes on. helm (the chart checks) likewise:
+ * found, or built once per machine with Go (tools/helm.ts, a few minutes), or one line saying
+ * that test/deploy/helm-chart.test.ts will be skipped.
  */
 import { loadConfigOrExit } from '../src/config';
-import { stderrLine } from './cache';
+import { findOnPath, stderrLine } from './cache';
+import { ensureHelm } from './helm';
 import { ensureJavaTestServer, javaTestServerMissing } from './java-test-server';
 import { ensureTemporalCli, TemporalCliUnavailable } from './temporal-cli';
 
@@ -15,6 +18,11 @@ async function main(): Promise<void> {
   const missing = javaTestServerMissing();
   if (missing) stderrLine(`Java test server: not provisioned, this machine lacks ${missing}; the time-skipping tests (test/time-skipping.test.ts) will be skipped`);
   else stderrLine(`Java test server: ${await ensureJavaTestServer()}`);
+  if (!findOnPath('promtool')) stderrLine("promtool: not installed (Debian's `prometheus` package); the alert rule tests (test/deploy/alert-rules.test.ts) will be skipped");
+  await ensureHelm().then(
+    (helm) => stderrLine(`helm: ${helm}`),
+    (err: Error) => stderrLine(`helm: not provisioned (${err.message}); the chart checks (test/deploy/helm-chart.test.ts) will be skipped`),
+  );
 }
 
 main().catch((err) => {

@@ -6,8 +6,8 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
-import { cacheRoot, isExecutable, stderrLine, withDirLock } from './cache';
+import { join } from 'node:path';
+import { cacheRoot, findOnPath, isExecutable, stderrLine, withDirLock } from './cache';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 /** Tags from v1.6 carry `replace` directives and cannot be `go install`ed. */
@@ -32,7 +32,7 @@ export function findTemporalCli(explicitPath?: string): string | undefined {
     if (!isExecutable(explicitPath)) throw new TemporalCliUnavailable(`TEMPORAL_CLI_PATH ${explicitPath} is not an executable file`);
     return explicitPath;
   }
-  const onPath = (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'temporal')).find(isExecutable);
+  const onPath = findOnPath('temporal');
   if (onPath) return onPath;
   return isExecutable(cachedCliPath()) ? cachedCliPath() : undefined;
 }
@@ -51,21 +51,23 @@ export async function ensureTemporalCli(explicitPath?: string, log: (line: strin
   });
 }
 
-/** Throws unless Go >= 1.25 is on PATH; `what` names what is built with it (the cluster smoke builds the server). */
-export function checkGo(what = 'the CLI'): void {
+/** Throws unless Go >= `min` (1.25 by default) is on PATH; `what` names what is built with it (the cluster smoke builds the server). */
+export function checkGo(what = 'the CLI', min: readonly [number, number] = MIN_GO): void {
   const res = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' });
   if (res.error || res.status !== 0) {
     throw new TemporalCliUnavailable(
       what === 'the CLI'
-        ? `No Temporal CLI found: install Go >= ${MIN_GO.join('.')} (the project builds the CLI with it) or set TEMPORAL_CLI_PATH to a temporal binary`
-        : `Go >= ${MIN_GO.join('.')} is needed to build ${what}: none found on PATH`,
+        ? `No Temporal CLI found: install Go >= ${min.join('.')} (the project builds the CLI with it) or set TEMPORAL_CLI_PATH to a temporal binary`
+        : `Go >= ${min.join('.')} is needed to build ${what}: none found on PATH`,
     );
   }
   const m = /go(\d+)\.(\d+)/.exec(res.stdout);
   const [major, minor] = m ? [Number(m[1]), Number(m[2])] : [0, 0];
-  if (major < MIN_GO[0] || (major === MIN_GO[0] && minor < MIN_GO[1])) {
+  if (major < min[0] || (major === min[0] && minor < min[1])) {
     throw new TemporalCliUnavailable(
-      `Go ${res.stdout.trim()} is too old to build the Temporal CLI ${TEMPORAL_CLI_VERSION}: install Go >= ${MIN_GO.join('.')} or set TEMPORAL_CLI_PATH`,
+      what === 'the CLI'
+        ? `Go ${res.stdout.trim()} is too old to build the Temporal CLI ${TEMPORAL_CLI_VERSION}: install Go >= ${min.join('.')} or set TEMPORAL_CLI_PATH`
+        : `Go ${res.stdout.trim()} is too old to build ${what}: install Go >= ${min.join('.')}`,
     );
   }
 }

@@ -4,7 +4,7 @@ import type { Config } from '../config';
 import { createDataConverter } from '../codec/payload-codec';
 import { HmacSha256Scheme, NonceCache } from '../provider/signing';
 import type { Logger } from '../logging';
-import { connectionOptions } from '../temporal/connection';
+import { clientConnectionOptions } from '../temporal/connection';
 import { bridgeMetrics, createRegistry } from '../observability/metrics';
 import { startObservabilityServer, temporalReachable } from '../observability/server';
 import type { Tracing } from '../observability/tracing';
@@ -39,7 +39,7 @@ export interface BridgeStartOptions {
 
 export async function startBridge(config: Config, opts: BridgeStartOptions = {}): Promise<RunningBridge> {
   // lazy: the bridge must start (and answer 503) even while Temporal is down.
-  const connection = Connection.lazy({ ...connectionOptions(config.temporal), channelArgs: FAST_RECONNECT });
+  const connection = Connection.lazy({ ...clientConnectionOptions(config.temporal), channelArgs: FAST_RECONNECT });
   const temporal = new Client({
     connection,
     namespace: config.temporal.namespace,

@@ -1,10 +1,11 @@
 /**
  * The operations endpoint of a process, on METRICS_PORT: `/metrics` (our prom-client registry,
  * followed by the Temporal SDK's own metrics when the process runs workers), `/health`
- * (liveness: the process answers) and `/ready` (readiness: Temporal can be reached).
+ * (liveness: the process answers) and `/ready` (readiness: Temporal can be reached), also
+ * exported as the gauge `service_ready`.
  */
 import Fastify from 'fastify';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import type { Connection } from '@temporalio/client';
 
 export interface ObservabilityOptions {
@@ -23,6 +24,7 @@ export interface RunningObservability {
 }
 
 export async function startObservabilityServer(opts: ObservabilityOptions): Promise<RunningObservability> {
+  readinessGauge(opts.registry, opts.ready);
   const app = Fastify({ logger: false });
   app.get('/health', async () => ({ ok: true }));
   app.get('/ready', async (_req, reply) => {
@@ -45,4 +47,19 @@ export function temporalReachable(connection: Pick<Connection, 'healthService' |
     const res = await connection.withDeadline(Date.now() + 2000, () => connection.healthService.check({}));
     return res.status === 1; // SERVING
   };
+}
+
+/**
+ * `service_ready`: what /ready would answer, asked at each scrape. The kubelet reads /ready;
+ * Prometheus reads only /metrics, so the alert "not ready" needs the answer as a series.
+ */
+function readinessGauge(registry: Registry, ready: () => Promise<boolean>): void {
+  new Gauge({
+    name: 'service_ready',
+    help: '1 when the process is ready (Temporal answers a health check within 2 s), 0 otherwise; asked at each scrape',
+    registers: [registry],
+    async collect() {
+      this.set((await ready().catch(() => false)) ? 1 : 0);
+    },
+  });
 }

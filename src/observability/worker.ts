@@ -1,20 +1,19 @@
 /**
- * A worker process's runtime: the SDK's logger goes to our structured logger (so workflow and
- * activity logs are JSON lines with the same redaction), and with METRICS_PORT the SDK's
+ * A worker process's runtime: the SDK's logs, the core's included, go to our structured logger
+ * (sdk-logs.ts: JSON lines with the same redaction, repeats held back), and with METRICS_PORT the SDK's
  * Prometheus exporter (schedule-to-start latency, slots, sticky cache, …) is served behind
  * our own provider metrics, with liveness and readiness.
  */
 import { Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime, type LogLevel as SdkLogLevel } from '@temporalio/worker';
+import { Runtime } from '@temporalio/worker';
 import type { Config } from '../config';
 import type { Logger } from '../logging';
 import type { ProviderCallObserver } from '../provider/transport';
-import { connectionOptions } from '../temporal/connection';
+import { clientConnectionOptions } from '../temporal/connection';
 import { freePort } from '../ports';
 import { createRegistry, providerMetrics } from './metrics';
+import { forwardSdkLogs } from './sdk-logs';
 import { startObservabilityServer, temporalReachable } from './server';
-
-const SDK_LEVEL: Record<Config['logLevel'], SdkLogLevel> = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' };
 
 export interface WorkerObservability {
   url?: string;
@@ -25,22 +24,29 @@ export interface WorkerObservability {
 /** Installs the SDK Runtime (once per process) and, with METRICS_PORT, serves /metrics, /health and /ready. */
 export async function startWorkerObservability(config: Config, log: Logger): Promise<WorkerObservability> {
   const sdkPort = config.metricsPort === undefined ? undefined : await freePort('127.0.0.1');
+  // One lazy connection (no call until asked) answers readiness and whether an outage is over.
+  const connection = Connection.lazy(clientConnectionOptions(config.temporal));
+  const reachable = temporalReachable(connection);
+  const sdkLogs = forwardSdkLogs(log, config.logLevel, { temporalAddress: config.temporal.address, probe: reachable });
   Runtime.install({
-    logger: new DefaultLogger(SDK_LEVEL[config.logLevel], (entry) => {
-      const level = entry.level === 'TRACE' || entry.level === 'DEBUG' ? 'debug' : entry.level === 'INFO' ? 'info' : entry.level === 'WARN' ? 'warn' : 'error';
-      log[level](entry.message, entry.meta);
-    }),
-    ...(sdkPort === undefined ? {} : { telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${sdkPort}` } } } }),
+    logger: sdkLogs.logger,
+    telemetryOptions: {
+      logging: sdkLogs.logging,
+      ...(sdkPort === undefined ? {} : { metrics: { prometheus: { bindAddress: `127.0.0.1:${sdkPort}` } } }),
+    },
   });
-  if (config.metricsPort === undefined) return { close: async () => undefined };
+  const closeLogs = async () => {
+    sdkLogs.flush();
+    await connection.close();
+  };
+  if (config.metricsPort === undefined) return { close: closeLogs };
 
   const registry = createRegistry();
-  const connection = Connection.lazy(connectionOptions(config.temporal));
   const server = await startObservabilityServer({
     port: config.metricsPort,
     host: config.listenHost,
     registry,
-    ready: temporalReachable(connection),
+    ready: reachable,
     sdkMetricsUrl: `http://127.0.0.1:${sdkPort}/metrics`,
   });
   return {
@@ -48,7 +54,7 @@ export async function startWorkerObservability(config: Config, log: Logger): Pro
     providerObserver: providerMetrics(registry),
     close: async () => {
       await server.close();
-      await connection.close();
+      await closeLogs();
     },
   };
 }

@@ -50,7 +50,7 @@ import type {
   CardLifecycleState, CardView, ContactInput, EsimWatchState, IssueCardInput, MoneyMovementInput, MoneyMovementResult, OnboardInput, OnboardingProgress,
 } from '../shared/types';
 import { MANUAL_KYC_DEPRECATION } from '../shared/kyc-rules';
-import { connectionOptions } from '../temporal/connection';
+import { clientConnectionOptions } from '../temporal/connection';
 import type {
   EsimOrderResult,
   OnboardCardholderResult,
@@ -366,7 +366,7 @@ export class CardIssuingClient {
 
 /** A client with its own connection, from the validated configuration. */
 export async function createCardIssuingClient(config: Pick<Config, 'temporal' | 'codec'>, opts: { tracing?: Tracing } = {}): Promise<CardIssuingClient> {
-  const connection = await Connection.connect(connectionOptions(config.temporal));
+  const connection = await Connection.connect(clientConnectionOptions(config.temporal));
   const client = new Client({
     connection,
     namespace: config.temporal.namespace,

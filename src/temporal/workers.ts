@@ -20,7 +20,7 @@ import type { CardBinAnswer } from '../provider/answers';
 import { fleetRate } from '../provider/rate-budget';
 import { bundleHasTracing, type Tracing } from '../observability/tracing';
 import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, rateClassQueue } from '../shared/task-queues';
-import { connectionOptions } from './connection';
+import { clientConnectionOptions, connectionOptions } from './connection';
 
 /**
  * Modules evaluated once into the shared V8 context instead of again in every workflow's own
@@ -67,7 +67,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
   if (setup.workflowBundlePath) assertBundleMatchesTracing(setup.workflowBundlePath, tracing !== undefined);
   const taskQueue = setup.taskQueue ?? config.temporal.taskQueue;
   const native = await NativeConnection.connect(connectionOptions(config.temporal));
-  const connection = await Connection.connect(connectionOptions(config.temporal));
+  const connection = await Connection.connect(clientConnectionOptions(config.temporal));
   const dataConverter = createDataConverter(config.codec);
   const provider = createProviderClient(config.provider, { observer: setup.providerObserver });
   const activities = createActivities({
@@ -104,7 +104,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     workers,
     run: async () => {
       try {
-        await Promise.all(workers.map((w) => w.run()));
+        await runTogether(workers);
       } finally {
         await provider.close();
         await connection.close();
@@ -113,6 +113,28 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     },
     shutdown: () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown()),
   };
+}
+
+type RunnableWorker = Pick<Worker, 'run' | 'shutdown' | 'getState'>;
+
+/**
+ * Runs the workers of one process until all have stopped. When one fails, the others are shut
+ * down (they drain) before this rejects with the first failure: the connections are closed only
+ * after every worker stopped, never under an activity still using the client (which would meet
+ * grpc-js "Channel has been shut down") or a worker still holding the native connection.
+ */
+export async function runTogether(workers: RunnableWorker[]): Promise<void> {
+  const shutdownRunning = () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
+  const results = await Promise.allSettled(
+    workers.map((w) =>
+      w.run().catch((err: unknown) => {
+        shutdownRunning();
+        throw err;
+      }),
+    ),
+  );
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /**

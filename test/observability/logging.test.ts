@@ -36,3 +36,22 @@ describe('the structured logger', () => {
     expect(typeof processLogger('x', loadConfig({})).info).toBe('function');
   });
 });
+
+describe('redaction by path', () => {
+  const form = { fullName: 'Ada Lovelace', address: '12 St James Square', addressEn: '12 St James Square', city: 'London', postalCode: 'SW1Y 4JH', country: 'GB' };
+
+  test('censors the KYC form address fields where a form travels, and leaves the Temporal address readable', () => {
+    const lines: string[] = [];
+    const log = createLogger('test', { write: (l) => lines.push(l) });
+    log.info('polling', { address: '10.0.0.7:7233', temporalAddress: '10.0.0.7:7233', namespace: 'cards' });
+    log.info('submitting', { form, request: { body: form }, activity: { input: form } });
+    log.info('card', { card: { billingAddress: { line1: '1 Main St', city: 'Austin' } } });
+    const [polling, submitting, card] = lines.map((l) => JSON.parse(l));
+    expect(polling).toMatchObject({ address: '10.0.0.7:7233', temporalAddress: '10.0.0.7:7233', namespace: 'cards' });
+    for (const carried of [submitting.form, submitting.request.body, submitting.activity.input]) {
+      expect(carried).toMatchObject({ address: CENSOR, addressEn: CENSOR, city: CENSOR, postalCode: CENSOR, fullName: CENSOR, country: 'GB' });
+    }
+    expect(card.card.billingAddress).toBe(CENSOR);
+    expect(lines.join('')).not.toMatch(/St James|SW1Y|1 Main St|Austin/);
+  });
+});

@@ -4,6 +4,7 @@ import { HmacSha256Scheme } from '../../src/provider/signing';
 import { createRegistry, providerMetrics } from '../../src/observability/metrics';
 import { startBridge } from '../../src/bridge';
 import { freePort } from '../../src/ports';
+import { loadConfig } from '../../src/config';
 import { startStack, type Stack } from '../helpers/stack';
 
 describe('metrics', () => {
@@ -27,8 +28,21 @@ describe('metrics', () => {
       expect(metrics).toMatch(/bridge_webhooks_total\{outcome="duplicate",reason=""\} 1/);
       expect(metrics).toMatch(/bridge_webhooks_total\{outcome="refused",reason="BAD_SIGNATURE"\} 1/);
       expect(metrics).toMatch(/bridge_signal_duration_seconds_count 1/);
+      expect(metrics).toMatch(/^service_ready 1$/m);
       expect((await fetch(`${bridge.opsUrl}/health`)).status).toBe(200);
       expect(await (await fetch(`${bridge.opsUrl}/ready`)).json()).toEqual({ ready: true });
+    } finally {
+      await bridge.close();
+    }
+  });
+
+  test('a bridge that cannot reach Temporal answers /ready 503 and exports service_ready 0', async () => {
+    const config = loadConfig({ TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` }); // nothing listens there
+    const bridge = await startBridge(config, { port: 0, metricsPort: await freePort() });
+    try {
+      expect((await fetch(`${bridge.opsUrl}/ready`)).status).toBe(503);
+      expect(await (await fetch(`${bridge.opsUrl}/metrics`)).text()).toMatch(/^service_ready 0$/m);
+      expect((await fetch(`${bridge.opsUrl}/health`)).status).toBe(200);
     } finally {
       await bridge.close();
     }

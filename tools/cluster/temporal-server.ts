@@ -39,6 +39,8 @@ export interface ClusterServer {
   version: string;
   /** Stops the server (SIGTERM to its process group) and starts it again on the same ports and database. */
   restart(): Promise<void>;
+  /** SIGKILL to its process group (a crash: nothing flushed, no graceful handover), then starts it again. */
+  crash(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -75,8 +77,20 @@ export async function startClusterServer(opts: { bin: ServerBinaries; pg: Postgr
     if (running) await stopProcessGroup(running.child, running.exited);
     running = undefined;
   };
+  const crash = async () => {
+    if (running) {
+      try {
+        process.kill(-running.child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      await running.exited;
+    }
+    running = undefined;
+    await start();
+  };
   await start();
-  return { address, version: opts.bin.version, stop, restart: async () => (await stop(), await start()) };
+  return { address, version: opts.bin.version, stop, restart: async () => (await stop(), await start()), crash };
 }
 
 /**

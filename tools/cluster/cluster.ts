@@ -1,0 +1,247 @@
+/**
+ * The cluster the smoke run and the soak share: the Temporal server built from its Go module on a
+ * private PostgreSQL, a non-default namespace with our search attributes, the provider sandbox
+ * spreading webhooks across the bridges, N worker and M bridge processes, and the typed client.
+ * Everything started is registered in `stoppers` and stopped in reverse order by `stopAll`.
+ */
+import { chmodSync, mkdtempSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Connection, ServiceError } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { loadConfig, loadConfigOrExit, type Config } from '../../src/config';
+import { startSandbox } from '../../src/sandbox';
+import { SandboxControlClient, type SandboxConfigPatch } from '../../src/sandbox/control-client';
+import { createCardIssuingClient, type CardIssuingClient } from '../../src/starter';
+import { buildWorkflowBundle } from '../../src/temporal/bundle';
+import { freePort } from '../../src/ports';
+import { prepareNamespace } from './namespace';
+import { startPostgres } from './postgres';
+import { spawnApp, type AppProcess } from '../processes';
+import { ensureTemporalServer } from './server-build';
+import { setupSchema, startClusterServer, type ClusterServer } from './temporal-server';
+
+export interface ClusterOptions {
+  name: string;
+  namespace: string;
+  workers: number;
+  bridges: number;
+  sandbox: SandboxConfigPatch;
+  /** Extra environment of the workers and bridges (e.g. PROVIDER_RATE_WINDOW_MS). */
+  env?: Record<string, string>;
+  say(line: string): void;
+}
+
+/** A process the run may kill and start again on the same port and environment. */
+export interface Restartable {
+  name: string;
+  readonly process: AppProcess;
+  url?: string;
+  kill(): Promise<void>;
+  start(): Promise<void>;
+}
+
+export interface Cluster {
+  dir: string;
+  server: ClusterServer;
+  control: SandboxControlClient;
+  config: Config;
+  client: CardIssuingClient;
+  workers: Restartable[];
+  bridges: Restartable[];
+}
+
+/** Stopped in reverse order of starting, whatever happens. */
+export const stoppers: Array<() => Promise<unknown>> = [];
+
+export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
+  const { say } = opts;
+  const base = loadConfigOrExit();
+  const dir = mkdtempSync(join(tmpdir(), `${opts.name}-`));
+  chmodSync(dir, 0o755); // PostgreSQL runs as its own user below it
+  say(`run directory (logs of every process): ${dir}`);
+
+  const [bin, bundlePath] = await Promise.all([ensureTemporalServer(say), buildWorkflowBundle(join(dir, 'workflow-bundle.js'))]);
+  const pg = await startPostgres({ dir: join(dir, 'postgres'), port: await freePort(), log: say });
+  stoppers.push(() => pg.stop());
+  say(`PostgreSQL: ${pg.version}, on ${pg.host}:${pg.port}`);
+  setupSchema(bin, pg, say);
+  const server = await startClusterServer({ bin, pg, dir });
+  stoppers.push(() => server.stop());
+  say(`Temporal server ${await serverVersion(server.address)} (go.temporal.io/server ${bin.version}, built from its Go module) on ${server.address}: persistence and SQL visibility in PostgreSQL`);
+  const attributes = await prepareNamespace(server.address, opts.namespace);
+  say(`namespace ${opts.namespace} registered; search attributes ${attributes.join(', ')} (Keyword) added through the operator API`);
+
+  const sandbox = await startSandbox({ port: 0, apiKey: base.provider.apiKey, apiSecret: base.provider.apiSecret, webhookSecret: base.provider.webhookSecret });
+  stoppers.push(() => sandbox.close());
+  const env: Record<string, string> = {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: opts.namespace,
+    TEMPORAL_TASK_QUEUE: base.temporal.taskQueue,
+    TEMPORAL_TLS: '',
+    TEMPORAL_API_KEY: '',
+    TEMPORAL_TLS_CERT_PATH: '',
+    TEMPORAL_TLS_KEY_PATH: '',
+    PROVIDER_BASE_URL: sandbox.url,
+    PROVIDER_API_KEY: base.provider.apiKey,
+    PROVIDER_API_SECRET: base.provider.apiSecret,
+    PROVIDER_WEBHOOK_SECRET: base.provider.webhookSecret,
+    PAYLOAD_CODEC_KEY: randomBytes(32).toString('base64'),
+    PAYLOAD_CODEC_KEY_ID: opts.name,
+    WORKFLOW_BUNDLE_PATH: bundlePath,
+    METRICS_PORT: '',
+    LISTEN_HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    ...opts.env,
+  };
+  const config = loadConfig(env);
+
+  const bridges = await Promise.all(range(opts.bridges).map(async (n) => startBridge(n, env, dir)));
+  const workers = range(opts.workers).map((n) => restartable(`worker-${n}`, () => spawnApp(`worker-${n}`, 'src/worker.ts', env, join(dir, `worker-${n}.log`))));
+  await Promise.all(workers.map((w) => w.start()));
+  const control = new SandboxControlClient(sandbox.url);
+  await control.configure({ ...opts.sandbox, webhookUrls: bridges.map((b) => `${b.url}/webhooks/provider`) });
+  say(`provider sandbox on ${sandbox.url}, webhooks spread round-robin across ${bridges.map((b) => b.url).join(' and ')}`);
+  await waitForPollers(server.address, opts.namespace, config.temporal.taskQueue, workers.map((w) => w.process));
+  say(`${bridges.length} bridges (pids ${bridges.map((b) => b.process.pid).join(', ')}) and ${workers.length} workers (pids ${workers.map((w) => w.process.pid).join(', ')}) polling ${config.temporal.taskQueue}, each loading the prebuilt workflow bundle`);
+
+  const client = await createCardIssuingClient(config);
+  stoppers.push(() => client.close());
+  return { dir, server, control, config, client, workers, bridges };
+}
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+/** A process registered for stopping once, whichever incarnation is running then; `ready` awaited after each start. */
+function restartable(name: string, spawn: () => AppProcess, url?: string, ready?: () => Promise<void>): Restartable {
+  let current: AppProcess | undefined;
+  stoppers.push(async () => current?.stop());
+  return {
+    name,
+    url,
+    get process() {
+      return current!;
+    },
+    kill: async () => current?.kill(),
+    start: async () => {
+      current = spawn();
+      await ready?.();
+    },
+  };
+}
+
+async function startBridge(n: number, env: Record<string, string>, dir: string): Promise<Restartable> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const spawn = () => spawnApp(`bridge-${n}`, 'src/bridge/server.ts', { ...env, BRIDGE_PORT: String(port) }, join(dir, `bridge-${n}.log`));
+  const answering = () => until(`bridge-${n} answering /health`, async () => (await fetch(`${url}/health`).catch(() => undefined))?.ok === true, 60_000);
+  const bridge = restartable(`bridge-${n}`, spawn, url, answering);
+  await bridge.start();
+  return bridge;
+}
+
+export async function serverVersion(address: string): Promise<string> {
+  const connection = await Connection.connect({ address });
+  try {
+    return (await connection.workflowService.getSystemInfo({})).serverVersion || 'unknown';
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Every worker's pid among the main queue's pollers (the SDK's identity is pid@host). */
+export async function waitForPollers(address: string, namespace: string, taskQueue: string, workers: AppProcess[], timeoutMs = 180_000): Promise<void> {
+  const connection = await Connection.connect({ address });
+  try {
+    await until(`${workers.length} workers polling`, async () => {
+      for (const w of workers) if (w.exited()) throw new Error(`${w.name} exited at start`);
+      const { pollers } = await connection.workflowService.describeTaskQueue({
+        namespace,
+        taskQueue: { name: taskQueue },
+        taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+      });
+      const ids = (pollers ?? []).map((p) => p.identity ?? '');
+      return workers.every((w) => ids.some((id) => id.startsWith(`${w.pid}@`)));
+    }, timeoutMs);
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Webhook deliveries: how many were delivered, and how many attempts found no bridge. */
+export async function deliverySummary(control: SandboxControlClient): Promise<{ total: number; delivered: number; pending: number; noBridge: number; notDelivered: string[] }> {
+  const deliveries = await control.webhooks();
+  return {
+    total: deliveries.length,
+    delivered: deliveries.filter((d) => d.status === 'DELIVERED').length,
+    pending: deliveries.filter((d) => d.status === 'PENDING').length,
+    noBridge: deliveries.flatMap((d) => d.attempts).filter((a) => a.statusCode === null).length,
+    notDelivered: deliveries.filter((d) => d.status === 'FAILED' || d.status === 'DROPPED').map((d) => `${d.eventType} ${d.eventId} ${d.status}`),
+  };
+}
+
+export async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      last = err;
+      if ((err as Error).message.includes('exited at start')) throw err;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (${(last as Error).message})` : ''}`);
+    await pause(300);
+  }
+}
+
+/** A gRPC failure that says Temporal was away (the server restarting), not what the call asked. */
+export function isTransient(err: unknown): boolean {
+  return err instanceof ServiceError || [1, 4, 14].includes((err as { code?: number }).code ?? -1);
+}
+
+/**
+ * A call asked again while the failure is only Temporal being away: the SDK's own retries give up
+ * after a few seconds; a flow's outcome is final only when the flow says so.
+ */
+export async function outlastingOutages<R>(call: () => Promise<R>, timeoutMs = 180_000): Promise<R> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await call();
+    } catch (err) {
+      if (!isTransient(err) || Date.now() > deadline) throw err;
+      await pause(1000);
+    }
+  }
+}
+
+export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function stopAll(say: (line: string) => void): Promise<void> {
+  for (const stop of stoppers.reverse()) await stop().catch((err: unknown) => say(`while stopping: ${(err as Error).message}`));
+  stoppers.length = 0;
+}
+
+/** Runs `main`, stops everything it started (also on SIGINT/SIGTERM and on failure), exits with its code. */
+export function runToExit(main: () => Promise<number>, say: (line: string) => void): void {
+  let interrupted = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      interrupted = true;
+      say(`${signal}: stopping everything`);
+      void stopAll(say).then(() => process.exit(130));
+    });
+  }
+  void main()
+    .catch((err: unknown) => {
+      say(`FAILED: ${(err as Error).stack ?? String(err)}`);
+      return 1;
+    })
+    .then(async (code) => {
+      if (!interrupted) await stopAll(say);
+      say('stopped everything it started');
+      process.exit(code);
+    });
+}
