@@ -41,6 +41,11 @@ export class BinCache<TBin extends { cardBinId: string }> {
     return (await this.list()).find((b) => b.cardBinId === cardBinId);
   }
 
+  /** The cached list as it stands, without asking the provider (undefined when none is cached). */
+  peek(): TBin[] | undefined {
+    return this.#entry?.bins;
+  }
+
   /** Forgets the cached list; the next read asks the provider. */
   invalidate(): void {
     this.#entry = undefined;

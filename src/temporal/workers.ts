@@ -16,10 +16,11 @@ import { ValueSealer } from '../codec/sealed-value';
 import { BinCache } from '../provider/bin-cache';
 import { createProviderClient } from '../provider/client';
 import type { ProviderCallObserver } from '../provider/transport';
+import type { ReconciliationMetrics } from '../observability/metrics';
 import type { CardBinAnswer } from '../provider/answers';
 import { fleetRate } from '../provider/rate-budget';
 import { bundleHasTracing, type Tracing } from '../observability/tracing';
-import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, rateClassQueue } from '../shared/task-queues';
+import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, isSplitQueue, queueShare, rateClassQueue } from '../shared/task-queues';
 import { connectionOptions } from './connection';
 
 /**
@@ -52,6 +53,8 @@ export interface WorkerSetup {
   preloadModules?: readonly string[];
   /** Told of every provider call's outcome (metrics). */
   providerObserver?: ProviderCallObserver;
+  /** Told what each reconciliation run found (metrics). */
+  reconciliationMetrics?: ReconciliationMetrics;
   /** This process's tracing (observability/tracing.ts); unset: no interceptors, no OpenTelemetry in the bundle. */
   tracing?: Tracing;
 }
@@ -75,6 +78,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     bins: new BinCache<CardBinAnswer>(provider),
     temporal: new Client({ connection, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.clientInterceptors() }),
     sealer: new ValueSealer(config.codec),
+    reconciliationMetrics: setup.reconciliationMetrics,
   });
   const connected: Partial<WorkerOptions> = { connection: native, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.workerInterceptors(false) };
   const common: Partial<WorkerOptions> = { ...connected, activities };
@@ -89,7 +93,8 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
   const enforce = setup.enforceRateBudget !== false;
   const rates = RATE_QUEUES.map((queue) => ({
     taskQueue: rateClassQueue(taskQueue, queue),
-    perSecond: fleetRate(RATE_QUEUE_LIMITS[queue], config.provider.rateWindowMs),
+    // Two queues sharing one window (reconciliation's and the flows') each keep one more call back.
+    perSecond: fleetRate(RATE_QUEUE_LIMITS[queue] - (isSplitQueue(queue) ? 1 : 0), config.provider.rateWindowMs) * queueShare(queue, config.provider.reconcileBudgetShare),
   }));
   if (enforce) await setQueueRateLimits(connection, config.temporal.namespace, rates);
   const workers = await Promise.all([

@@ -6,10 +6,9 @@ import {
 import { cardBinRequirementErrors } from '../../shared/card-rules';
 import { idempotent, validate, type ApiCall, type ApiHandlers } from '../api';
 import {
-  cardView, deleteCard, findBin, fundCard, getCard, issueCard, sensitiveView, setFrozen, updateContact, updatePin, withdrawFromCard,
+  cardView, deleteCard, findBin, listedBins, fundCard, getCard, issueCard, sensitiveView, setFrozen, updateContact, updatePin, withdrawFromCard,
 } from '../domain/cards';
 import { ok, validationFailed } from '../errors';
-import { CARD_BINS } from '../fixtures';
 
 const DAY_MS = 86_400_000;
 
@@ -31,7 +30,7 @@ function cardAction(action: (call: ApiCall, card: ReturnType<typeof getCard>) =>
 }
 
 export const cardRoutes = {
-  listCardBins: () => ok(CARD_BINS.map((b) => ({ ...b }))),
+  listCardBins: (call) => ok(listedBins(call.sandbox)),
 
   createCard: (call) => {
     const { data, key } = validate(call, createCardRequest, binErrors);
