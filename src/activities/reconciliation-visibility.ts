@@ -45,10 +45,6 @@ export interface CardWorkflowView {
   availableBalance?: number;
 }
 
-export interface WaitingFlow extends FlowRow {
-  pendingActivities: string[];
-}
-
 export function createReconciliationVisibilityActivities({ temporal }: { temporal: Client }) {
   const listPage = async ({ query, pageToken, pageSize }: PageRequest): Promise<Page<FlowRow>> => {
     const answer = await temporal.workflowService.listWorkflowExecutions({
@@ -112,16 +108,17 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
       return { items, nextPageToken: page.nextPageToken };
     },
 
-    /** One page of running flows, each with the activities it waits on. */
-    async runningFlowsPage(req: PageRequest): Promise<Page<WaitingFlow>> {
-      const page = await listPage(req);
-      const items = await Promise.all(
-        page.items.map(async (row) => {
-          const described = await describeFlow(temporal.workflow.getHandle(row.workflowId, row.runId));
-          return { ...row, pendingActivities: described.pendingActivities.map((a) => `${a.activityType} (${a.state}, attempt ${a.attempt})`) };
+    /** One page of flows, as visibility lists them. */
+    flowsPage: listPage,
+
+    /** Where each flow waits: the activities it has pending (their type, state and attempt). */
+    async whereFlowsWait({ flows }: { flows: Array<{ workflowId: string; runId: string }> }): Promise<string[][]> {
+      return Promise.all(
+        flows.map(async ({ workflowId, runId }) => {
+          const described = await describeFlow(temporal.workflow.getHandle(workflowId, runId));
+          return described.pendingActivities.map((a) => `${a.activityType} (${a.state}, attempt ${a.attempt})`);
         }),
       );
-      return { items, nextPageToken: page.nextPageToken };
     },
 
     /** Gives each card workflow the provider's card as reconciliation read it: its view is corrected, never the provider's. */

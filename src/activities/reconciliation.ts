@@ -63,7 +63,7 @@ export function createReconciliationActivities({ provider, bins, reconciliationM
      * Refreshes this worker's BIN cache now and says what changed against what it held (no
      * baseline when it held nothing: then nothing is reported as added).
      */
-    async refreshBins(): Promise<{ before?: string[]; after: string[] }> {
+    async reconcileRefreshBins(): Promise<{ before?: string[]; after: string[] }> {
       const before = bins.peek()?.map((b) => b.cardBinId);
       const after = await providerCall(() => bins.refresh());
       return { before, after: after.map((b) => b.cardBinId) };

@@ -28,7 +28,7 @@ export const PROVIDER_CALLS = {
   reconcileReadOperation: ['reconcile'],
   reconcileReadPayout: ['reconcile'],
   reconcileReadEsimOrder: ['reconcile'],
-  refreshBins: ['reconcile'],
+  reconcileRefreshBins: ['reconcile'],
   getCardholder: ['general'],
   uploadKycDocument: ['general'],
   submitKycForm: ['general'],

@@ -1,0 +1,30 @@
+/**
+ * sweep-stuck (hourly): flows on our queue running longer than their kind is expected to
+ * (EXPECTED_FLOW_MS), or waiting on a provider status we do not know (their ProviderStatus
+ * search attribute), each with where it waits. It reads Temporal only.
+ */
+import { EXPECTED_FLOW_MS, type Difference, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
+import { literal, mainQueue, runReconciliation, temporalSide } from './run';
+
+export async function sweepStuck(input: ReconcileInput = {}): Promise<DriftReport> {
+  const kinds = Object.keys(EXPECTED_FLOW_MS);
+  const query = () => `TaskQueue = ${literal(mainQueue())} AND ExecutionStatus = 'Running' AND FlowKind IN (${kinds.map(literal).join(', ')})`;
+  return runReconciliation('stuck', input, query, async (req) => {
+    const page = await temporalSide.flowsPage(req);
+    const now = Date.now();
+    const stuck = page.items.filter((f) => f.providerStatus !== undefined || now - f.startTime > (EXPECTED_FLOW_MS[f.flowKind ?? ''] ?? Number.POSITIVE_INFINITY));
+    const waits = stuck.length > 0 ? await temporalSide.whereFlowsWait({ flows: stuck.map(({ workflowId, runId }) => ({ workflowId, runId })) }) : [];
+    const differences: Difference[] = stuck.map((f, i) => ({
+      kind: 'flow-stuck',
+      ids: { workflowId: f.workflowId, flowKind: f.flowKind ?? f.type },
+      ours: {
+        runningForMs: now - f.startTime,
+        expectedMs: EXPECTED_FLOW_MS[f.flowKind ?? ''],
+        ...(f.providerStatus ? { waitingOnUnknownStatus: f.providerStatus } : {}),
+        waitingOn: waits[i],
+      },
+      workflowId: f.workflowId,
+    }));
+    return { checked: page.items.length, corrected: 0, differences, nextPageToken: page.nextPageToken };
+  });
+}
