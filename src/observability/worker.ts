@@ -11,7 +11,7 @@ import type { Logger } from '../logging';
 import type { ProviderCallObserver } from '../provider/transport';
 import { connectionOptions } from '../temporal/connection';
 import { freePort } from '../ports';
-import { createRegistry, providerMetrics } from './metrics';
+import { createRegistry, providerMetrics, reconciliationMetrics, type ReconciliationMetrics } from './metrics';
 import { startObservabilityServer, temporalReachable } from './server';
 
 const SDK_LEVEL: Record<Config['logLevel'], SdkLogLevel> = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' };
@@ -19,6 +19,8 @@ const SDK_LEVEL: Record<Config['logLevel'], SdkLogLevel> = { debug: 'DEBUG', inf
 export interface WorkerObservability {
   url?: string;
   providerObserver?: ProviderCallObserver;
+  /** What reconciliation runs found: reconciliation_differences{kind}, flows_stuck{flow_kind}. */
+  reconciliation?: ReconciliationMetrics;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function startWorkerObservability(config: Config, log: Logger): Pro
   return {
     url: server.url,
     providerObserver: providerMetrics(registry),
+    reconciliation: reconciliationMetrics(registry),
     close: async () => {
       await server.close();
       await connection.close();

@@ -107,6 +107,11 @@ export class CardIssuingClient {
     this.#ownConnection = ownConnection;
   }
 
+  /** The Temporal client and main task queue behind this client (schedules and reconciliation, src/temporal/schedules.ts). */
+  get temporal(): { client: Client; taskQueue: string } {
+    return { client: this.#temporal, taskQueue: this.#taskQueue };
+  }
+
   // --- Flows (CONTRACTS §7) -------------------------------------------------------------
 
   startIssueCard(input: IssueCardInput, opts?: StartOptions): Promise<FlowHandle<CardView>> {
