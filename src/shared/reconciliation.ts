@@ -80,6 +80,8 @@ export interface ReconcileInput {
   since?: string;
   /** Visibility page size (tests and the bench set it small to exercise continue-as-new). */
   pageSize?: number;
+  /** Pages per run before continue-as-new (default 10). */
+  pagesPerRun?: number;
   /** Carried across continue-as-new: where the run is and what it found so far. */
   resume?: ReconcileProgress;
 }

@@ -48,7 +48,7 @@ export async function runReconciliation(kind: ReconcileKind, input: ReconcileInp
   const pageSize = input?.pageSize ?? DEFAULT_PAGE_SIZE;
   let pagesThisRun = 0;
   while (progress.pageToken !== null) {
-    if (pagesThisRun >= PAGES_PER_RUN || workflowInfo().continueAsNewSuggested) await continueAsNew<(i: ReconcileInput) => Promise<DriftReport>>({ ...input, resume: progress });
+    if (pagesThisRun >= (input?.pagesPerRun ?? PAGES_PER_RUN) || workflowInfo().continueAsNewSuggested) await continueAsNew<(i: ReconcileInput) => Promise<DriftReport>>({ ...input, resume: progress });
     const page = await checkPage({ query: progress.query, pageToken: progress.pageToken, pageSize });
     progress.pages++;
     pagesThisRun++;
