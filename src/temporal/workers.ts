@@ -20,7 +20,7 @@ import type { ReconciliationMetrics } from '../observability/metrics';
 import type { CardBinAnswer } from '../provider/answers';
 import { fleetRate } from '../provider/rate-budget';
 import { bundleHasTracing, type Tracing } from '../observability/tracing';
-import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, isSplitQueue, queueShare, rateClassQueue } from '../shared/task-queues';
+import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, isSplitQueue, queueShare, rateClassQueue, type RateQueue } from '../shared/task-queues';
 import { connectionOptions } from './connection';
 
 /**
@@ -93,8 +93,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
   const enforce = setup.enforceRateBudget !== false;
   const rates = RATE_QUEUES.map((queue) => ({
     taskQueue: rateClassQueue(taskQueue, queue),
-    // Two queues sharing one window (reconciliation's and the flows') each keep one more call back.
-    perSecond: fleetRate(RATE_QUEUE_LIMITS[queue] - (isSplitQueue(queue) ? 1 : 0), config.provider.rateWindowMs) * queueShare(queue, config.provider.reconcileBudgetShare),
+    perSecond: queueRate(queue, config.provider),
   }));
   if (enforce) await setQueueRateLimits(connection, config.temporal.namespace, rates);
   const workers = await Promise.all([
@@ -118,6 +117,16 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     },
     shutdown: () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown()),
   };
+}
+
+/**
+ * The fleet-wide activity rate of a rate-limited queue (docs/rate-budget.md): its endpoints' window,
+ * less reconciliation's share on the queues that give it up, or that share on reconciliation's own.
+ * Two queues sharing one window each keep one more call back for the window's turn.
+ */
+export function queueRate(queue: RateQueue, provider: Pick<Config['provider'], 'rateWindowMs' | 'reconcileBudgetShare'>): number {
+  const limit = RATE_QUEUE_LIMITS[queue] - (isSplitQueue(queue) ? 1 : 0);
+  return fleetRate(limit, provider.rateWindowMs) * queueShare(queue, provider.reconcileBudgetShare);
 }
 
 /**
