@@ -11,6 +11,8 @@ import { entityWorkflowId } from '../src/shared/ids';
 import type { KycDocuments, WaitTimings } from '../src/shared/types';
 import { applicationFailureOf, type CardIssuingClient } from '../src/starter';
 import { renderTable } from '../src/starter/output';
+import { reconcileNow } from '../src/starter/reconciliation';
+import { RECONCILE_KINDS, summariseReport } from '../src/shared/reconciliation';
 
 /** What the flows of one run share. */
 export interface FlowRun {
@@ -149,6 +151,27 @@ export const FLOWS = {
     (p) => `${p.status} ${p.merOrderNo}`,
   ),
   'delete card (update)': onCard(async ({ client }, cardId) => (await client.delete(cardId)).status),
+  // The card workflow reads its balance after each movement and spend (issue 22): it matches the provider's ledger.
+  'card balance = ledger': onCard(async ({ client, control }, cardId) => {
+    const ledger = async () => (await control.ledger()).cards.find((c) => c.cardId === cardId)?.availableBalance;
+    const state = await eventually(async () => {
+      const [s, l] = await Promise.all([client.cardState(cardId), ledger()]);
+      return s.card?.availableBalance === l && s.balanceReadAt !== undefined ? s : undefined;
+    }, 15_000);
+    return `balance ${money(state.card!.availableBalance)} read ${new Date(state.balanceReadAt!).toISOString()}, ledger ${money(state.card!.availableBalance)}`;
+  }),
+  reconciliation: {
+    start: async ({ client }) => {
+      const workflowIds: string[] = [];
+      const reports = reconcileNow(client.temporal, RECONCILE_KINDS, {}, (id) => workflowIds.push(id));
+      const outcome = reports.then((all) => {
+        const differences = all.flatMap((r) => r.differences);
+        if (differences.length > 0) throw new Error(`${differences.length} difference(s): ${all.map(summariseReport).join('; ')}`);
+        return `no difference (${all.map((r) => `${r.kind} ${r.checked}`).join(', ')} checked)`;
+      });
+      return { workflowId: 'reconcile-*/manual/…', outcome };
+    },
+  },
 } satisfies Record<string, Flow>;
 
 export type FlowName = keyof typeof FLOWS;
@@ -157,10 +180,13 @@ export type FlowName = keyof typeof FLOWS;
 export const DEMO_FLOWS: readonly FlowName[] = [
   'issue card',
   'fund card',
+  'card balance = ledger',
   'withdraw from card',
+  'card balance = ledger',
   'freeze (update)',
   'unfreeze (update)',
   'card transaction (webhook)',
+  'card balance = ledger',
   'card state (query)',
   'reveal sensitive (sealed)',
   'failing card (firstName FAIL)',
@@ -170,6 +196,7 @@ export const DEMO_FLOWS: readonly FlowName[] = [
   'eSIM recharge',
   'payout',
   'delete card (update)',
+  'reconciliation',
 ];
 
 /** Starts a flow; `row` settles (never rejects) with its outcome, an expected failure counting as ok. */
