@@ -8,9 +8,8 @@ import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import { cardReadSignal, cardStateQuery } from '../shared/messages';
-import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
 import type { CardView } from '../shared/types';
-import { describeFlow } from '../starter/status';
+import { describeFlow, flowSearchAttributes, type FlowStatus } from '../starter/status';
 import { moneyClaimOf, type FlowOutcome, type MoneyClaim } from '../shared/reconcile-checks';
 
 export interface FlowRow {
@@ -19,9 +18,7 @@ export interface FlowRow {
   type: string;
   /** RUNNING, COMPLETED, FAILED, … */
   status: string;
-  flowKind?: string;
-  cardId?: string;
-  providerStatus?: string;
+  searchAttributes: FlowStatus['searchAttributes'];
   startTime: number;
   closeTime?: number;
 }
@@ -56,20 +53,9 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
     const items = await Promise.all(
       (answer.executions ?? []).map(async (raw) => {
         const info = await executionInfoFromRaw(raw, temporal.workflow.options.loadedDataConverter, raw, temporal.options.namespace);
-        const attrs = info.typedSearchAttributes;
-        const row: FlowRow = {
-          workflowId: info.workflowId,
-          runId: info.runId,
-          type: info.type,
-          status: info.status.name,
-          startTime: info.startTime.getTime(),
-        };
-        if (info.closeTime) row.closeTime = info.closeTime.getTime();
-        const [flowKind, cardId, providerStatus] = [attrs.get(FLOW_KIND), attrs.get(CARD_ID), attrs.get(PROVIDER_STATUS)];
-        if (flowKind) row.flowKind = flowKind;
-        if (cardId) row.cardId = cardId;
-        if (providerStatus) row.providerStatus = providerStatus;
-        return row;
+        const { workflowId, runId, type, status, startTime, closeTime } = info;
+        const row: FlowRow = { workflowId, runId, type, status: status.name, searchAttributes: flowSearchAttributes(info.typedSearchAttributes), startTime: startTime.getTime() };
+        return closeTime ? { ...row, closeTime: closeTime.getTime() } : row;
       }),
     );
     const next = answer.nextPageToken && answer.nextPageToken.length > 0 ? Buffer.from(answer.nextPageToken).toString('base64') : null;
@@ -92,7 +78,7 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
     /** One page of closed money flows, each with what it said it did (only those that reached the provider). */
     async moneyClaimsPage(req: PageRequest): Promise<Page<MoneyClaim> & { listed: number }> {
       const page = await listPage(req);
-      const claims = await Promise.all(page.items.map(async (row) => moneyClaimOf(row.workflowId, row.flowKind ?? row.type, await outcomeOf(row))));
+      const claims = await Promise.all(page.items.map(async (row) => moneyClaimOf(row.workflowId, row.searchAttributes.FlowKind ?? row.type, await outcomeOf(row))));
       return { items: claims.filter((c): c is MoneyClaim => c !== undefined), nextPageToken: page.nextPageToken, listed: page.items.length };
     },
 

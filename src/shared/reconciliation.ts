@@ -80,6 +80,8 @@ export interface ReconcileInput {
   since?: string;
   /** Visibility page size (tests and the bench set it small to exercise continue-as-new). */
   pageSize?: number;
+  /** sweep-stuck: a flow running longer than this (a duration) is stuck, whatever its kind's expected time. */
+  stuckAfter?: string;
   /** Pages per run before continue-as-new (default 10). */
   pagesPerRun?: number;
   /** Carried across continue-as-new: where the run is and what it found so far. */

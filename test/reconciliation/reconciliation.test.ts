@@ -136,4 +136,16 @@ describe('reconciliation on Temporal Schedules', () => {
     for await (const run of stack.client.workflow.list({ query: `WorkflowType = 'reconcileCards' AND TaskQueue = '${stack.taskQueue}' AND ExecutionStatus = 'ContinuedAsNew'` })) runs.push(run.runId);
     expect(runs.length).toBeGreaterThanOrEqual(3);
   });
+
+  test('sweep-stuck reports a flow running longer than expected, with where it waits', async () => {
+    await sandbox.configure({ cardProvisioningMs: 600_000 });
+    const issuing = uniqueId('issue-card');
+    await stack.client.workflow.start('issueCard', { taskQueue: stack.taskQueue, workflowId: issuing, args: [{ cardBinId: 'bin_visa_basic', initialAmount: 1_000, firstName: 'Slow', lastName: 'Card', timings: FAST_TIMINGS }] });
+    await waitUntil(async () => (await stack.client.workflow.count(`WorkflowId = '${issuing}' AND FlowKind = 'issueCard'`)).count === 1, 10_000, 'the flow searchable by kind');
+    await new Promise((r) => setTimeout(r, 1_500));
+    const [report] = await reconcileNow({ client: stack.client, taskQueue: stack.taskQueue }, ['stuck'], { stuckAfter: '1s' });
+    expect(report.differences).toEqual([expect.objectContaining({ kind: 'flow-stuck', ids: { workflowId: issuing, flowKind: 'issueCard' }, workflowId: issuing, ours: expect.objectContaining({ expectedMs: 1_000, waitingOn: expect.any(Array) }) })]);
+    await stack.client.workflow.getHandle(issuing).terminate('test done');
+    await sandbox.configure({ cardProvisioningMs: 300 });
+  });
 });
