@@ -1,11 +1,30 @@
-/** Card activities: BINs (cached), issuance, reads, the card's later life, and the sealed sensitive read. */
+/**
+ * Card activities: BINs (cached), issuance, reads, the card's later life, and the sealed sensitive read.
+ *
+ * | POST /cards (key optional; a success is cached 24 h, a failure releases the key) | |
+ * |---|---|
+ * | key | the caller's, else derived from the workflow ID (`card`) |
+ * | retry, crash, 5xx, timeout, answer cut off | POST again under the same key: within 24 h the provider answers the same card; the flow bounds attempts by time (under 24 h), then ends OutcomeUnknown |
+ * | restart of the workflow ID | an earlier run's card (its CardId) is taken, nothing posted; an earlier run that posted but recorded no card: POST under its key within 24 h of it, else OutcomeUnknown |
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';
+import { isProviderError } from '../provider/errors';
+import { everyDerivedKey } from '../shared/ids';
+import { FailureType } from '../shared/failures';
 import type { BinCache } from '../provider/bin-cache';
 import type { CardBinAnswer } from '../provider/answers';
 import type { ValueSealer } from '../codec/sealed-value';
 import { createCardBody, toCardView } from '../shared/card-rules';
 import type { CardView, ContactInput, IssueCardInput, SealedValue } from '../shared/types';
+import type { KeyOrigin } from './earlier-key';
+import { earlierRunScheduled, earlierRunsOfThisWorkflow, type EarlierRun } from './earlier-runs';
+import { outcomeUnknown } from './idempotent-post';
 import { providerCall } from './provider-call';
+
+/** How long the provider answers a POST /cards key with its first card (spec: 24 h). */
+export const CARD_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export type CardChange =
   | { cardId: string; action: 'freeze' | 'unfreeze' | 'delete' }
@@ -14,11 +33,12 @@ export type CardChange =
 
 export interface CardActivityDeps {
   provider: ProviderClient;
+  temporal: Client;
   bins: BinCache<CardBinAnswer>;
   sealer: ValueSealer;
 }
 
-export function createCardActivities({ provider, bins, sealer }: CardActivityDeps) {
+export function createCardActivities({ provider, temporal, bins, sealer }: CardActivityDeps) {
   return {
     /** The BIN from the 24 h cache (refreshed at once when asked); null when the project has no such BIN. */
     async getCardBin({ cardBinId, refresh }: { cardBinId: string; refresh?: boolean }): Promise<CardBinAnswer | null> {
@@ -28,14 +48,19 @@ export function createCardActivities({ provider, bins, sealer }: CardActivityDep
       });
     },
 
-    async createCard({ input, idempotencyKey }: { input: IssueCardInput; idempotencyKey: string }): Promise<CardView> {
+    async createCard({ input, idempotencyKey, keyOrigin }: { input: IssueCardInput; idempotencyKey: string; keyOrigin?: KeyOrigin }): Promise<CardView> {
       return providerCall(async () => {
+        const earlier = keyOrigin ? await cardOfEarlierRun(temporal, keyOrigin) : undefined;
+        if (earlier?.cardId) return toCardView(await provider.getCard(earlier.cardId));
+        const key = earlier?.idempotencyKey ?? idempotencyKey;
         try {
-          return toCardView(await provider.createCard(createCardBody(input), { idempotencyKey }));
+          return toCardView(await provider.createCard(createCardBody(input), { idempotencyKey: key }));
         } catch (err) {
           // The BIN list changed under us: refresh it now, so the workflow's next lookup sees the provider's list.
           // A failed refresh leaves the cache empty (the next lookup asks again) and must not hide the StaleCardBin.
           await bins.noteCreateCardFailure(err).catch(() => undefined);
+          // Within 24 h the same key answers the card the cut-off answer was about: asked again, not given up.
+          if (isProviderError(err, 'InvalidResponse')) throw unreadableCard(key);
           throw err;
         }
       });
@@ -69,4 +94,38 @@ function applyChange(provider: ProviderClient, change: CardChange) {
     case 'contact':
       return provider.updateContact(change.cardId, change.contact);
   }
+}
+
+/**
+ * What an earlier run of this workflow ID left: the card it recorded (CardId), or the key it
+ * posted under when it recorded none and the provider still answers that key.
+ */
+async function cardOfEarlierRun(temporal: Client, origin: KeyOrigin): Promise<{ cardId?: string; idempotencyKey?: string } | undefined> {
+  const runs = await earlierRunsOfThisWorkflow(temporal);
+  const withCard = runs.find((r) => r.cardId !== undefined);
+  if (withCard) return { cardId: withCard.cardId };
+  for (const run of [...runs].reverse()) {
+    if (!(await earlierRunScheduled(temporal, run, 'createCard'))) continue;
+    const idempotencyKey = keyOfRun(run, origin);
+    if (Date.now() - run.startedAt < CARD_KEY_TTL_MS) return { idempotencyKey };
+    throw outcomeUnknown(
+      { idempotencyKey, endpoint: 'POST /cards' },
+      `an earlier run of this workflow (${run.runId}) posted it more than 24 h ago and recorded no card; the provider no longer answers that key, so a POST could create a second card`,
+    );
+  }
+  return undefined;
+}
+
+/** The key an earlier run derived: SHA-256 once it recorded the marker, FNV before (shared/ids.ts). */
+function keyOfRun(run: EarlierRun, origin: KeyOrigin): string {
+  const [sha256, legacy] = everyDerivedKey(origin.purpose, origin.workflowId);
+  return run.sha256Keys ? sha256 : legacy;
+}
+
+function unreadableCard(idempotencyKey: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: FailureType.InvalidResponse,
+    message: `the answer to POST /cards could not be read: asking again under key ${idempotencyKey}, which the provider answers with the same card`,
+    details: [{ idempotencyKey, endpoint: 'POST /cards', mayHaveTakenEffect: true }],
+  });
 }

@@ -1,25 +1,87 @@
 /**
- * What earlier runs of a workflow ID recorded in their memo. A flow whose provider call takes
- * no idempotency key (the KYC form) records the call's outcome there, so that a repeated
- * start with the same workflow ID finds it and does not call again.
+ * What earlier runs of a workflow ID did. Two uses:
+ * - a flow whose provider call takes no idempotency key (the KYC form) records the call's outcome
+ *   in its memo, so that a repeated start with the same workflow ID finds it and does not call again;
+ * - a money flow whose key is derived from its workflow ID asks, before its first POST, whether an
+ *   earlier run of that ID exists; only then does it look for what that run may have moved under
+ *   any key an earlier version could have derived (docs/idempotency.md, "A restart").
+ * Both read visibility, which may lag a moment behind a run that has just closed.
  */
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
+import { SHA256_KEYS_PATCH } from '../shared/ids';
+
+/** An earlier run of the workflow ID an activity runs for. */
+export interface EarlierRun {
+  runId: string;
+  startedAt: number;
+  /** The card an earlier issueCard run created and recorded (search attribute CardId). */
+  cardId?: string;
+  /** The run derived its keys with SHA-256 (its TemporalChangeVersion holds the marker). */
+  sha256Keys: boolean;
+}
 
 export function createEarlierRunActivities({ temporal }: { temporal: Client }) {
   return {
     /**
-     * The memo values under `key` of the other runs of `workflowId`, newest first. Reads
-     * visibility, which may lag a moment behind a run that has just closed. An ID that cannot
-     * be quoted in a visibility query has no earlier runs as far as this lookup can tell.
+     * The memo values under `key` of the other runs of `workflowId`, newest first. An ID that
+     * cannot be quoted in a visibility query has no earlier runs as far as this lookup can tell.
      */
     async earlierRunMemos({ workflowId, runId, key }: { workflowId: string; runId: string; key: string }): Promise<unknown[]> {
-      if (/["\\]/.test(workflowId)) return [];
       const found: Array<{ startTime: number; value: unknown }> = [];
-      for await (const run of temporal.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+      for (const run of await otherRuns(temporal, workflowId, runId)) {
         const value = run.memo?.[key];
-        if (run.runId !== runId && value !== undefined) found.push({ startTime: run.startTime.getTime(), value });
+        if (value !== undefined) found.push({ startTime: run.startTime.getTime(), value });
       }
       return found.sort((a, b) => b.startTime - a.startTime).map((f) => f.value);
     },
   };
+}
+
+/** The other runs of the workflow ID the running activity belongs to, oldest first (none outside an activity). */
+export async function earlierRunsOfThisWorkflow(temporal: Client): Promise<EarlierRun[]> {
+  const run = activityInfo()?.workflowExecution;
+  if (!run) return [];
+  const runs = await otherRuns(temporal, run.workflowId, run.runId);
+  return runs.map(toEarlierRun).sort((a, b) => a.startedAt - b.startedAt);
+}
+
+/** True when an earlier run scheduled the activity `activityType` (its history says so). */
+export async function earlierRunScheduled(temporal: Client, run: EarlierRun, activityType: string): Promise<boolean> {
+  const workflowId = activityInfo()!.workflowExecution!.workflowId;
+  const history = await temporal.workflow.getHandle(workflowId, run.runId).fetchHistory();
+  return (history.events ?? []).some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType);
+}
+
+/** True when an earlier run of this workflow ID scheduled the activity `activityType`. */
+export async function anEarlierRunScheduled(temporal: Client, activityType: string): Promise<boolean> {
+  for (const run of await earlierRunsOfThisWorkflow(temporal)) if (await earlierRunScheduled(temporal, run, activityType)) return true;
+  return false;
+}
+
+async function otherRuns(temporal: Client, workflowId: string, runId: string): Promise<WorkflowExecutionInfo[]> {
+  if (/["\\]/.test(workflowId)) return [];
+  const runs: WorkflowExecutionInfo[] = [];
+  for await (const run of temporal.workflow.list({ query: `WorkflowId = "${workflowId}"` })) if (run.runId !== runId) runs.push(run);
+  return runs;
+}
+
+function toEarlierRun(run: WorkflowExecutionInfo): EarlierRun {
+  const attributes = run.searchAttributes ?? {};
+  const cardId = (attributes.CardId as unknown[] | undefined)?.[0];
+  const versions = (attributes.TemporalChangeVersion as unknown[] | undefined) ?? [];
+  return {
+    runId: run.runId,
+    startedAt: run.startTime.getTime(),
+    ...(typeof cardId === 'string' ? { cardId } : {}),
+    sha256Keys: versions.includes(SHA256_KEYS_PATCH),
+  };
+}
+
+function activityInfo() {
+  try {
+    return Context.current().info;
+  } catch {
+    return undefined; // outside an activity (the operator CLI)
+  }
 }

@@ -1,14 +1,25 @@
 /**
- * Funding and withdrawal. A call that may have taken effect is never repeated blindly: a retry
- * first asks GET /operations/{key} what became of the earlier attempt, and only when the
+ * Funding and withdrawal (POST /cards/{cardId}/funding and /withdrawal; idempotent by the spec,
+ * key durable with no expiry). A call that may have taken effect is never repeated blindly: a
+ * retry first asks GET /operations/{key} what became of the earlier attempt, and only when the
  * provider has no record of the key does it POST again, under the same key.
+ *
+ * | case | what happens |
+ * |---|---|
+ * | key | the caller's, else derived from the workflow ID or the card update's ID (workflows/lib/money-movement.ts) |
+ * | retry, worker crash, 5xx, timeout | the next attempt reads GET /operations/{key} first; POSTs again under the same key only when the provider has no record |
+ * | answer cut off or unreadable | GET /operations/{key} at once: COMPLETED completes (with or without operationId), FAILED fails; no record: asked again, then posted under the same key |
+ * | restart of the workflow ID after a deploy | before its first POST, a run whose key is derived asks under every key an earlier version could have derived (earlier-key.ts) and continues under the one the provider knows |
+ * | same key, other amount or card | the provider answers 409 (IdempotencyConflict); the card workflow refuses it before any call |
  */
+import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';
 import type { OperationAnswer } from '../provider/answers';
 import { classifyMessage } from '../provider/errors';
 import { phaseOf } from '../shared/statuses';
 import type { MoneyMovementKind } from '../shared/types';
-import { contradicts, fromOperation, idempotencyConflict, postReconcilingFirst, readOperation } from './idempotent-post';
+import { operationOfEarlierRun, type KeyOrigin } from './earlier-key';
+import { fromOperation, postReconcilingFirst, readOperation } from './idempotent-post';
 import { providerCall } from './provider-call';
 
 export interface OperationOutcome {
@@ -18,6 +29,8 @@ export interface OperationOutcome {
   failureReason?: string;
   /** Our failure type for a FAILED operation whose reason we recognise (e.g. InsufficientFunds). */
   failureType?: string;
+  /** Set when the movement continues under an earlier run's key (a restart after a deploy): polls use it. */
+  idempotencyKey?: string;
 }
 
 export interface MoveMoneyRequest {
@@ -25,51 +38,52 @@ export interface MoveMoneyRequest {
   cardId: string;
   amount: number;
   idempotencyKey: string;
+  /** Present when the key was derived from the workflow ID: a restart looks for an earlier run's key. */
+  keyOrigin?: KeyOrigin;
 }
 
-export function createFundingActivities({ provider }: { provider: ProviderClient }) {
+export function createFundingActivities({ provider, temporal }: { provider: ProviderClient; temporal: Client }) {
   return {
     async moveMoney(req: MoveMoneyRequest): Promise<OperationOutcome> {
-      return providerCall(() =>
-        postReconcilingFirst({
+      return providerCall(async () => {
+        const earlier = await operationOfEarlierRun(temporal, provider, req);
+        if (earlier) return { ...outcomeOf(earlier.operation), idempotencyKey: earlier.idempotencyKey };
+        return postReconcilingFirst({
           idempotencyKey: req.idempotencyKey,
-          recall: fromOperation(provider, req.idempotencyKey, (earlier) => reconcile(req, earlier)),
+          endpoint: req.kind === 'funding' ? 'POST /cards/{cardId}/funding' : 'POST /cards/{cardId}/withdrawal',
+          idempotentBySpec: true,
+          recall: fromOperation(provider, req.idempotencyKey, outcomeOf),
           post: async () => {
             const call = req.kind === 'funding' ? provider.fundCard.bind(provider) : provider.withdrawFromCard.bind(provider);
             const answer = await call(req.cardId, { amount: req.amount }, { idempotencyKey: req.idempotencyKey });
             if (answer.success === true) return { status: 'COMPLETED', operationId: answer.operationId };
             // Not a plain success: the operation's record says what happened.
             const recorded = await readOperation(provider, req.idempotencyKey);
-            if (recorded) return outcomeOf(req, recorded);
+            if (recorded) return outcomeOf(recorded);
             return answer.success === false ? failed(answer.message) : { status: 'PROCESSING' };
           },
-        }),
-      );
+        });
+      });
     },
 
+    /** NOT_FOUND (not a status the spec shows, so not final) when the provider does not know the key yet: read-after-write lag waits for the deadline. */
     async getOperation({ idempotencyKey }: { idempotencyKey: string }): Promise<OperationOutcome> {
       return providerCall(async () => {
-        const op = await provider.getOperation(idempotencyKey);
-        return { status: op.status, operationId: op.operationId, ...failureOf(op) };
+        const op = await readOperation(provider, idempotencyKey);
+        return op ? outcomeOf(op) : { status: 'NOT_FOUND' };
       });
     },
   };
 }
 
 /**
- * A completed operation without its operationId is answered again by the same POST under the
- * same key (the spec: same key + same body returns the original response, no new side effect).
+ * The operation as the provider records it: the spec shows its `status` (and `operationId`), so
+ * that is all that is read. COMPLETED completes the movement with whatever ids are shown (none is
+ * fine); nothing else it may show (a type, a card, an amount) is compared, since the spec does not
+ * name those fields: a provider that words them otherwise must not turn a safe retry into a conflict.
  */
-function reconcile(req: MoveMoneyRequest, op: OperationAnswer): OperationOutcome | undefined {
-  const outcome = outcomeOf(req, op);
-  return outcome.status === 'COMPLETED' && outcome.operationId === undefined ? undefined : outcome;
-}
-
-/** An operation found under our key must be ours: same card, same amount, same direction, as far as the provider shows them. */
-function outcomeOf(req: MoveMoneyRequest, op: OperationAnswer): OperationOutcome {
-  const type = req.kind === 'funding' ? 'FUNDING' : 'WITHDRAWAL';
-  if (contradicts(op, { type, cardId: req.cardId, amount: req.amount })) throw idempotencyConflict(req.idempotencyKey);
-  return { status: op.status, operationId: op.operationId, ...failureOf(op) };
+function outcomeOf(op: OperationAnswer): OperationOutcome {
+  return { status: op.status, ...(op.operationId ? { operationId: op.operationId } : {}), ...failureOf(op) };
 }
 
 function failureOf(op: OperationAnswer): Pick<OperationOutcome, 'failureReason' | 'failureType'> {

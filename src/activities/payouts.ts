@@ -1,9 +1,13 @@
 /**
- * Payouts: creation under the required idempotency key, and reads by merOrderNo. A retry
- * after an unknown outcome looks the payout up by its merOrderNo first (the spec's lookup for
- * reconciliation) and POSTs again only when the provider has none; the POST under the same
- * key would return the original order anyway (spec: "a retry returns the original order,
- * including a FAILED one"), so a payout is created once whatever happens.
+ * Payouts: creation under the required idempotency key, and reads by merOrderNo.
+ *
+ * | case | POST /payouts (key required by the spec, durable; a retry returns the original order, FAILED included) |
+ * |---|---|
+ * | key | the caller's, else derived from the workflow ID (`payout`; the typed client's workflow ID is `send-payout/<merOrderNo>`) |
+ * | every attempt, the first included | GET /payouts/{merOrderNo} first: a payout found is the answer, whatever key created it |
+ * | retry, crash, 5xx, timeout, answer cut off | the lookup first; no payout: POST again under the same key |
+ * | restart of the workflow ID, before or after a deploy | the lookup finds the first run's payout: nothing is posted |
+ * | the same merOrderNo for another payout | IdempotencyConflict, when an amount, currency or account the spec shows differs |
  */
 import type { ProviderClient } from '../provider/client';
 import type { PayoutAnswer } from '../provider/answers';
@@ -18,6 +22,9 @@ export function createPayoutActivities({ provider }: { provider: ProviderClient 
       return providerCall(() =>
         postReconcilingFirst({
           idempotencyKey,
+          endpoint: 'POST /payouts',
+          idempotentBySpec: true,
+          recallFirst: true,
           recall: () => findPayout(provider, request, idempotencyKey),
           post: () => provider.createPayout(request, { idempotencyKey }),
         }),
@@ -36,10 +43,24 @@ async function findPayout(provider: ProviderClient, request: CreatePayoutRequest
   try {
     const found = await provider.getPayout(request.merOrderNo);
     const ours = { arriveAmount: request.arriveAmount, arriveCurrency: request.arriveCurrency, payeeAccountNo: request.payeeAccountNo };
-    if (contradicts(found, ours)) throw idempotencyConflict(idempotencyKey);
+    if (contradicts(found, ours, samePayoutField)) throw idempotencyConflict(idempotencyKey, 'the payout found under this merOrderNo');
     return found;
   } catch (err) {
     if (isProviderError(err, 'NotFound')) return undefined;
     throw err;
   }
+}
+
+/**
+ * Currencies compare without case; an account number the provider masks ("****6819", "GB29…6819")
+ * is the same when its visible characters match ours at the same end. Anything else: equality.
+ */
+export function samePayoutField(field: string, shown: unknown, ours: unknown): boolean {
+  if (typeof shown !== 'string' || typeof ours !== 'string') return shown === ours;
+  if (field === 'arriveCurrency') return shown.toUpperCase() === ours.toUpperCase();
+  if (field !== 'payeeAccountNo') return shown === ours;
+  const visible = shown.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  if (visible.length === 1 && visible[0] === shown) return shown.replace(/\s/g, '') === ours.replace(/\s/g, '');
+  const compact = ours.replace(/\s/g, '');
+  return visible.length > 0 && compact.startsWith(shown.startsWith(visible[0]) ? visible[0] : '') && compact.endsWith(shown.endsWith(visible[visible.length - 1]) ? visible[visible.length - 1] : '');
 }

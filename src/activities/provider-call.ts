@@ -55,11 +55,13 @@ function rateLimitDelay(err: ProviderError, now: number): number {
  */
 export async function providerCall<T>(call: () => Promise<T>): Promise<T> {
   const ctx = currentContext();
-  const beat = ctx ? setInterval(() => ctx.heartbeat(), 1000) : undefined;
+  // Each beat repeats the attempt's note (noteAttempt), so the last details the server keeps are it.
+  const beat = ctx ? setInterval(() => ctx.heartbeat(attemptNotes.get(ctx)), 1000) : undefined;
   try {
     return await call();
   } catch (err) {
-    throw isProviderError(err) ? toApplicationFailure(err) : err;
+    // An ApplicationFailure is already ours (its type may look like a ProviderError's): it goes as it is.
+    throw !(err instanceof ApplicationFailure) && isProviderError(err) ? toApplicationFailure(err) : err;
   } finally {
     if (beat) clearInterval(beat);
   }
@@ -76,4 +78,27 @@ function currentContext(): Context | undefined {
 /** The attempt number of the running activity (1 outside an activity). */
 export function currentAttempt(): number {
   return currentContext()?.info.attempt ?? 1;
+}
+
+/**
+ * What an attempt of a POST left behind, kept in the activity's heartbeat details so that the
+ * next attempt reads it: `maybe` once the request may have left, `no` when it failed in a way
+ * that proves it took no effect (a 4xx, a refused connection). A lost heartbeat leaves the
+ * earlier note, or none: both read as `maybe`, the safe side.
+ */
+export type AttemptNote = { sent: 'maybe' | 'no' };
+const attemptNotes = new WeakMap<Context, AttemptNote>();
+
+export function noteAttempt(note: AttemptNote): void {
+  const ctx = currentContext();
+  if (!ctx) return;
+  attemptNotes.set(ctx, note);
+  ctx.heartbeat(note);
+}
+
+/** True when an earlier attempt of this activity may have reached the provider and taken effect. */
+export function earlierAttemptMayHaveTakenEffect(): boolean {
+  const ctx = currentContext();
+  if (!ctx || ctx.info.attempt <= 1) return false;
+  return (ctx.info.heartbeatDetails as AttemptNote | undefined)?.sent !== 'no';
 }

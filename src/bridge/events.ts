@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { fieldErrorsFromZod } from '../shared/zod-field-errors';
 import type { ProviderEvent } from '../shared/types';
+import { canonicalJson } from '../shared/canonical-json';
 
 const envelopeSchema = z.looseObject({
   eventType: z.string('is required').min(1, 'is required').max(64, 'must be at most 64 characters'),
@@ -40,14 +41,3 @@ export function deriveEventId(eventType: string, data: Record<string, unknown>):
   return 'evt_' + createHash('sha256').update(eventType).update('\u0000').update(canonicalJson(data)).digest('hex').slice(0, 40);
 }
 
-/** JSON with object keys sorted at every depth, so key order does not change the hash. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}

@@ -92,20 +92,32 @@ async function serveApi(sb: Sandbox, endpoint: EndpointDef, handler: ApiHandler,
   // Half of the faults strike after the side effect: only an idempotent retry is then safe.
   if (fault === 'error-after') return answer(500, INTERNAL());
   if (fault === 'hang-after') await sb.timers.sleep(faults.hangMs);
+  if (fault === 'truncate-after') return sendCutOff(reply, status, presentAnswer(sb.config.profile, endpoint.key as EndpointKey, body));
   return answer(status, body);
 }
 
-type Fault = 'none' | 'error-before' | 'error-after' | 'hang-before' | 'hang-after';
+type Fault = 'none' | 'error-before' | 'error-after' | 'hang-before' | 'hang-after' | 'truncate-after';
 
 function pickFault(sb: Sandbox, endpoint: EndpointDef): Fault {
-  const own = sb.config.faults.endpoints[endpointName(endpoint)];
+  const own = endpointFaults(sb, endpoint);
   const errorRate = own?.errorRate ?? sb.config.faults.errorRate;
   const hangRate = own?.hangRate ?? sb.config.faults.hangRate;
   const r = sb.random();
-  const half = () => (sb.random() < 0.5 ? 'before' : 'after');
+  const half = () => (own?.afterEffect || sb.random() >= 0.5 ? 'after' : 'before');
   if (r < errorRate) return `error-${half()}`;
   if (r < errorRate + hangRate) return `hang-${half()}`;
+  if (r < errorRate + hangRate + (own?.truncateRate ?? 0)) return 'truncate-after';
   return 'none';
+}
+
+function endpointFaults(sb: Sandbox, endpoint: EndpointDef) {
+  return sb.config.faults.endpoints[endpointName(endpoint)];
+}
+
+/** An answer cut off halfway through its JSON, as a connection dropped after the headers would leave it. */
+function sendCutOff(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  const text = JSON.stringify(body);
+  return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(text.slice(0, Math.floor(text.length / 2)));
 }
 
 function authenticate(sb: Sandbox, req: FastifyRequest, raw: Buffer | undefined): ApiError | undefined {
@@ -189,6 +201,8 @@ export function rateHeadersForUnrouted(sb: Sandbox, reply: FastifyReply, method:
 function idempotencyKeyOf(call: ApiCall): { key?: string; errors: FieldErrors } {
   const header = call.headers['x-idempotency-key'];
   const value = Array.isArray(header) ? header[0] : header;
+  // A provider that ignores the key on this endpoint (fault knob): every call is a new request.
+  if (endpointFaults(call.sandbox, call.endpoint)?.ignoreIdempotencyKey) return { errors: {} };
   if (value === undefined) {
     return call.endpoint.idempotency === 'required' ? { errors: { [IDEMPOTENCY_HEADER]: 'is required' } } : { errors: {} };
   }

@@ -15,6 +15,9 @@ const ENDPOINT_NAMES: ReadonlySet<string> = new Set((Object.values(ENDPOINTS) as
 
 const ms = (max = 3_600_000) => z.number().int('must be an integer').min(0, `must be an integer between 0 and ${max}`).max(max, `must be an integer between 0 and ${max}`);
 const rate = z.number().min(0, 'must be a number between 0 and 1').max(1, 'must be a number between 0 and 1');
+const endpointFaults = z
+  .object({ errorRate: rate.optional(), hangRate: rate.optional(), truncateRate: rate.optional(), afterEffect: z.boolean('must be true or false').optional(), ignoreIdempotencyKey: z.boolean('must be true or false').optional() })
+  .strict();
 const count = z.number().int('must be an integer').min(1, 'must be a positive integer').max(1_000_000, 'must be at most 1000000');
 
 /**
@@ -38,6 +41,8 @@ export const sandboxConfigSchema = z.object({
   esimUsageSyncMs: ms(),
   /** Each step of a payout: PENDING → PROCESSING → terminal. */
   payoutProcessingMs: ms(),
+  /** Read-after-write lag: GET /payouts/{merOrderNo} answers 404 for a payout younger than this (0: none). */
+  readLagMs: ms(600_000),
   /** How long an accepted idempotent write stays PROCESSING before its side effect (0: none). */
   operationProcessingMs: ms(60_000),
   /** Lifetime of a presigned upload URL. */
@@ -69,8 +74,14 @@ export const sandboxConfigSchema = z.object({
     hangRate: rate,
     /** How long a hung call is held before it is finally answered. */
     hangMs: ms(600_000),
-    /** Per endpoint ("POST /kyc/cardholders/form"): its own error and hang rates, in place of the global ones. */
-    endpoints: z.record(z.string(), z.object({ errorRate: rate.optional(), hangRate: rate.optional() }).strict()).superRefine((byEndpoint, ctx) => {
+    /**
+     * Per endpoint ("POST /kyc/cardholders/form"): its own error and hang rates, in place of the
+     * global ones; `truncateRate`: share of answers cut off mid-body after the side effect (a 200
+     * whose JSON ends halfway); `afterEffect`: every error and hang strikes after the side effect;
+     * `ignoreIdempotencyKey`: the endpoint takes the spec at its word and ignores X-Idempotency-Key
+     * (each call is a new request), as a provider may where the spec lists no key.
+     */
+    endpoints: z.record(z.string(), endpointFaults).superRefine((byEndpoint, ctx) => {
       for (const name of Object.keys(byEndpoint)) {
         if (!ENDPOINT_NAMES.has(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must name an endpoint as METHOD /path, e.g. POST /kyc/cardholders/form' });
       }
@@ -93,6 +104,7 @@ export function defaultSandboxConfig(webhookUrl: string): SandboxConfig {
     esimUsageSyncMs: 60_000,
     payoutProcessingMs: 1000,
     operationProcessingMs: 0,
+    readLagMs: 0,
     uploadExpiresInSec: 600,
     kycFeeCents: 100,
     maxCardCount: 2,

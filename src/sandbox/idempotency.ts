@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Operation, OperationType } from '../provider/api';
 import { ApiError, type ApiResult } from './errors';
 import { newId } from './ids';
+import { canonicalJson } from '../shared/canonical-json';
 
 /** What happens to the key when the call fails with a business error (422 and the like). */
 export type FailurePolicy = 'release' | 'terminal';
@@ -51,15 +52,6 @@ export function hashBody(body: unknown): string {
   return createHash('sha256').update(canonicalJson(body ?? null)).digest('hex');
 }
 
-/** JSON with object keys sorted, so key order and whitespace do not make two bodies differ. */
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
 
 export class IdempotencyStore {
   readonly #records = new Map<string, KeyRecord>();

@@ -90,6 +90,12 @@ export const FLOW_FAILURE_TYPES = [
   'OperationFailed',
   /** A call without idempotency key failed in a way that may have taken effect: not repeated, not known. */
   'SubmissionOutcomeUnknown',
+  /**
+   * A call that may have moved money could not be settled by its deadline, or may not be posted
+   * again (an endpoint the spec does not call idempotent): the details carry the key, the endpoint
+   * and what the provider last said, for an operator to reconcile.
+   */
+  'OutcomeUnknown',
   'KycReviewTimedOut',
   'EsimIssuanceTimedOut',
   'PayoutTrackingTimedOut',
@@ -141,21 +147,23 @@ export const FLOW_FAILURES = {
     'IdempotencyKeyTerminal',
     'CardProvisioningFailed',
     'CardProvisioningTimedOut',
+    'OutcomeUnknown',
   ],
-  fundCard: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal'],
-  withdrawFromCard: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal'],
+  fundCard: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'OutcomeUnknown'],
+  withdrawFromCard: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'OutcomeUnknown'],
   /** The updates of `card/<cardId>` (fund, withdraw, freeze, unfreeze, PIN, contact, delete, reveal). */
-  cardLifecycle: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal'],
+  cardLifecycle: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'OutcomeUnknown'],
   onboardCardholder: [
     'ValidationFailed',
     'FileTooLarge',
     'UploadUrlExpired',
     'DuplicateCardholder',
     'SubmissionOutcomeUnknown',
+    'OutcomeUnknown',
     'NotFound',
     'KycReviewTimedOut',
   ],
-  purchaseEsim: ['ValidationFailed', 'PlanUnavailable', 'InsufficientFunds', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'EsimRefunded', 'EsimIssuanceTimedOut'],
+  purchaseEsim: ['ValidationFailed', 'PlanUnavailable', 'InsufficientFunds', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'EsimRefunded', 'EsimIssuanceTimedOut', 'OutcomeUnknown'],
   rechargeEsim: [
     'ValidationFailed',
     'NotFound',
@@ -166,9 +174,10 @@ export const FLOW_FAILURES = {
     'IdempotencyKeyTerminal',
     'EsimRefunded',
     'EsimIssuanceTimedOut',
+    'OutcomeUnknown',
   ],
   trackPayout: ['ValidationFailed', 'NotFound', 'PayoutTrackingTimedOut'],
-  sendPayout: ['ValidationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'PayoutTrackingTimedOut'],
+  sendPayout: ['ValidationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'PayoutTrackingTimedOut', 'OutcomeUnknown'],
   walletBalance: [],
   esimPlans: [],
 } as const satisfies Record<string, readonly FailureTypeName[]>;

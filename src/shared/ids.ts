@@ -32,12 +32,24 @@ export function deriveIdempotencyKey(purpose: string, scope: string): string {
   return `${purpose}_${sha256Hex(`${purpose}\u0000${scope}`).slice(0, 48)}`.slice(0, 64);
 }
 
+/** The patch marker (workflows/lib/keys.ts) of flows that derive keys with SHA-256; Core also records it in TemporalChangeVersion. */
+export const SHA256_KEYS_PATCH = 'sha256-idempotency-keys';
+
 /**
  * The keys of flows started before the SHA-256 keys: a running flow must keep using the key
  * its history already sent (workflows/lib/keys.ts chooses by patch marker).
  */
 export function legacyIdempotencyKey(purpose: string, workflowId: string): string {
   return `${purpose}_${hash128(`${purpose}\u0000${workflowId}`)}`.slice(0, 64);
+}
+
+/**
+ * Every key any version of a flow could have derived for (purpose, workflow ID), the current one
+ * first. A new run of a workflow ID whose earlier run a deploy ago used another derivation asks
+ * the provider under each of them before it posts (activities/earlier-runs.ts): docs/idempotency.md.
+ */
+export function everyDerivedKey(purpose: string, workflowId: string): string[] {
+  return [deriveIdempotencyKey(purpose, workflowId), legacyIdempotencyKey(purpose, workflowId)];
 }
 
 /** Two FNV-1a 64-bit hashes with different offsets (legacy keys only). */

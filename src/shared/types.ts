@@ -111,6 +111,8 @@ export interface WatchPlan {
   deadlineAt: number;
   pollInitialIntervalMs: number;
   pollMaxIntervalMs: number;
+  /** The waiting flow created the entity: a 404 is the provider's read-after-write lag, polled past like any failed read. */
+  notFoundIsLag?: boolean;
 }
 
 /** An eSIM's usage or expiry event, as its entity workflow records it (ESIM_USAGE_ALERT, ESIM_EXPIRING, ESIM_EXPIRED). */

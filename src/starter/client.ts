@@ -8,15 +8,18 @@
  * `details[0].errors`): WorkflowFailedError and WorkflowUpdateFailedError are unwrapped. The
  * types each flow may end with: FLOW_FAILURES and FlowFailureType (shared/failures.ts).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   Client,
   Connection,
   WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowUpdateFailedError,
   type Workflow,
 } from '@temporalio/client';
+import { canonicalJson } from '../shared/canonical-json';
+import { FailureType } from '../shared/failures';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import type { Config } from '../config';
 import { createDataConverter } from '../codec/payload-codec';
@@ -114,8 +117,9 @@ export class CardIssuingClient {
 
   // --- Flows (CONTRACTS §7) -------------------------------------------------------------
 
+  /** With the caller's idempotency key the workflow ID is `issue-card/<key>`: a retry joins or finds the first card, never makes a second. */
   startIssueCard(input: IssueCardInput, opts?: StartOptions): Promise<FlowHandle<CardView>> {
-    return this.#start('issueCard', readableId('issue-card'), input, opts);
+    return this.#start('issueCard', readableId('issue-card', input.idempotencyKey), input, opts);
   }
 
   startFundCard(input: MoneyMovementInput, opts?: StartOptions): Promise<FlowHandle<MoneyMovementResult>> {
@@ -262,7 +266,10 @@ export class CardIssuingClient {
     args: MoneyMovementArgs,
     opts: MoneyUpdateOptions,
   ): Promise<MoneyUpdateResult> {
-    const updateId = opts.updateId ?? (args.idempotencyKey ? `${verb}-key-${args.idempotencyKey}` : `${verb}-${randomUUID()}`);
+    // The amount is part of a keyed update's ID: the same key with another amount is not taken for a
+    // repeat of the first call (Temporal answers a known update ID without asking the workflow), but
+    // reaches the card workflow, which refuses it IdempotencyConflict.
+    const updateId = opts.updateId ?? (args.idempotencyKey ? `${verb}-key-${args.idempotencyKey}/${args.amount}` : `${verb}-${randomUUID()}`);
     try {
       return { ...(await this.#cardUpdate(cardId, update, [args], updateId)), updateId };
     } catch (err) {
@@ -307,15 +314,47 @@ export class CardIssuingClient {
     });
   }
 
+  /**
+   * A repeated start while the flow runs joins it (the caller wanted that flow, not a second one),
+   * but only when it asks for the same thing: each run carries a digest of its input in its memo,
+   * and another input under a running workflow ID is refused IdempotencyConflict. Every failure,
+   * of the start or of the flow, carries the workflow ID (`workflowId`) to look at or retry with.
+   */
   async #start<I, R>(workflowType: string, defaultId: string, input: I, opts: StartOptions = {}): Promise<FlowHandle<R>> {
-    const handle = await this.#temporal.workflow.start<(input: I) => Promise<R>>(workflowType, {
-      taskQueue: this.#taskQueue,
-      workflowId: opts.workflowId ?? defaultId,
-      args: [input],
-      // A repeated start while the flow runs joins it (the caller wanted that flow, not a second one).
-      workflowIdConflictPolicy: 'USE_EXISTING',
+    const workflowId = opts.workflowId ?? defaultId;
+    const digest = requestDigest(workflowType, input);
+    const withId = (err: unknown) => Object.assign(err as Error, { workflowId });
+    const flow = (runId: string, handle: { result(): Promise<R> }): FlowHandle<R> => ({
+      workflowId,
+      runId,
+      result: () => unwrapFailure(handle.result()).catch((err) => Promise.reject(withId(err))),
     });
-    return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId, result: () => unwrapFailure(handle.result()) };
+    try {
+      const handle = await this.#temporal.workflow.start<(input: I) => Promise<R>>(workflowType, {
+        taskQueue: this.#taskQueue,
+        workflowId,
+        args: [input],
+        memo: { [REQUEST_DIGEST_MEMO]: digest },
+        workflowIdConflictPolicy: 'FAIL',
+      });
+      return flow(handle.firstExecutionRunId, handle);
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw withId(err);
+      const handle = this.#temporal.workflow.getHandle<(input: I) => Promise<R>>(workflowId);
+      const running = await handle.describe();
+      const theirs = running.memo?.[REQUEST_DIGEST_MEMO];
+      if (theirs !== undefined && theirs !== digest) {
+        throw withId(
+          ApplicationFailure.create({
+            type: FailureType.IdempotencyConflict,
+            message: `workflow ${workflowId} is running for another request; this one was not started`,
+            nonRetryable: true,
+            details: [{ workflowId }],
+          }),
+        );
+      }
+      return flow(running.runId, handle);
+    }
   }
 
   /** Update-with-start: the card's workflow is started if no run of it is open, so an operation never misses it. */
@@ -341,6 +380,14 @@ export async function createCardIssuingClient(config: Pick<Config, 'temporal' | 
     interceptors: opts.tracing?.clientInterceptors(),
   });
   return new CardIssuingClient({ client, taskQueue: config.temporal.taskQueue, codec: config.codec }, connection);
+}
+
+/** The memo field holding a digest of a flow's input, for a repeated start to compare with. */
+const REQUEST_DIGEST_MEMO = 'requestDigest';
+
+/** SHA-256 of the workflow type and its input as canonical JSON: equal inputs, equal digests, whatever their key order. */
+export function requestDigest(workflowType: string, input: unknown): string {
+  return createHash('sha256').update(workflowType).update('\u0000').update(canonicalJson(input ?? null)).digest('hex');
 }
 
 /** e.g. `fund-card/crd_123/key_abc`; a random suffix when the caller gave no key. */

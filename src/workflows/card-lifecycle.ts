@@ -40,8 +40,15 @@ const MAX_REMEMBERED_UPDATES = 500;
  */
 export const UPDATE_ID_KEYS_PATCH = 'money-keys-from-update-id';
 
-/** What an update answered: repeated to the same update ID, even in a later run. */
-export type UpdateOutcome = { result: MoneyMovementResult } | { failure: { type?: string; message: string; details: unknown[] } };
+/** What a money update asked: a repeat of its update ID or of its caller's key must ask the same. */
+export interface MoneyRequest {
+  kind: MoneyMovementKind;
+  amount: number;
+  idempotencyKey?: string;
+}
+
+/** What an update answered: repeated to the same update ID, even in a later run; `request` since issue 20. */
+export type UpdateOutcome = ({ result: MoneyMovementResult } | { failure: { type?: string; message: string; details: unknown[] } }) & { request?: MoneyRequest };
 const CLOSED_STATUSES = ['DELETING', 'DELETED'];
 
 export interface CardLifecycleInput {
@@ -65,6 +72,8 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   const transactions = [...(input.recentTransactions ?? [])];
   let operationsApplied = input.operationsApplied ?? 0;
   const outcomes = new Map<string, UpdateOutcome>(input.updateOutcomes ?? []);
+  /** Money updates accepted and not yet answered, by update ID: a conflicting repeat is refused while they run too. */
+  const running = new Map<string, MoneyRequest>();
   const remember = (updateId: string | undefined, outcome: UpdateOutcome) => {
     if (updateId === undefined) return;
     outcomes.set(updateId, outcome);
@@ -102,9 +111,11 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
       operationsApplied++;
       return card;
     });
-  const move = (kind: MoneyMovementKind) => (args: { amount: number; idempotencyKey?: string; timings?: object }) =>
-    serialise(async () => {
-      const updateId = currentUpdateInfo()?.id;
+  const move = (kind: MoneyMovementKind) => (args: { amount: number; idempotencyKey?: string; timings?: object }) => {
+    const updateId = currentUpdateInfo()?.id;
+    const request: MoneyRequest = { kind, amount: args.amount, ...(args.idempotencyKey === undefined ? {} : { idempotencyKey: args.idempotencyKey }) };
+    if (updateId !== undefined) running.set(updateId, request);
+    return serialise(async () => {
       const earlier = updateId === undefined ? undefined : outcomes.get(updateId);
       if (earlier) return answerAgain(earlier);
       const scope =
@@ -114,14 +125,38 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
       try {
         const result = await moveMoney(kind, { ...args, cardId }, scope);
         await balance.refresh();
-        remember(updateId, { result });
+        remember(updateId, { result, request });
         operationsApplied++;
         return result;
       } catch (err) {
-        if (err instanceof ApplicationFailure) remember(updateId, { failure: { type: err.type ?? undefined, message: err.message, details: [...(err.details ?? [])] } });
+        if (err instanceof ApplicationFailure) remember(updateId, { failure: { type: err.type ?? undefined, message: err.message, details: [...(err.details ?? [])] }, request });
         throw err;
+      } finally {
+        if (updateId !== undefined) running.delete(updateId);
       }
     });
+  };
+  /**
+   * Same update ID or same caller key, another request: IdempotencyConflict, refused before it is
+   * accepted (a validator writes nothing to history, so this needs no marker).
+   */
+  const sameRequest = (kind: MoneyMovementKind, args: { amount?: number; idempotencyKey?: string }) => {
+    const asked: MoneyRequest = { kind, amount: args?.amount as number, idempotencyKey: args?.idempotencyKey };
+    const updateId = currentUpdateInfo()?.id;
+    const byId = updateId === undefined ? undefined : (running.get(updateId) ?? outcomes.get(updateId)?.request);
+    const earlier = [...(byId ? [byId] : []), ...(asked.idempotencyKey === undefined ? [] : requestsUnderKey(asked.idempotencyKey))];
+    const other = earlier.find((r) => r.kind !== asked.kind || r.amount !== asked.amount);
+    if (other) {
+      throw ApplicationFailure.create({
+        type: FailureType.IdempotencyConflict,
+        message: `${updateId !== undefined && byId ? `update ID ${updateId}` : `idempotency key ${asked.idempotencyKey}`} was used for a ${other.kind} of ${other.amount} cents; this ${kind} of ${asked.amount} cents moves nothing`,
+        details: [{ updateId, idempotencyKey: asked.idempotencyKey, earlier: other }],
+        nonRetryable: true,
+      });
+    }
+  };
+  const requestsUnderKey = (key: string): MoneyRequest[] =>
+    [...running.values(), ...[...outcomes.values()].map((o) => o.request)].filter((r): r is MoneyRequest => r?.idempotencyKey === key);
   const open = () => rejectIf(CLOSED_STATUSES.includes(inbox.state.status ?? '') ? { cardId: `card is ${inbox.state.status}` } : {});
 
   setHandler(freezeCardUpdate, () => change({ cardId, action: 'freeze' }), { validator: open });
@@ -133,9 +168,11 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   setHandler(updateContactUpdate, (contact) => change({ cardId, action: 'contact', contact }), {
     validator: (contact) => (open(), rejectIf(contactErrors(contact ?? {}))),
   });
-  setHandler(fundCardUpdate, move('funding'), { validator: (args) => (open(), rejectIf(moneyMovementErrors('funding', { ...args, cardId }))) });
+  setHandler(fundCardUpdate, move('funding'), {
+    validator: (args) => (open(), rejectIf(moneyMovementErrors('funding', { ...args, cardId })), sameRequest('funding', args)),
+  });
   setHandler(withdrawFromCardUpdate, move('withdrawal'), {
-    validator: (args) => (open(), rejectIf(moneyMovementErrors('withdrawal', { ...args, cardId }))),
+    validator: (args) => (open(), rejectIf(moneyMovementErrors('withdrawal', { ...args, cardId })), sameRequest('withdrawal', args)),
   });
   // The sealed value goes back to the caller; neither the activity result nor the update result holds the plaintext.
   setHandler(revealSensitiveUpdate, () => serialise(() => sensitive.revealSensitiveCard({ cardId })), {

@@ -15,6 +15,10 @@ import type { CardView, IssueCardInput } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
 import { applicationCause, failWith, providerCalls } from './lib/provider';
 
+/** Attempts bounded by time, not count; the window stays inside the 24 h the provider answers a key with its card. */
+const cardRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '1 minute' } as const;
+const CARD_POST_WINDOW = '20 hours';
+
 export async function issueCard(input: IssueCardInput): Promise<CardView> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'issueCard' }]);
   assertValid(input);
@@ -60,8 +64,11 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
 
   /** A stale BIN is refreshed and the request checked again against it before one more try. */
   async function createCard(req: IssueCardInput, key: string): Promise<CardView> {
-    // Under the key: a failure after the card may have been created names the key in its details.
-    const attempt = () => providerCalls('general', { idempotencyKey: key }).createCard({ input: req, idempotencyKey: key });
+    // A key derived from the workflow ID: a restart of that ID finds the earlier run's card first (activities/cards.ts).
+    const keyOrigin = req.idempotencyKey === undefined ? { keyOrigin: { purpose: 'card', workflowId: workflowInfo().workflowId } } : {};
+    // Under the key, attempts bounded by time: all within the provider's 24 h, where the key answers the same card.
+    const calls = providerCalls('general', { idempotencyKey: key, retry: cardRetry, scheduleToCloseTimeout: CARD_POST_WINDOW });
+    const attempt = () => calls.createCard({ input: req, idempotencyKey: key, ...keyOrigin });
     try {
       return await attempt();
     } catch (err) {

@@ -18,7 +18,7 @@
  *   submitted again; after an unknown outcome it submits, and a DuplicateCardholder answer
  *   then says that the earlier submission evidently went through.
  */
-import { log, setHandler, sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { log, patched, setHandler, sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { KycSubmitted } from '../activities/kyc';
 import { describeErrors, hasErrors } from '../shared/card-rules';
 import { FailureType, isFailureType, type FieldErrors } from '../shared/failures';
@@ -55,6 +55,7 @@ export async function onboardCardholder(input: OnboardInput): Promise<OnboardCar
     progress.warnings.push(MANUAL_KYC_DEPRECATION);
   }
   const earlier = await earlierSubmission();
+  if (!earlier.cardholderId && earlier.outcomeUnknown && progress.mode === 'hosted' && patched(HOSTED_KYC_ONCE_PATCH)) refuseHostedResubmission();
   const known = earlier.cardholderId ? { id: earlier.cardholderId, verificationUrl: earlier.verificationUrl } : await submit(input, earlier.outcomeUnknown === true);
   const cardholderId = known.id;
   Object.assign(progress, { cardholderId, ...(known.verificationUrl ? { verificationUrl: known.verificationUrl } : {}) });
@@ -73,6 +74,21 @@ export async function onboardCardholder(input: OnboardInput): Promise<OnboardCar
     ...(progress.verificationUrl ? { verificationUrl: progress.verificationUrl } : {}),
     ...(progress.warnings.length > 0 ? { warnings: progress.warnings } : {}),
   };
+}
+
+/**
+ * docs/versioning.md: a hosted submission carries no identity, so no duplicate check can stop a
+ * second one (and its fee): after an earlier run's unknown outcome a restart does not submit again.
+ */
+export const HOSTED_KYC_ONCE_PATCH = 'hosted-kyc-at-most-once';
+
+function refuseHostedResubmission(): never {
+  return failWith(
+    FailureType.OutcomeUnknown,
+    'an earlier run of this workflow ID sent the hosted KYC request (POST /kyc/cardholders/auto) and could not learn its outcome; ' +
+      'it is not sent again, since the provider could charge a second fee and offers no lookup without the cardholder id. Find the cardholder at the provider, or start under a new workflow ID to submit anew',
+    [{ endpoint: 'POST /kyc/cardholders/auto', workflowId: workflowInfo().workflowId, mayHaveTakenEffect: true }],
+  );
 }
 
 function assertValid(errors: FieldErrors): void {

@@ -14,13 +14,14 @@ import { createPayoutRequest } from '../provider/api/payouts';
 import { describeErrors, hasErrors, keyErrors } from '../shared/card-rules';
 import { FailureType, shortfallOf, type FieldErrors } from '../shared/failures';
 import { phaseOf } from '../shared/statuses';
-import { deriveIdempotencyKey } from '../shared/ids';
+import { idempotencyKeyFor } from './lib/keys';
 import { FLOW_KIND } from '../shared/search-attributes';
 import type { SendPayoutInput } from '../shared/types';
 import { followPayout } from './lib/payout';
+import { MONEY_DEADLINE_MS } from './lib/money-movement';
 import { failWith, providerCalls } from './lib/provider';
 
-/** A payout must never be given up while its outcome is unknown: attempts are bounded by time, not count. */
+/** A payout's creation is not given up on for a count of attempts: only its deadline ends it. */
 const creationRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
 
 export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> {
@@ -29,8 +30,12 @@ export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> 
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid payout: ${describeErrors(errors)}`, [{ errors }]);
 
   const { idempotencyKey: givenKey, timings, ...request } = input;
-  const idempotencyKey = givenKey ?? deriveIdempotencyKey('payout', workflowInfo().workflowId);
-  const created = await providerCalls('general', { retry: creationRetry, idempotencyKey }).createPayout({ request, idempotencyKey });
+  // Behind the SHA-256 keys' marker, as every derived key (lib/keys.ts): a payout flow that replays
+  // from before it keeps its first key. Either way the activity looks the payout up by merOrderNo
+  // before any POST, so a key changed under a running flow cannot create a second payout.
+  const idempotencyKey = givenKey ?? idempotencyKeyFor('payout', workflowInfo().workflowId);
+  // Attempts bounded by time: past MONEY_DEADLINE_MS the creation ends OutcomeUnknown with its key (lib/provider.ts).
+  const created = await providerCalls('general', { retry: creationRetry, idempotencyKey, scheduleToCloseTimeout: MONEY_DEADLINE_MS }).createPayout({ request, idempotencyKey });
   const payout = await followPayout(input.merOrderNo, created, timings);
   const shortfall = phaseOf('payout', payout.status) === 'failed' ? shortfallOf(payout.failureReason) : undefined;
   return shortfall === undefined ? payout : { ...payout, shortfall };

@@ -20,7 +20,7 @@ import { failWith } from './lib/provider';
 export async function trackPayout(input: TrackPayoutInput): Promise<Payout> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'trackPayout' }]);
   assertValid(input);
-  return followPayout(input.merOrderNo, await readPayout(input.merOrderNo), input.timings);
+  return followPayout(input.merOrderNo, await readPayout(input.merOrderNo), input.timings, true);
 }
 
 function assertValid(input: TrackPayoutInput): void {

@@ -6,13 +6,12 @@
  * that polled by themselves) stand for workflows still running and must keep replaying.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
-import type { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
 import { createDataConverter } from '../../src/codec/payload-codec';
 import { REPLAY_CODEC_ENV } from './codec';
+import { loadHistory } from './load-history';
 
 const ROOT = join(__dirname, 'histories');
 
@@ -25,20 +24,6 @@ function historyFiles(dir: string): string[] {
 
 const files = historyFiles(ROOT);
 
-/**
- * The CLI's JSON history as a History message. SDK 1.24's own historyFromJSON fails here ("type
- * must be a Type"): @temporalio/common and @temporalio/proto each carry their own copy of
- * protobufjs. The JSON reader of the copy that defined the History type reads it.
- */
-const load = createRequire(__filename);
-
-function loadHistory(file: string): temporal.api.history.v1.History {
-  const fromProto = { paths: [load.resolve('@temporalio/proto')] };
-  const { fromJson } = load(load.resolve('protobufjs/ext/protojson', fromProto)) as { fromJson(type: unknown, json: unknown, options: unknown): temporal.api.history.v1.History };
-  const { patchProtobufRoot } = load('@temporalio/proto/lib/patch-protobuf-root') as { patchProtobufRoot(root: unknown): { lookupType(name: string): unknown } };
-  const historyType = patchProtobufRoot(load('@temporalio/proto')).lookupType('temporal.api.history.v1.History');
-  return fromJson(historyType, JSON.parse(readFileSync(file, 'utf8')), { ignoreUnknownFields: true });
-}
 
 describe('replay of recorded histories', () => {
   beforeAll(() => {

@@ -69,12 +69,13 @@ describe('sendPayout', () => {
   test('retries after answers lost (500s, half of them after the payout was created) create the payout once', async () => {
     stack = await startStack({ payoutProcessingMs: 200 });
     const before = (await stack.control('GET', '/wallet')).availableBalance;
-    await stack.control('PUT', '/config', { faults: { errorRate: 1 } });
+    // Every POST /payouts answers 500, half of them after the payout was created; the lookups that
+    // come before each POST answer.
+    await stack.control('PUT', '/config', { faults: { endpoints: { 'POST /payouts': { errorRate: 1 } } } });
     const flow = send(request());
-    // Let several attempts fail (POST and lookups alike), then let the provider answer again.
     await new Promise((r) => setTimeout(r, 3000));
     expect(await payoutRequests()).toBeGreaterThan(0);
-    await stack.control('PUT', '/config', { faults: { errorRate: 0 } });
+    await stack.control('PUT', '/config', { faults: { endpoints: { 'POST /payouts': { errorRate: 0 } } } });
     const payout = await flow;
     expect(payout.status).toBe('COMPLETED');
     const ledger = await stack.control('GET', '/ledger');

@@ -21,9 +21,10 @@ const NEXT: Record<PayoutStatus, readonly PayoutStatus[]> = {
   CANCELLED: [],
 };
 
-export function getPayout(sb: Sandbox, merOrderNo: string): PayoutRecord {
+/** `lagging`: the provider's read side, which may not see a payout younger than `readLagMs` yet. */
+export function getPayout(sb: Sandbox, merOrderNo: string, { lagging = false } = {}): PayoutRecord {
   const p = sb.state.payouts.get(merOrderNo);
-  if (!p) throw notFound('payout');
+  if (!p || (lagging && sb.now() - p.createdAt < sb.config.readLagMs)) throw notFound('payout');
   return p;
 }
 

@@ -31,5 +31,5 @@ export const payoutRoutes = {
     });
   },
 
-  getPayout: (call) => ok(payoutView(getPayout(call.sandbox, call.params.merOrderNo))),
+  getPayout: (call) => ok(payoutView(getPayout(call.sandbox, call.params.merOrderNo, { lagging: true }))),
 } satisfies Partial<ApiHandlers>;

@@ -30,10 +30,12 @@ export interface AwaitOutcomeOptions {
   kind: AwaitedKind;
   entityId: string;
   timings?: WaitTimings;
+  /** The flow did not create the entity (trackPayout): a 404 means it does not exist, not that the provider lags. */
+  notCreatedByUs?: boolean;
 }
 
 /** Resolves with the first final status, or undefined when the deadline passed; fails with the entity's poll failure. */
-export async function awaitOutcome({ kind, entityId, timings }: AwaitOutcomeOptions): Promise<Outcome | undefined> {
+export async function awaitOutcome({ kind, entityId, timings, notCreatedByUs }: AwaitOutcomeOptions): Promise<Outcome | undefined> {
   const t = { ...DEFAULT_TIMINGS, ...timings };
   const recordUnknown = (status: string) => {
     log.warn('provider status not in our vocabulary: treated as not final until the deadline', { kind, entityId, status });
@@ -54,7 +56,7 @@ export async function awaitOutcome({ kind, entityId, timings }: AwaitOutcomeOpti
     await unmeteredActivities.subscribeToEntity({ kind, entityId, subscriberWorkflowId });
     return pollByTheFlow({ kind, entityId, timings: t, latest: () => latest, onUnknown: recordUnknown });
   }
-  await unmeteredActivities.subscribeToEntity({ kind, entityId, subscriberWorkflowId, watch: watchPlan(t) });
+  await unmeteredActivities.subscribeToEntity({ kind, entityId, subscriberWorkflowId, watch: { ...watchPlan(t), ...(notCreatedByUs ? {} : { notFoundIsLag: true }) } });
   const settled = () => isFinal(kind, latest?.status) || latest?.watchFailure !== undefined;
   if (!(await condition(settled, t.deadlineMs))) return undefined;
   const failure = latest!.watchFailure;

@@ -5,7 +5,7 @@
  */
 import type { EntityKind } from '../../shared/ids';
 import { FailureType } from '../../shared/failures';
-import { failWith, providerCalls } from './provider';
+import { failWith, providerCalls, type CallOptions } from './provider';
 
 /** The kinds a flow waits on until a final status (an eSIM's own entity is watched, not awaited). */
 export type AwaitedKind = Extract<EntityKind, 'card' | 'kyc' | 'esimOrder' | 'payout'>;
@@ -19,22 +19,24 @@ export interface Observation {
 /** A final status and where the waiting flow learned it. */
 export type Outcome = Observation & { source: 'webhook' | 'poll' };
 
-const READERS: Record<AwaitedKind, (id: string) => Promise<Observation>> = {
-  card: async (cardId) => {
-    const card = await providerCalls('general').getCard({ cardId });
+type Reader = (id: string, options: CallOptions) => Promise<Observation>;
+
+const READERS: Record<AwaitedKind, Reader> = {
+  card: async (cardId, options) => {
+    const card = await providerCalls('general', options).getCard({ cardId });
     return observed(card.status, card);
   },
-  kyc: async (id) => {
-    const holder = await providerCalls('general').getCardholder({ id });
+  kyc: async (id, options) => {
+    const holder = await providerCalls('general', options).getCardholder({ id });
     if (!holder) failWith(FailureType.NotFound, `the provider knows no cardholder ${id}`, [{ cardholderId: id }]);
     return observed(holder.kycStatus, holder);
   },
-  esimOrder: async (orderNo) => {
-    const order = await providerCalls('general').getEsimOrder({ orderNo });
+  esimOrder: async (orderNo, options) => {
+    const order = await providerCalls('general', options).getEsimOrder({ orderNo });
     return observed(order.status, order);
   },
-  payout: async (merOrderNo) => {
-    const payout = await providerCalls('general').getPayout({ merOrderNo });
+  payout: async (merOrderNo, options) => {
+    const payout = await providerCalls('general', options).getPayout({ merOrderNo });
     return observed(payout.status, payout);
   },
 };
@@ -43,8 +45,9 @@ export function isAwaitedKind(kind: EntityKind): kind is AwaitedKind {
   return kind in READERS;
 }
 
-export function readEntity(kind: AwaitedKind, entityId: string): Promise<Observation> {
-  return READERS[kind](entityId);
+/** `options`: the read's retry policy (the entity's poll retries few times, then tries again at its next interval). */
+export function readEntity(kind: AwaitedKind, entityId: string, options: CallOptions = {}): Promise<Observation> {
+  return READERS[kind](entityId, options);
 }
 
 function observed(status: string, record: object): Observation {

@@ -4,13 +4,24 @@
  * intervals until the status is final or the plan's deadline passes. What it reads goes into
  * the inbox like a webhook, under the same ordering rule, and reaches every subscriber. A
  * later subscriber's plan only extends the deadline of a poll under way.
+ *
+ * A read that fails (the provider down for minutes, an answer we cannot read, a 404 while the
+ * provider has not caught up with an entity the flow just created) is logged and tried again at
+ * the next interval: only the deadline ends the wait. A 404 for an entity the waiting flow did not
+ * create (trackPayout of an unknown merOrderNo) still tells the flow at once.
  */
-import { condition, log } from '@temporalio/workflow';
+import { condition, log, patched } from '@temporalio/workflow';
 import { isFinal } from '../../shared/statuses';
 import type { WatchPlan } from '../../shared/types';
 import type { EntityInbox } from './entity-inbox';
 import { applicationCause } from './provider';
 import { isAwaitedKind, readEntity } from './entity-reads';
+
+/** docs/versioning.md: before this marker, the first failed read ended every waiting flow. */
+export const POLL_FAILURES_RETRIED_PATCH = 'poll-failures-retried';
+
+/** Each read retries a few times within the interval; then the watch waits for its next one. */
+const pollReadRetry = { retry: { maximumAttempts: 3, maximumInterval: '10 seconds' } } as const;
 
 export class EntityWatch {
   #plan: WatchPlan | undefined;
@@ -30,7 +41,10 @@ export class EntityWatch {
 
   request(plan: WatchPlan): void {
     if (this.#settled()) return;
-    if (this.#plan) this.#plan = { ...this.#plan, deadlineAt: Math.max(this.#plan.deadlineAt, plan.deadlineAt) };
+    if (this.#plan) {
+      const notFoundIsLag = this.#plan.notFoundIsLag || plan.notFoundIsLag ? { notFoundIsLag: true } : {};
+      this.#plan = { ...this.#plan, deadlineAt: Math.max(this.#plan.deadlineAt, plan.deadlineAt), ...notFoundIsLag };
+    }
     else this.#start(plan);
   }
 
@@ -51,15 +65,20 @@ export class EntityWatch {
     const { kind, entityId } = this.inbox.state;
     if (!isAwaitedKind(kind)) return;
     log.info('no conclusive webhook in time: the entity polls the provider', { kind, entityId });
+    const tolerant = patched(POLL_FAILURES_RETRIED_PATCH);
     let interval = this.#plan!.pollInitialIntervalMs;
     while (!settled() && Date.now() < this.#plan!.deadlineAt) {
       try {
-        const seen = await readEntity(kind, entityId);
+        const seen = await readEntity(kind, entityId, tolerant ? pollReadRetry : {});
         this.inbox.observe(seen.status, seen.data, Date.now());
       } catch (err) {
         const cause = applicationCause(err);
-        this.inbox.failWatch({ type: cause?.type ?? 'ProviderUnavailable', message: cause?.message ?? String(err), details: [...(cause?.details ?? [])] });
-        return;
+        const failure = { type: cause?.type ?? 'ProviderUnavailable', message: cause?.message ?? String(err), details: [...(cause?.details ?? [])] };
+        if (!tolerant || (failure.type === 'NotFound' && !this.#plan!.notFoundIsLag)) {
+          this.inbox.failWatch(failure);
+          return;
+        }
+        log.warn('the entity could not be read: trying again at the next interval, until the deadline', { kind, entityId, failureType: failure.type, nextInMs: interval });
       }
       if (await until(Math.min(Date.now() + interval, this.#plan!.deadlineAt))) return;
       interval = Math.min(interval * 2, this.#plan!.pollMaxIntervalMs);

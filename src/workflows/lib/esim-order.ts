@@ -17,11 +17,12 @@ import { FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isFinal, phaseOf } from '../../shared/statuses';
 import type { PurchaseEsimInput, RechargeEsimInput } from '../../shared/types';
 import { awaitOutcome } from './await-outcome';
+import { MONEY_DEADLINE_MS } from './money-movement';
 import { failWith, providerCalls } from './provider';
 
 export type EsimOrderInput = ({ kind: 'purchase' } & PurchaseEsimInput) | ({ kind: 'recharge' } & RechargeEsimInput);
 
-/** A charge must never be given up while its outcome is unknown: attempts are bounded by time, not count. */
+/** A charge is not given up on for a count of attempts: only its deadline ends it. */
 const chargeRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
 
 const FLOW_NAME = { purchase: 'purchaseEsim', recharge: 'rechargeEsim' } as const;
@@ -31,11 +32,17 @@ const KEY_PURPOSE = { purchase: 'esim', recharge: 'esimrc' } as const;
 export async function esimOrderFlow(input: EsimOrderInput): Promise<EsimOrder> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: FLOW_NAME[input.kind] }]);
   assertValid(input);
-  const idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(KEY_PURPOSE[input.kind], workflowInfo().workflowId);
+  const { workflowId } = workflowInfo();
+  const idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(KEY_PURPOSE[input.kind], workflowId);
+  // A key derived from the workflow ID: a restart of that ID looks for an earlier run's key first (activities/earlier-key.ts).
+  const keyOrigin = input.idempotencyKey === undefined ? { keyOrigin: { purpose: KEY_PURPOSE[input.kind], workflowId } } : {};
   const request: EsimOrderRequest =
-    input.kind === 'purchase' ? { kind: 'purchase', planNo: input.planNo, idempotencyKey } : { kind: 'recharge', esimNo: input.esimNo, idempotencyKey };
+    input.kind === 'purchase'
+      ? { kind: 'purchase', planNo: input.planNo, idempotencyKey, ...keyOrigin }
+      : { kind: 'recharge', esimNo: input.esimNo, idempotencyKey, ...keyOrigin };
 
-  const placed = await providerCalls('general', { retry: chargeRetry, idempotencyKey }).placeEsimOrder(request);
+  // Attempts bounded by time: past MONEY_DEADLINE_MS the charge ends OutcomeUnknown with its key (lib/provider.ts).
+  const placed = await providerCalls('general', { retry: chargeRetry, idempotencyKey, scheduleToCloseTimeout: MONEY_DEADLINE_MS }).placeEsimOrder(request);
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: placed.status }]);
   const order = isFinal('esimOrder', placed.status) ? placed : await awaitFinalOrder(placed.orderNo, input);
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: order.status }]);

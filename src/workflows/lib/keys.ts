@@ -5,9 +5,7 @@
  * later reads (GET /operations/{key}) and retries address the same operation.
  */
 import { patched } from '@temporalio/workflow';
-import { deriveIdempotencyKey, legacyIdempotencyKey } from '../../shared/ids';
-
-export const SHA256_KEYS_PATCH = 'sha256-idempotency-keys';
+import { SHA256_KEYS_PATCH, deriveIdempotencyKey, legacyIdempotencyKey } from '../../shared/ids';
 
 export function idempotencyKeyFor(purpose: string, scope: string): string {
   return patched(SHA256_KEYS_PATCH) ? deriveIdempotencyKey(purpose, scope) : legacyIdempotencyKey(purpose, scope);

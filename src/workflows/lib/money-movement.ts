@@ -2,9 +2,14 @@
  * Funding and withdrawal under a durable idempotency key, shared by the fundCard and
  * withdrawFromCard workflows and by the card workflow's updates. The key is fixed before
  * the first call (the caller's, or derived from the workflow ID) and travels in the
- * activity's input, so it is in history and every retry reuses it.
+ * activity's input, so it is in history and every retry reuses it (activities/funding.ts has
+ * the table of every case: retry, crash, cut answer, restart after a deploy).
+ *
+ * A movement has a deadline (timings.deadlineMs, default MONEY_DEADLINE_MS): when the provider
+ * has not said COMPLETED or FAILED by then, the movement ends OutcomeUnknown with its key and
+ * the provider's last word, and a card's queue of operations moves on.
  */
-import { sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { patched, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isUnknownStatus, phaseOf } from '../../shared/statuses';
 import { idempotencyKeyFor } from './keys';
@@ -15,8 +20,13 @@ import { failWith, providerCalls } from './provider';
 import { DEFAULT_TIMINGS } from './await-outcome';
 import { tellCardWorkflow } from './tell-card';
 
-/** A money movement must never be given up while its outcome is unknown: attempts are bounded by time, not count. */
+/** A money movement is not given up on for a count of attempts: only its deadline ends it. */
 const moneyRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
+
+/** Hours, not days: a movement stuck longer needs a person, and a card's other operations wait behind it. */
+export const MONEY_DEADLINE_MS = 4 * 60 * 60 * 1000;
+/** docs/versioning.md: movements end OutcomeUnknown at their deadline; before, they polled without end. */
+export const MONEY_DEADLINE_PATCH = 'money-movement-deadline';
 
 export function validateMoneyMovement(kind: MoneyMovementKind, input: MoneyMovementInput): void {
   const errors = moneyMovementErrors(kind, input);
@@ -25,18 +35,35 @@ export function validateMoneyMovement(kind: MoneyMovementKind, input: MoneyMovem
 
 export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInput, keyScope = workflowInfo().workflowId): Promise<MoneyMovementResult> {
   validateMoneyMovement(kind, input);
-  const idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(kind === 'funding' ? 'fund' : 'wdr', keyScope);
-  const acts = providerCalls(kind, { retry: moneyRetry, idempotencyKey });
-  const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey };
+  const bounded = patched(MONEY_DEADLINE_PATCH);
+  const deadlineMs = input.timings?.deadlineMs ?? MONEY_DEADLINE_MS;
+  const deadlineAt = Date.now() + deadlineMs;
+  const purpose = kind === 'funding' ? 'fund' : 'wdr';
+  const derivedKey = input.idempotencyKey === undefined;
+  let idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(purpose, keyScope);
+  // Each call may take what is left of the deadline, retries included.
+  const acts = () => providerCalls(kind, { retry: moneyRetry, idempotencyKey, ...(bounded ? { scheduleToCloseTimeout: Math.max(1000, deadlineAt - Date.now()) } : {}) });
+  // A key derived from the workflow ID: a restart of that ID looks for an earlier run's key first (activities/earlier-key.ts).
+  const keyOrigin = derivedKey && keyScope === workflowInfo().workflowId ? { keyOrigin: { purpose, workflowId: keyScope } } : {};
+  const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey, ...keyOrigin };
+  const unsettled = (lastStatus: string): never =>
+    failWith(
+      FailureType.OutcomeUnknown,
+      `${kind} under key ${idempotencyKey} was not settled by the provider within its deadline (${deadlineMs} ms; last status ${lastStatus}): reconcile under this key`,
+      [{ idempotencyKey, cardId: input.cardId, amount: input.amount, lastStatus, deadlineMs, mayHaveTakenEffect: true }],
+    );
 
-  let outcome = await acts.moveMoney(request);
+  let outcome = await acts().moveMoney(request);
+  // A restart continues under the key its earlier run used.
+  idempotencyKey = outcome.idempotencyKey ?? idempotencyKey;
   let interval = input.timings?.pollInitialIntervalMs ?? 1000;
-  // PROCESSING, or a status the spec does not show: not final, so asked again (a movement has no deadline).
+  // PROCESSING, or a status the spec does not show: not final, so asked again until the deadline.
   while (phaseOf('operation', outcome.status) === 'pending') {
     if (isUnknownStatus('operation', outcome.status)) upsertSearchAttributes([{ key: PROVIDER_STATUS, value: outcome.status }]);
+    if (bounded && Date.now() + interval > deadlineAt) unsettled(outcome.status);
     await sleep(interval);
     interval = Math.min(interval * 2, input.timings?.pollMaxIntervalMs ?? DEFAULT_TIMINGS.pollMaxIntervalMs);
-    outcome = await acts.getOperation({ idempotencyKey });
+    outcome = await acts().getOperation({ idempotencyKey });
   }
   if (phaseOf('operation', outcome.status) === 'failed') {
     const type = outcome.failureType === FailureType.InsufficientFunds ? FailureType.InsufficientFunds : FailureType.OperationFailed;

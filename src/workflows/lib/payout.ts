@@ -21,10 +21,10 @@ export function readPayout(merOrderNo: string): Promise<PayoutAnswer> {
 }
 
 /** The payout once terminal, starting from what the provider last said of it. */
-export async function followPayout(merOrderNo: string, latest: PayoutAnswer, timings?: WaitTimings): Promise<PayoutAnswer> {
+export async function followPayout(merOrderNo: string, latest: PayoutAnswer, timings?: WaitTimings, notCreatedByUs = false): Promise<PayoutAnswer> {
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: latest.status }]);
   if (isFinal('payout', latest.status)) return latest;
-  const outcome = await awaitOutcome({ kind: 'payout', entityId: merOrderNo, timings: { deadlineMs: DEFAULT_PAYOUT_DEADLINE_MS, ...timings } });
+  const outcome = await awaitOutcome({ kind: 'payout', entityId: merOrderNo, timings: { deadlineMs: DEFAULT_PAYOUT_DEADLINE_MS, ...timings }, notCreatedByUs });
   if (!outcome) {
     failWith(FailureType.PayoutTrackingTimedOut, `payout ${merOrderNo} had not reached a terminal status when the deadline passed`, [{ merOrderNo }]);
   }

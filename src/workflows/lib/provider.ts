@@ -3,7 +3,7 @@
  * endpoint's own, or its rate class's) and a loop that waits out a 429 on a durable timer, so waiting
  * for budget never spends the retry attempts meant for real failures.
  */
-import { ActivityFailure, ApplicationFailure, log, proxyActivities, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, proxyActivities, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { isFailureType, type FailureTypeName } from '../../shared/failures';
 import { PROVIDER_CALLS, mainQueueOf, rateClassQueue, rateQueueFor, type CallNameOf, type ProviderCallName, type RateClass } from '../../shared/task-queues';
@@ -49,7 +49,7 @@ export function providerCalls<C extends RateClass>(rateClass: C, { idempotencyKe
     return (...args: unknown[]) => {
       const budgeted = () => withRateBudget(() => activity(...args));
       if (rawFailures) return budgeted();
-      return idempotencyKey === undefined ? typedFailures(budgeted) : underIdempotencyKey(budgeted, idempotencyKey);
+      return idempotencyKey === undefined ? typedFailures(budgeted) : underIdempotencyKey(budgeted, idempotencyKey, options.scheduleToCloseTimeout !== undefined);
     };
   };
   const cached = (name: ProviderCallName) => calls.get(name) ?? calls.set(name, call(name)).get(name)!;
@@ -86,6 +86,16 @@ function rateLimitWait(err: unknown): number | undefined {
   return Math.max(1, details?.retryAfterMs ?? 1000);
 }
 
+/**
+ * True when an activity whose attempts are bounded by time, not count, failed for a reason it
+ * would have retried: its schedule-to-close timeout (the flow's deadline) ended it. Temporal then
+ * reports the last attempt's failure, or a TimeoutFailure.
+ */
+export function deadlineCut(err: unknown): boolean {
+  if (!(err instanceof ActivityFailure)) return false;
+  return err.cause instanceof TimeoutFailure || (err.cause instanceof ApplicationFailure && !err.cause.nonRetryable);
+}
+
 /** The ApplicationFailure behind an activity failure (or the failure itself). */
 export function applicationCause(err: unknown): ApplicationFailure | undefined {
   if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause;
@@ -116,10 +126,24 @@ async function typedFailures<T>(call: () => Promise<T>, rewrite?: (cause: Applic
 
 /**
  * A call made under an idempotency key: definitive failures end the flow with their own type and
- * the key in their details; a terminal key says plainly that only a new key can try again.
+ * the key in their details; a terminal key says plainly that only a new key can try again; a call
+ * whose deadline (schedule-to-close) cut its attempts ends OutcomeUnknown.
  */
-function underIdempotencyKey<T>(call: () => Promise<T>, idempotencyKey: string): Promise<T> {
-  return typedFailures(call, (cause) => ({
+function underIdempotencyKey<T>(call: () => Promise<T>, idempotencyKey: string, bounded: boolean): Promise<T> {
+  const settled = async () => {
+    try {
+      return await call();
+    } catch (err) {
+      // Attempts bounded by a deadline (schedule-to-close), not a count: past it, the outcome is unknown.
+      if (!bounded || !deadlineCut(err)) throw err;
+      return failWith(
+        'OutcomeUnknown',
+        `the call under idempotency key ${idempotencyKey} could not be settled by its deadline (last failure: ${applicationCause(err)?.type ?? 'timeout'}); it may have taken effect: reconcile under this key`,
+        [{ idempotencyKey, mayHaveTakenEffect: true, lastFailure: applicationCause(err)?.type ?? 'Timeout' }],
+      );
+    }
+  };
+  return typedFailures(settled, (cause) => ({
     message:
       cause.type === 'IdempotencyKeyTerminal'
         ? `idempotency key ${idempotencyKey} belongs to an attempt that definitively failed; start again with a new key`
