@@ -19,8 +19,8 @@ import { LIMITS, served, stopFlows, untilBoundary, type Stats } from './p1-rate-
 import { uniqueQueue, type BenchStack } from './stack';
 
 const SHARE = 0.1;
-/** Issuing flows kept in flight: each polls GET /cards/{id} about twice a second, far beyond the flows' share (≈ 1.4/s at 60 s windows). */
-const ISSUING_IN_FLIGHT = 12;
+/** Issuing flows kept in flight: each polls GET /cards/{id} about twice a second: 4 of them ask 4× the flows' share of a 60 s window. */
+const ISSUING_IN_FLIGHT = 4;
 const PROVISIONING_MS = 15_000;
 const TIMINGS = { webhookWaitMs: 300, pollInitialIntervalMs: 200, pollMaxIntervalMs: 500, deadlineMs: 30 * 60_000 };
 const BUSY = { getCard: LIMITS.general, fundCard: LIMITS.balance, withdrawFromCard: LIMITS.balance } as const;

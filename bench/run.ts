@@ -16,7 +16,7 @@ import { runP4 } from './p4-memory';
 import { runS1 } from './s1-sqlite';
 import { runR1 } from './r1-reconcile';
 
-const QUICK = { p1Windows: 6, p1WindowMs: 45_000, p2Events: 500, p3Flows: 300, p4Flows: 300, s1Flows: 300, r1Cards: 200, r1Windows: 3, r1WindowMs: 10_000 };
+const QUICK = { p1Windows: 6, p1WindowMs: 45_000, p2Events: 500, p3Flows: 300, p4Flows: 300, s1Flows: 300, r1Cards: 20, r1Windows: 2, r1WindowMs: 45_000 };
 const FULL = { p1Windows: 10, p1WindowMs: 60_000, p2Events: 3000, p3Flows: 1000, p4Flows: 10_000, s1Flows: 1000, r1Cards: 10_000, r1Windows: 3, r1WindowMs: 60_000 };
 /** R1 at a size a quick check can afford (`--r1-cards=N`, `--r1-window-ms=MS`): its physical limit grows with cards × window. */
 const intArg = (name: string) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]) || undefined;
