@@ -335,8 +335,9 @@ const card: Command<string> = {
   parse: (_flags, id) => cardIdArg(id),
   async run(cardId, ctx) {
     const state = await (await ctx.client()).cardState(cardId);
-    const view = { cardId, status: state.status, card: state.card, recentTransactions: state.recentTransactions, operationsApplied: state.operationsApplied };
-    return { ok: true, result: view, text: renderFields({ ...state.card, status: state.status, recentTransactions: state.recentTransactions.length }) };
+    const balanceReadAt = state.balanceReadAt === undefined ? undefined : new Date(state.balanceReadAt).toISOString();
+    const view = { cardId, status: state.status, card: state.card, balanceReadAt, recentTransactions: state.recentTransactions, operationsApplied: state.operationsApplied };
+    return { ok: true, result: view, text: renderFields({ ...state.card, status: state.status, balanceReadAt, recentTransactions: state.recentTransactions.length }) };
   },
 };
 
