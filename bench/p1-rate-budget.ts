@@ -13,7 +13,7 @@ import { uniqueQueue, type BenchStack, type WorkerProcess } from './stack';
 import { entityQueue, rateClassQueue, type RateQueue } from '../src/shared/task-queues';
 import { temporal } from '@temporalio/proto';
 
-const LIMITS = { general: 100, sensitive: 70, balance: 70 };
+export const LIMITS = { general: 100, sensitive: 70, balance: 70 };
 /** The endpoints the demand keeps busy, with their limit per window. */
 const BUSY: Record<string, number> = { createCard: LIMITS.general, getCard: LIMITS.general, fundCard: LIMITS.balance, withdrawFromCard: LIMITS.balance };
 /** The rate-limited queue behind each busy endpoint: a window counts as saturated when it never ran dry. */
@@ -25,7 +25,7 @@ const OVERLOAD = 1.2;
 const PROVISIONING_MS = 15_000;
 const TIMINGS = { webhookWaitMs: 300, pollInitialIntervalMs: 200, pollMaxIntervalMs: 500, deadlineMs: 30 * 60_000 };
 
-type Stats = Record<string, { requests: number; byStatus: Record<string, number> }>;
+export type Stats = Record<string, { requests: number; byStatus: Record<string, number> }>;
 
 export interface P1Endpoint {
   limit: number;
@@ -164,12 +164,12 @@ export async function runP1(stack: BenchStack, windows: number, windowMs: number
 }
 
 /** Requests the provider served (every answer but 429) on an endpoint so far. */
-function served(s: Stats, key: string): number {
+export function served(s: Stats, key: string): number {
   const e = s[key];
   return e ? e.requests - (e.byStatus['429'] ?? 0) : 0;
 }
 
-function untilBoundary(windowMs: number): number {
+export function untilBoundary(windowMs: number): number {
   return windowMs - (Date.now() % windowMs);
 }
 
@@ -194,7 +194,7 @@ async function stats(stack: BenchStack): Promise<Stats> {
 }
 
 /** Ends what is still running: demand was deliberately beyond the budget, so a backlog remains. */
-async function stopFlows(stack: BenchStack, queue: string): Promise<void> {
+export async function stopFlows(stack: BenchStack, queue: string): Promise<void> {
   const temporal = stack.client();
   const running: Array<{ workflowId: string; runId: string }> = [];
   for await (const wf of temporal.workflow.list({ query: `(TaskQueue = '${queue}' OR TaskQueue = '${entityQueue(queue)}') AND ExecutionStatus = 'Running'` })) running.push(wf);

@@ -54,6 +54,16 @@ export function renderReport(report: Report): string {
     row('P4', 'decision->completion p99 evicted vs cached', m.P4.p99Ratio, '<= 3', m.P4.p99Ratio <= 3, `${m.P4.evicted.p99} vs ${m.P4.cached.p99} ms`);
     row('P4', 'flows completed', m.P4.completedRatio, '1', m.P4.completedRatio === 1, `${m.P4.completed} of ${m.P4.flows}`);
   }
+  if (m.R1) {
+    const r = m.R1;
+    for (const [endpoint, e] of Object.entries<any>(r.endpoints)) {
+      row('R1', `${endpoint}: window used beside reconciliation (min)`, e.minRatioWithReconcile, '>= 0.95', e.minRatioWithReconcile >= 0.95, `with ${e.withReconcile.join('/')}, baseline ${e.baseline.join('/')} of ${e.limit}`);
+    }
+    row('R1', 'reconciliation reads per window vs its share', r.maxShareRatio, '<= 1', r.maxShareRatio <= 1, `${r.reconcileReadsPerWindow.join('/')} of ${r.share} × window`);
+    row('R1', 'flows\' GET /cards wait p99, with vs without', r.waitRatio, '<= 1', r.waitRatio <= 1, `${r.waitP99.withReconcile} vs ${r.waitP99.baseline} ms`);
+    row('R1', 'answers 429', undefined, '0', r.answers429 === 0, String(r.answers429));
+    row('R1', `reconcile ${r.checked} cards vs physical limit`, r.durationRatio, '-', undefined, `${Math.round(r.reconcileMs / 1000)} s vs ${Math.round(r.physicalLimitMs / 1000)} s (cards ÷ share of the window), ${r.differences} difference(s)`);
+  }
   if (m.S1) row('S1', 'dev server (file) WAL+NORMAL vs defaults', m.S1.ratio, '> 1', m.S1.ratio > 1, `${m.S1.walNormalPerSec} vs ${m.S1.defaultPragmasPerSec} flows/s`);
   const table = renderTable(rows as unknown as Record<string, unknown>[], ['measure', 'figure', 'ratio', 'goal', 'met', 'context'], { alignRight: ['ratio'], rule: true });
   return `bench (${report.mode}) ${report.startedAt}\n${table}`;

@@ -60,6 +60,8 @@ const envSchema = z.object({
   WORKFLOW_BUNDLE_PATH: z.string().regex(/\.js$/, 'must be the path of a prebuilt workflow bundle (.js), e.g. dist/workflow-bundle.js').optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().regex(/^https?:\/\/[^\s/]+/, 'must be an OTLP/HTTP base URL such as http://127.0.0.1:4318').pipe(url).optional(),
   OTEL_SERVICE_NAME: nonEmpty.optional(),
+  SCHEDULES: z.enum(['on', 'off'], { message: 'must be on or off' }).default('off'),
+  RECONCILE_BUDGET_SHARE: z.coerce.number('must be a number').gt(0, 'must be a share above 0 and below 1, e.g. 0.1').lt(1, 'must be a share above 0 and below 1, e.g. 0.1').default(0.1),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error'], { message: 'must be debug, info, warn or error' }).default('info'),
 });
 
@@ -83,6 +85,8 @@ export interface Config {
     webhookSecret: string;
     timeoutMs: number;
     rateWindowMs: number;
+    /** The most of each endpoint's window that reconciliation reads may take (docs/rate-budget.md). */
+    reconcileBudgetShare: number;
   };
   /** Where our HTTP listeners bind: loopback unless told otherwise (0.0.0.0 in containers). */
   listenHost: string;
@@ -103,6 +107,8 @@ export interface Config {
   entityWorkflowCacheSize: number;
   /** Traces over OTLP/HTTP (src/observability/tracing.ts); unset: no tracer provider, no interceptors. */
   tracing?: TracingConfig;
+  /** SCHEDULES=on: the worker creates or updates the reconciliation schedules at start. */
+  schedules: boolean;
 }
 
 export interface TracingConfig {
@@ -145,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       webhookSecret: e.PROVIDER_WEBHOOK_SECRET ?? e.PROVIDER_API_SECRET,
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
       rateWindowMs: e.PROVIDER_RATE_WINDOW_MS,
+      reconcileBudgetShare: e.RECONCILE_BUDGET_SHARE,
     },
     listenHost: e.LISTEN_HOST,
     sandbox: { port: e.SANDBOX_PORT, webhookUrl: e.SANDBOX_WEBHOOK_URL },
@@ -165,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     entityWorkflowCacheSize: e.ENTITY_WORKFLOW_CACHE_SIZE,
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME } : undefined,
+    schedules: e.SCHEDULES === 'on',
   };
 }
 

@@ -4,6 +4,7 @@ import { processLogger } from './logging';
 import { startTracing } from './observability/tracing';
 import { startWorkerObservability } from './observability/worker';
 import { createWorkers } from './temporal/workers';
+import { applySchedulesOnce } from './temporal/schedules';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -11,7 +12,8 @@ async function main(): Promise<void> {
   if (config.codec.isDevelopmentKey) log.warn('PAYLOAD_CODEC_KEY is not set; using the development key');
   const ops = await startWorkerObservability(config, log);
   const tracing = startTracing(config.tracing, 'card-issuing-worker');
-  const fleet = await createWorkers({ config, providerObserver: ops.providerObserver, workflowBundlePath: config.workflowBundlePath, tracing });
+  const fleet = await createWorkers({ config, providerObserver: ops.providerObserver, reconciliationMetrics: ops.reconciliation, workflowBundlePath: config.workflowBundlePath, tracing });
+  if (config.schedules) log.info('reconciliation schedules applied', await applySchedulesOnce(config));
   log.info('polling', {
     temporalAddress: config.temporal.address,
     namespace: config.temporal.namespace,

@@ -11,6 +11,8 @@ import { entityWorkflowId } from '../src/shared/ids';
 import type { KycDocuments, WaitTimings } from '../src/shared/types';
 import { applicationFailureOf, type CardIssuingClient } from '../src/starter';
 import { renderTable } from '../src/starter/output';
+import { reconcileNow } from '../src/starter/reconciliation';
+import { RECONCILE_KINDS, RECONCILIATIONS, summariseReport, type DriftReport, type ReconcileKind } from '../src/shared/reconciliation';
 
 /** What the flows of one run share. */
 export interface FlowRun {
@@ -62,6 +64,16 @@ function onCard(op: (run: FlowRun, cardId: string) => Promise<string>): Flow {
       const cardId = made(run.made.cardId, 'a card (issue card)');
       return { workflowId: entityWorkflowId('card', cardId), outcome: op(run, cardId) };
     },
+  };
+}
+
+/** Runs reconciliations now (as the `reconcile` command does); `verdict` reads their reports. */
+function reconciliation(kinds: readonly ReconcileKind[], verdict: (reports: DriftReport[], run: FlowRun) => string): Flow {
+  return {
+    start: async (run) => ({
+      workflowId: kinds.map((k) => RECONCILIATIONS[k].scheduleId).join(', '),
+      outcome: reconcileNow(run.client.temporal, kinds).then((reports) => verdict(reports, run)),
+    }),
   };
 }
 
@@ -149,6 +161,26 @@ export const FLOWS = {
     (p) => `${p.status} ${p.merOrderNo}`,
   ),
   'delete card (update)': onCard(async ({ client }, cardId) => (await client.delete(cardId)).status),
+  // The card workflow reads its balance after each movement and spend (issue 22): it matches the provider's ledger.
+  'card balance = ledger': onCard(async ({ client, control }, cardId) => {
+    const ledger = async () => (await control.ledger()).cards.find((c) => c.cardId === cardId)?.availableBalance;
+    const state = await eventually(async () => {
+      const [s, l] = await Promise.all([client.cardState(cardId), ledger()]);
+      return s.card?.availableBalance === l && s.balanceReadAt !== undefined ? s : undefined;
+    }, 15_000);
+    return `balance ${money(state.card!.availableBalance)} read ${new Date(state.balanceReadAt!).toISOString()}, ledger ${money(state.card!.availableBalance)}`;
+  }),
+  // A deleted card's workflow still says DELETING (the provider sends no webhook for DELETED): reconcile-cards corrects it.
+  'reconcile cards (corrects the deleted card)': reconciliation(['cards'], (reports, run) => {
+    const differences = reports.flatMap((r) => r.differences);
+    const others = differences.filter((d) => d.ids.cardId !== run.made.cardId || !['card-status-differs', 'card-balance-differs'].includes(d.kind));
+    if (others.length > 0 || reports[0].corrected !== 1) throw new Error(`unexpected: ${reports.map(summariseReport).join('; ')}`);
+    return `${differences.map((d) => `${d.kind} ${JSON.stringify(d.ours)} → ${JSON.stringify(d.provider)}`).join(', ') || 'nothing stale'}; ${reports[0].corrected} card view corrected`;
+  }),
+  reconciliation: reconciliation(RECONCILE_KINDS, (reports) => {
+    if (reports.some((r) => r.differences.length > 0)) throw new Error(reports.map(summariseReport).join('; '));
+    return `no difference (${reports.map((r) => `${r.kind} ${r.checked}`).join(', ')} checked)`;
+  }),
 } satisfies Record<string, Flow>;
 
 export type FlowName = keyof typeof FLOWS;
@@ -157,10 +189,13 @@ export type FlowName = keyof typeof FLOWS;
 export const DEMO_FLOWS: readonly FlowName[] = [
   'issue card',
   'fund card',
+  'card balance = ledger',
   'withdraw from card',
+  'card balance = ledger',
   'freeze (update)',
   'unfreeze (update)',
   'card transaction (webhook)',
+  'card balance = ledger',
   'card state (query)',
   'reveal sensitive (sealed)',
   'failing card (firstName FAIL)',
@@ -170,6 +205,8 @@ export const DEMO_FLOWS: readonly FlowName[] = [
   'eSIM recharge',
   'payout',
   'delete card (update)',
+  'reconcile cards (corrects the deleted card)',
+  'reconciliation',
 ];
 
 /** Starts a flow; `row` settles (never rejects) with its outcome, an expected failure counting as ok. */

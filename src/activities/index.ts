@@ -8,6 +8,7 @@ import type { ValueSealer } from '../codec/sealed-value';
 import type { BinCache } from '../provider/bin-cache';
 import type { ProviderClient } from '../provider/client';
 import type { CardBinAnswer } from '../provider/answers';
+import type { ReconciliationMetrics } from '../observability/metrics';
 import { createCardActivities } from './cards';
 import { createEarlierRunActivities } from './earlier-runs';
 import { createEntityActivities } from './entities';
@@ -15,6 +16,8 @@ import { createEsimActivities } from './esim';
 import { createFundingActivities } from './funding';
 import { createKycActivities } from './kyc';
 import { createPayoutActivities } from './payouts';
+import { createReconciliationActivities } from './reconciliation';
+import { createReconciliationVisibilityActivities } from './reconciliation-visibility';
 import { createWalletActivities } from './wallet';
 
 export interface ActivityDeps {
@@ -22,6 +25,8 @@ export interface ActivityDeps {
   bins: BinCache<CardBinAnswer>;
   temporal: Client;
   sealer: ValueSealer;
+  /** Where reconciliation runs report their differences (the worker's /metrics); none: not counted. */
+  reconciliationMetrics?: ReconciliationMetrics;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -34,6 +39,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createWalletActivities(deps),
     ...createEntityActivities(deps),
     ...createEarlierRunActivities(deps),
+    ...createReconciliationActivities(deps),
+    ...createReconciliationVisibilityActivities(deps),
   };
 }
 

@@ -11,13 +11,15 @@ import type { Logger } from '../logging';
 import type { ProviderCallObserver } from '../provider/transport';
 import { clientConnectionOptions } from '../temporal/connection';
 import { freePort } from '../ports';
-import { createRegistry, providerMetrics } from './metrics';
+import { createRegistry, providerMetrics, reconciliationMetrics, type ReconciliationMetrics } from './metrics';
 import { forwardSdkLogs } from './sdk-logs';
 import { startObservabilityServer, temporalReachable } from './server';
 
 export interface WorkerObservability {
   url?: string;
   providerObserver?: ProviderCallObserver;
+  /** What reconciliation runs found: reconciliation_differences{kind}, flows_stuck{flow_kind}. */
+  reconciliation?: ReconciliationMetrics;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function startWorkerObservability(config: Config, log: Logger): Pro
   return {
     url: server.url,
     providerObserver: providerMetrics(registry),
+    reconciliation: reconciliationMetrics(registry),
     close: async () => {
       await server.close();
       await closeLogs();

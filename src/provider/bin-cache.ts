@@ -49,6 +49,11 @@ export class BinCache<TBin extends { cardBinId: string }> {
     return entry && this.#now() - entry.fetchedAt < this.#ttlMs ? entry.bins : undefined;
   }
 
+  /** The cached list as it stands, without asking the provider (undefined when none is cached). */
+  peek(): TBin[] | undefined {
+    return this.#entry?.bins;
+  }
+
   /** Forgets the cached list; the next read asks the provider. */
   invalidate(): void {
     this.#entry = undefined;

@@ -76,6 +76,18 @@ export class SandboxControlClient {
   setEsimUsage = (esimNo: string, dataUsedMb: number) => this.call('POST', `/esim/esims/${esimNo}/usage`, { dataUsedMb });
   setPayoutStatus = (merOrderNo: string, status: string) => this.call('POST', `/payouts/${merOrderNo}/status`, { status });
 
+  // What the provider may do without telling us (reconciliation's seeds, README "Sandbox control").
+  /** A spend whose CARD_TRANSACTION webhook is never sent. */
+  silentCardTransaction = (cardId: string, amount: number, merchantName: string) => this.call('POST', `/cards/${cardId}/transactions`, { amount, merchantName, webhook: false });
+  /** The card vanishes at the provider: GET /cards/{cardId} answers 404. */
+  forgetCard = (cardId: string) => this.call<{ ok: boolean }>('POST', `/cards/${cardId}/forget`);
+  /** A FAILED funding or withdrawal completes after all: its money moves, GET /operations/{key} says COMPLETED. */
+  completeFailedOperation = (idempotencyKey: string) => this.call('POST', `/operations/${idempotencyKey}/complete`);
+  /** The payout's status changes at the provider with no webhook, whatever it was. */
+  rewritePayoutStatus = (merOrderNo: string, status: string) => this.call('POST', `/payouts/${merOrderNo}/rewrite`, { status });
+  addCardBin = (bin: Record<string, unknown>) => this.call('POST', '/card-bins', bin);
+  removeCardBin = (cardBinId: string) => this.call<{ ok: boolean }>('POST', `/card-bins/${cardBinId}/remove`);
+
   ledger = () => this.call<SandboxLedger>('GET', '/ledger');
   /** Every webhook delivery and its attempts, dropped ones included. */
   webhooks = async (): Promise<DeliveryLog[]> => (await this.call<{ deliveries: DeliveryLog[] }>('GET', '/webhooks')).deliveries;

@@ -121,6 +121,15 @@ export class IdempotencyStore {
     op.updatedAt = this.now();
   }
 
+  /** Control API: a FAILED operation completes after all (the caller moves its money). */
+  complete(key: string): void {
+    const op = this.#records.get(key)?.operation;
+    if (!op || op.status !== 'FAILED') return;
+    op.status = 'COMPLETED';
+    delete op.failureReason;
+    op.updatedAt = this.now();
+  }
+
   operation(key: string): Operation | undefined {
     const op = this.#live(key)?.operation;
     return op ? { ...op } : undefined;

@@ -104,5 +104,8 @@ export class SandboxState {
   readonly esims = new Map<string, EsimRecord>();
   readonly esimOrders = new Map<string, EsimOrderRecord>();
   readonly payouts = new Map<string, PayoutRecord>();
+  /** BINs the provider added or withdrew since the fixtures (control API, to seed reconciliation differences). */
+  readonly addedBins: CardBin[] = [];
+  readonly removedBinIds = new Set<string>();
 }
 

@@ -40,6 +40,10 @@ export const esimWatchQuery = defineQuery<EsimWatchState>('esimWatch');
 /** `esim/<esimNo>`: reads the usage again unless the last read is under a minute old (the provider syncs no faster). */
 export const refreshEsimUsageUpdate = defineUpdate<EsimWatchState, []>('refreshEsimUsage');
 export const cardStateQuery = defineQuery<CardLifecycleState>('cardState');
+/** A standalone fundCard/withdrawFromCard on the card completed: the card workflow reads its card again. */
+export const cardMoneyMovedSignal = defineSignal<[{ workflowId: string }]>('cardMoneyMoved');
+/** Reconciliation read the card from the provider at `readAt`: the card workflow takes it unless its own read is newer. */
+export const cardReadSignal = defineSignal<[{ card: CardView; readAt: number }]>('cardRead');
 /** onboardCardholder: the cardholder id and, for the hosted flow, its page, as soon as they are known. */
 export const onboardingQuery = defineQuery<OnboardingProgress>('onboarding');
 

@@ -6,7 +6,8 @@
  */
 import type { Activities } from '../activities';
 
-export type RateClass = 'general' | 'sensitive' | 'funding' | 'withdrawal';
+/** `reconcile`: reconciliation's reads, on queues of their own whose rate is RECONCILE_BUDGET_SHARE of their endpoints' windows. */
+export type RateClass = 'general' | 'sensitive' | 'funding' | 'withdrawal' | 'reconcile';
 
 /**
  * The rate classes each provider activity may run under (its endpoint's class in the spec's
@@ -23,6 +24,12 @@ export const PROVIDER_CALLS = {
   // POST /cards/{cardId}/funding and /withdrawal (and their operation lookups) on their own budgets.
   moveMoney: ['funding', 'withdrawal'],
   getOperation: ['funding', 'withdrawal'],
+  // Reconciliation's reads (activities/reconciliation.ts), on its own queues only.
+  reconcileReadCard: ['reconcile'],
+  reconcileReadOperation: ['reconcile'],
+  reconcileReadPayout: ['reconcile'],
+  reconcileReadEsimOrder: ['reconcile'],
+  reconcileRefreshBins: ['reconcile'],
   getCardholder: ['general'],
   uploadKycDocument: ['general'],
   submitKycForm: ['general'],
@@ -42,9 +49,9 @@ export type ProviderCallName = keyof typeof PROVIDER_CALLS;
 export type CallNameOf<C extends RateClass> = { [K in ProviderCallName]: C extends (typeof PROVIDER_CALLS)[K][number] ? K : never }[ProviderCallName];
 
 /** A rate-limited queue: a rate class, or one hot endpoint's own. */
-export type RateQueue = RateClass | 'card-create' | 'card-read';
+export type RateQueue = RateClass | 'card-create' | 'card-read' | 'reconcile-card-read';
 
-export const RATE_QUEUES: readonly RateQueue[] = ['general', 'sensitive', 'funding', 'withdrawal', 'card-create', 'card-read'];
+export const RATE_QUEUES: readonly RateQueue[] = ['general', 'sensitive', 'funding', 'withdrawal', 'card-create', 'card-read', 'reconcile', 'reconcile-card-read'];
 
 /** Provider limit per window of the endpoint(s) behind each queue (funding and withdrawal count separately). */
 export const RATE_QUEUE_LIMITS: Record<RateQueue, number> = {
@@ -54,7 +61,33 @@ export const RATE_QUEUE_LIMITS: Record<RateQueue, number> = {
   withdrawal: 70,
   'card-create': 100,
   'card-read': 100,
+  reconcile: 100,
+  'reconcile-card-read': 100,
 };
+
+/**
+ * Reconciliation reads GET /cards/{cardId} (its own queue) and general endpoints (GET /operations,
+ * /payouts, /esim/orders, /card-bins: one queue). Each of those queues gets `share` of its
+ * endpoints' window, and the flows' queues for the same endpoints give that share up, so the sum
+ * never exceeds the window and a flow's call never waits behind a reconciliation read
+ * (docs/rate-budget.md, "Reconciliation's share"). Every other queue keeps its whole window.
+ */
+export const RECONCILE_SPLIT: ReadonlyMap<RateQueue, RateQueue> = new Map<RateQueue, RateQueue>([
+  ['reconcile', 'general'],
+  ['reconcile-card-read', 'card-read'],
+]);
+
+/** The share of its endpoints' window a queue may dispatch, given RECONCILE_BUDGET_SHARE. */
+export function queueShare(queue: RateQueue, reconcileShare: number): number {
+  if (RECONCILE_SPLIT.has(queue)) return reconcileShare;
+  if ([...RECONCILE_SPLIT.values()].includes(queue)) return 1 - reconcileShare;
+  return 1;
+}
+
+/** Whether two queues share one endpoint's window (then each keeps one more call back at the window's turn). */
+export function isSplitQueue(queue: RateQueue): boolean {
+  return queueShare(queue, 0.5) !== 1;
+}
 
 /**
  * Activities that call exactly one hot endpoint and get that endpoint's whole budget:
@@ -67,6 +100,7 @@ export const DEDICATED_QUEUES: ReadonlyMap<string, RateQueue> = new Map<string, 
 
 /** The queue an activity runs on when a workflow calls it through its rate class. */
 export function rateQueueFor(rateClass: RateClass, activityName: string): RateQueue {
+  if (rateClass === 'reconcile') return activityName === 'reconcileReadCard' ? 'reconcile-card-read' : 'reconcile';
   return (rateClass === 'general' && DEDICATED_QUEUES.get(activityName)) || rateClass;
 }
 

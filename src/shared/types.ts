@@ -151,6 +151,8 @@ export interface CardLifecycleState {
   status?: string;
   recentTransactions: CardTransaction[];
   operationsApplied: number;
+  /** When `card.availableBalance` was read from the provider (epoch ms); absent until the first read. */
+  balanceReadAt?: number;
 }
 
 /** A value sealed for its caller: encrypted with a key the codec server does not use, so the Temporal UI cannot reveal it. */

@@ -110,6 +110,11 @@ export class CardIssuingClient {
     this.#ownConnection = ownConnection;
   }
 
+  /** The Temporal client and main task queue behind this client (schedules and reconciliation, src/temporal/schedules.ts). */
+  get temporal(): { client: Client; taskQueue: string } {
+    return { client: this.#temporal, taskQueue: this.#taskQueue };
+  }
+
   // --- Flows (CONTRACTS §7) -------------------------------------------------------------
 
   /** With the caller's idempotency key the workflow ID is `issue-card/<key>`: a retry joins or finds the first card, never makes a second. */

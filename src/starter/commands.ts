@@ -15,6 +15,7 @@ import { phaseOf } from '../shared/statuses';
 import { onboardCardholderErrors } from '../shared/kyc-rules';
 import { renderFields, renderTable } from './output';
 import { definedOnly } from './status';
+import { RECONCILE_COMMANDS } from './reconcile-commands';
 
 export interface CommandContext {
   /** Connects on first use: parsing never needs Temporal. */
@@ -41,6 +42,8 @@ export interface Command<P = unknown> {
   options: Record<string, OptionSpec>;
   /** Name of the one positional argument the command takes, if any (e.g. ID). */
   positional?: string;
+  /** How many positional words it takes (default 1); several reach `parse` joined by spaces. */
+  positionals?: number;
   parse(flags: Flags, positional: string | undefined, ctx: CommandContext): P | Promise<P>;
   run(plan: P, ctx: CommandContext): Promise<CommandOutcome>;
 }
@@ -332,8 +335,9 @@ const card: Command<string> = {
   parse: (_flags, id) => cardIdArg(id),
   async run(cardId, ctx) {
     const state = await (await ctx.client()).cardState(cardId);
-    const view = { cardId, status: state.status, card: state.card, recentTransactions: state.recentTransactions, operationsApplied: state.operationsApplied };
-    return { ok: true, result: view, text: renderFields({ ...state.card, status: state.status, recentTransactions: state.recentTransactions.length }) };
+    const balanceReadAt = state.balanceReadAt === undefined ? undefined : new Date(state.balanceReadAt).toISOString();
+    const view = { cardId, status: state.status, card: state.card, balanceReadAt, recentTransactions: state.recentTransactions, operationsApplied: state.operationsApplied };
+    return { ok: true, result: view, text: renderFields({ ...state.card, status: state.status, balanceReadAt, recentTransactions: state.recentTransactions.length }) };
   },
 };
 
@@ -376,6 +380,7 @@ const bins: Command<null> = {
 };
 
 export const COMMANDS: Record<string, Command<any>> = {
+  ...RECONCILE_COMMANDS,
   bins,
   'issue-card': issueCard,
   fund: moneyCommand('funding'),

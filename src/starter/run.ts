@@ -65,8 +65,9 @@ function parseLine(name: string, command: Command, args: string[]): { flags: Fla
   } catch (err) {
     throw new UsageError(parseArgsMessage(err as Error & { code?: string }));
   }
-  if (parsed.positionals.length > 1) throw new UsageError(`${name} takes one ${command.positional}, got ${parsed.positionals.length}`);
-  return { flags: parsed.values as Flags, positional: parsed.positionals[0], json: parsed.values.json === true };
+  const most = command.positionals ?? 1;
+  if (parsed.positionals.length > most) throw new UsageError(`${name} takes ${most === 1 ? 'one' : `at most ${most}`} ${command.positional}, got ${parsed.positionals.length}`);
+  return { flags: parsed.values as Flags, positional: parsed.positionals.length > 0 ? parsed.positionals.join(' ') : undefined, json: parsed.values.json === true };
 }
 
 /** node's messages are long and suggest `--` tricks; keep the part that names the flag. */

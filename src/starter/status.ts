@@ -1,6 +1,6 @@
 /** Where one flow stands, as plain data an operator (or a script) can read. */
 import type { WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, type TypedSearchAttributes } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
 
@@ -30,7 +30,6 @@ const ActivityState = temporal.api.enums.v1.PendingActivityState;
 
 export async function describeFlow(handle: WorkflowHandle): Promise<FlowStatus> {
   const d = await handle.describe();
-  const attrs = d.typedSearchAttributes;
   const status: FlowStatus = {
     workflowId: d.workflowId,
     runId: d.runId,
@@ -39,7 +38,7 @@ export async function describeFlow(handle: WorkflowHandle): Promise<FlowStatus> 
     taskQueue: d.taskQueue,
     startTime: d.startTime.toISOString(),
     ...(d.closeTime ? { closeTime: d.closeTime.toISOString() } : {}),
-    searchAttributes: definedOnly({ CardId: attrs.get(CARD_ID), FlowKind: attrs.get(FLOW_KIND), ProviderStatus: attrs.get(PROVIDER_STATUS) }),
+    searchAttributes: flowSearchAttributes(d.typedSearchAttributes),
     pendingActivities: (d.raw.pendingActivities ?? []).map((a) => ({
       activityType: a.activityType?.name ?? 'unknown',
       state: ActivityState[a.state ?? 0]?.replace('PENDING_ACTIVITY_STATE_', '') ?? 'UNKNOWN',
@@ -49,6 +48,11 @@ export async function describeFlow(handle: WorkflowHandle): Promise<FlowStatus> 
   };
   if (d.status.name === 'FAILED') status.failure = await failureOf(handle);
   return status;
+}
+
+/** Our search attributes of a flow, those it has. */
+export function flowSearchAttributes(attrs: TypedSearchAttributes): FlowStatus['searchAttributes'] {
+  return definedOnly({ CardId: attrs.get(CARD_ID), FlowKind: attrs.get(FLOW_KIND), ProviderStatus: attrs.get(PROVIDER_STATUS) });
 }
 
 /** The result call re-throws the decoded failure: the only way to read its (encrypted) message. */

@@ -16,10 +16,11 @@ import { ValueSealer } from '../codec/sealed-value';
 import { BinCache } from '../provider/bin-cache';
 import { createProviderClient } from '../provider/client';
 import type { ProviderCallObserver } from '../provider/transport';
+import type { ReconciliationMetrics } from '../observability/metrics';
 import type { CardBinAnswer } from '../provider/answers';
 import { fleetRate } from '../provider/rate-budget';
 import { bundleHasTracing, type Tracing } from '../observability/tracing';
-import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, rateClassQueue } from '../shared/task-queues';
+import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, isSplitQueue, queueShare, rateClassQueue, type RateQueue } from '../shared/task-queues';
 import { clientConnectionOptions, connectionOptions } from './connection';
 
 /**
@@ -52,6 +53,8 @@ export interface WorkerSetup {
   preloadModules?: readonly string[];
   /** Told of every provider call's outcome (metrics). */
   providerObserver?: ProviderCallObserver;
+  /** Told what each reconciliation run found (metrics). */
+  reconciliationMetrics?: ReconciliationMetrics;
   /** This process's tracing (observability/tracing.ts); unset: no interceptors, no OpenTelemetry in the bundle. */
   tracing?: Tracing;
 }
@@ -75,6 +78,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     bins: new BinCache<CardBinAnswer>(provider),
     temporal: new Client({ connection, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.clientInterceptors() }),
     sealer: new ValueSealer(config.codec),
+    reconciliationMetrics: setup.reconciliationMetrics,
   });
   const connected: Partial<WorkerOptions> = { connection: native, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.workerInterceptors(false) };
   const common: Partial<WorkerOptions> = { ...connected, activities };
@@ -89,7 +93,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
   const enforce = setup.enforceRateBudget !== false;
   const rates = RATE_QUEUES.map((queue) => ({
     taskQueue: rateClassQueue(taskQueue, queue),
-    perSecond: fleetRate(RATE_QUEUE_LIMITS[queue], config.provider.rateWindowMs),
+    perSecond: queueRate(queue, config.provider),
   }));
   if (enforce) await setQueueRateLimits(connection, config.temporal.namespace, rates);
   const workers = await Promise.all([
@@ -135,6 +139,16 @@ export async function runTogether(workers: RunnableWorker[]): Promise<void> {
   );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
+}
+
+/**
+ * The fleet-wide activity rate of a rate-limited queue (docs/rate-budget.md): its endpoints' window,
+ * less reconciliation's share on the queues that give it up, or that share on reconciliation's own.
+ * Two queues sharing one window each keep one more call back for the window's turn.
+ */
+export function queueRate(queue: RateQueue, provider: Pick<Config['provider'], 'rateWindowMs' | 'reconcileBudgetShare'>): number {
+  const limit = RATE_QUEUE_LIMITS[queue] - (isSplitQueue(queue) ? 1 : 0);
+  return fleetRate(limit, provider.rateWindowMs) * queueShare(queue, provider.reconcileBudgetShare);
 }
 
 /**

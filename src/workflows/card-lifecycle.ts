@@ -9,6 +9,8 @@ import { ApplicationFailure, continueAsNew, currentUpdateInfo, patched, setHandl
 import { contactErrors, describeErrors, hasErrors, moneyMovementErrors, pinErrors } from '../shared/card-rules';
 import { FailureType, type FieldErrors } from '../shared/failures';
 import {
+  cardMoneyMovedSignal,
+  cardReadSignal,
   cardStateQuery,
   deleteCardUpdate,
   freezeCardUpdate,
@@ -26,6 +28,7 @@ import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inb
 import { runEntityLoop, wireInbox } from './lib/entity-loop';
 import { EntityWatch } from './lib/entity-watch';
 import { moveMoney } from './lib/money-movement';
+import { CardBalance, type BalanceRead } from './lib/card-balance';
 import { providerCalls } from './lib/provider';
 
 const MAX_RECENT_TRANSACTIONS = 50;
@@ -68,6 +71,8 @@ export interface CardLifecycleInput {
   updateOutcomes?: Array<[string, UpdateOutcome]>;
   lingerMs?: number;
   maxHistoryEvents?: number;
+  /** The card's last balance read from the provider (lib/card-balance.ts). */
+  balanceRead?: BalanceRead;
 }
 
 export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLifecycleState> {
@@ -87,14 +92,20 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   const sensitive = providerCalls('sensitive');
 
   const watch = new EntityWatch(inbox, input.watch);
-  wireInbox(inbox, watch, (event) => recordTransaction(transactions, event));
+  const balance = new CardBalance(cardId, inbox, input.balanceRead);
+  wireInbox(inbox, watch, (event) => {
+    recordTransaction(transactions, event);
+    if (event.eventType === 'CARD_TRANSACTION') void balance.refresh();
+  });
+  setHandler(cardMoneyMovedSignal, () => void balance.refresh());
+  setHandler(cardReadSignal, ({ card, readAt }) => balance.apply(card, readAt));
   upsertSearchAttributes([
     { key: FLOW_KIND, value: 'cardLifecycle' },
     { key: CARD_ID, value: cardId },
   ]);
   const state = (): CardLifecycleState => ({
     cardId,
-    card: inbox.state.data as CardView | undefined,
+    ...balance.view(inbox.state.data as CardView | undefined),
     status: inbox.state.status,
     recentTransactions: [...transactions],
     operationsApplied,
@@ -128,6 +139,7 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
           : `${workflowInfo().workflowId}/${kind}/${args.idempotencyKey ?? operationsApplied}`;
       try {
         const result = await moveMoney(kind, { ...args, cardId }, scope);
+        await balance.refresh();
         remember(updateId, { result, request });
         operationsApplied++;
         return result;
@@ -194,6 +206,7 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
         recentTransactions: transactions,
         operationsApplied,
         updateOutcomes: [...outcomes],
+        balanceRead: balance.last,
       }),
   });
   return state();

@@ -10,3 +10,7 @@ export { rechargeEsim } from './recharge-esim';
 export { trackPayout } from './track-payout';
 export { sendPayout } from './send-payout';
 export { walletBalance, esimPlans } from './provider-reads';
+export { reconcileMoney } from './reconciliation/reconcile-money';
+export { reconcileCards } from './reconciliation/reconcile-cards';
+export { refreshBins } from './reconciliation/refresh-bins';
+export { sweepStuck } from './reconciliation/sweep-stuck';

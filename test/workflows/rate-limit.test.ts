@@ -5,10 +5,9 @@ import { entityWorkflowId } from '../../src/shared/ids';
 import { issueTestCard } from '../helpers/flows';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
-import { fleetRate } from '../../src/provider/rate-budget';
-import { RATE_QUEUES, RATE_QUEUE_LIMITS, rateClassQueue } from '../../src/shared/task-queues';
+import { RATE_QUEUES, rateClassQueue } from '../../src/shared/task-queues';
 import { connectionOptions } from '../../src/temporal/connection';
-import { createWorkers, type WorkerFleet } from '../../src/temporal/workers';
+import { createWorkers, queueRate, type WorkerFleet } from '../../src/temporal/workers';
 import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';
 
 const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
@@ -85,7 +84,7 @@ describe('rate limits', () => {
       await eventually(async () => ((await describe(hotQueue)).pollers ?? []).some((p) => p.identity === 'rogue-worker' && p.ratePerSecond === 1000));
       for (const queue of RATE_QUEUES) {
         const answer = await describe(rateClassQueue(taskQueue, queue));
-        const expected = fleetRate(RATE_QUEUE_LIMITS[queue], stack.config.provider.rateWindowMs);
+        const expected = queueRate(queue, stack.config.provider);
         expect(answer.config?.queueRateLimit?.rateLimit?.requestsPerSecond).toBeCloseTo(expected, 5);
         expect(answer.effectiveRateLimit?.rateLimitSource).toBe(temporal.api.enums.v1.RateLimitSource.RATE_LIMIT_SOURCE_API);
         expect(answer.effectiveRateLimit?.requestsPerSecond).toBeCloseTo(expected, 5);

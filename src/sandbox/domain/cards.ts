@@ -12,8 +12,13 @@ import type { Sandbox } from '../sandbox';
 import type { CardRecord } from '../state';
 import { activeCardCount } from './kyc';
 
-export function findBin(cardBinId: unknown): CardBin | undefined {
-  return CARD_BINS.find((b) => b.cardBinId === cardBinId);
+/**
+ * The BINs GET /card-bins lists now: the fixtures and those added (control API), less those
+ * removed (control API) or retired (config `retiredBins`).
+ */
+export function listedBins(sb: Sandbox): CardBin[] {
+  const gone = (b: CardBin) => sb.state.removedBinIds.has(b.cardBinId) || sb.config.retiredBins.includes(b.cardBinId);
+  return [...CARD_BINS, ...sb.state.addedBins].filter((b) => !gone(b)).map((b) => ({ ...b }));
 }
 
 export function getCard(sb: Sandbox, cardId: string): CardRecord {
@@ -179,8 +184,11 @@ export function expireCard(sb: Sandbox, card: CardRecord): void {
   touch(sb, card, 'EXPIRED');
 }
 
-/** A simulated spend: approved when the card is ENABLE and covers it, declined otherwise. */
-export function simulateTransaction(sb: Sandbox, card: CardRecord, amount: number, merchantName: string) {
+/**
+ * A simulated spend: approved when the card is ENABLE and covers it, declined otherwise.
+ * `announce: false` keeps its CARD_TRANSACTION webhook back (a lost webhook, for reconciliation).
+ */
+export function simulateTransaction(sb: Sandbox, card: CardRecord, amount: number, merchantName: string, announce = true) {
   const balance = sb.ledger.balance(cardAccount(card.cardId));
   const declineReason = card.status !== 'ENABLE' ? `CARD_${card.status}` : amount > balance ? 'INSUFFICIENT_BALANCE' : undefined;
   const transactionId = newId('txn');
@@ -199,7 +207,7 @@ export function simulateTransaction(sb: Sandbox, card: CardRecord, amount: numbe
     ...(declineReason ? { declineReason } : {}),
     createdAt: sb.now(),
   };
-  sb.webhooks.emit('CARD_TRANSACTION', data);
+  if (announce) sb.webhooks.emit('CARD_TRANSACTION', data);
   return data;
 }
 

@@ -6,22 +6,16 @@ import {
 import { cardBinRequirementErrors } from '../../shared/card-rules';
 import { idempotent, validate, type ApiCall, type ApiHandlers } from '../api';
 import {
-  cardView, deleteCard, findBin, fundCard, getCard, issueCard, sensitiveView, setFrozen, updateContact, updatePin, withdrawFromCard,
+  cardView, deleteCard, listedBins, fundCard, getCard, issueCard, sensitiveView, setFrozen, updateContact, updatePin, withdrawFromCard,
 } from '../domain/cards';
 import { ok, validationFailed } from '../errors';
-import { CARD_BINS } from '../fixtures';
 
 const DAY_MS = 86_400_000;
-
-/** The BINs the project may issue from now (a retired one is gone from the list). */
-function listedBins(call: ApiCall): CardBin[] {
-  return CARD_BINS.filter((b) => !call.sandbox.config.retiredBins.includes(b.cardBinId));
-}
 
 /** The BIN's conditions, checked alongside the schema so one 400 names every field. */
 function binErrors(call: ApiCall, raw: Record<string, unknown>) {
   if (raw.cardBinId === undefined) return {};
-  const bin = listedBins(call).find((b) => b.cardBinId === raw.cardBinId);
+  const bin = listedBins(call.sandbox).find((b) => b.cardBinId === raw.cardBinId);
   if (!bin) return { cardBinId: 'unknown or stale cardBinId; refresh GET /card-bins' };
   return cardBinRequirementErrors(bin, raw as Partial<CreateCardRequest>);
 }
@@ -36,11 +30,11 @@ function cardAction(action: (call: ApiCall, card: ReturnType<typeof getCard>) =>
 }
 
 export const cardRoutes = {
-  listCardBins: (call) => ok(listedBins(call).map((b) => ({ ...b }))),
+  listCardBins: (call) => ok(listedBins(call.sandbox)),
 
   createCard: (call) => {
     const { data, key } = validate(call, createCardRequest, (raw) => binErrors(call, raw));
-    const bin = findBin(data.cardBinId) as CardBin;
+    const bin = listedBins(call.sandbox).find((b) => b.cardBinId === data.cardBinId) as CardBin;
     // Success is kept 24 h; any failure releases the key at once.
     return idempotent(call, key, { failure: 'release', ttlMs: DAY_MS }, () => ok(cardView(call.sandbox, issueCard(call.sandbox, bin, data))));
   },

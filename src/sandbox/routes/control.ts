@@ -12,6 +12,7 @@ import { cardView, expireCard, finishProvisioning, getCard, simulateTransaction 
 import { finishOrder, getOrder, orderView, setUsage, usageView } from '../domain/esim';
 import { cardholderView, decideKyc } from '../domain/kyc';
 import { payoutView, setPayoutStatus } from '../domain/payouts';
+import { addBin, completeFailedOperation, forgetCard, removeBin, rewritePayoutStatus } from '../domain/drift';
 import { ourPayoutStatus } from '../profiles';
 import { ApiError } from '../errors';
 import { CONTROL, InsufficientBalance, WALLET, cardAccount } from '../ledger';
@@ -35,6 +36,19 @@ const schemas = {
   transaction: z.object({
     amount: z.number('must be a positive integer').int('must be a positive integer').positive('must be a positive integer'),
     merchantName: z.string('must be a string of 1 to 64 characters').min(1, 'must be a string of 1 to 64 characters').max(64, 'must be a string of 1 to 64 characters'),
+    /** false: the spend happens but its CARD_TRANSACTION webhook is never sent. */
+    webhook: z.boolean('must be true or false').optional(),
+  }),
+  bin: z.object({
+    cardBinId: z.string('must be a string').regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of [A-Za-z0-9_-]'),
+    bin: z.string('must be 6 digits').regex(/^\d{6}$/, 'must be 6 digits'),
+    brand: z.string('must be a string').min(1, 'must not be empty'),
+    issuingCountry: z.string('must be an ISO 3166-1 alpha-2 code').regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code'),
+    currency: z.string('must be an ISO 4217 code').regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'),
+    mobile: z.boolean().default(false),
+    email: z.boolean().default(false),
+    supportPin: z.boolean().default(false),
+    requireKycCardholder: z.boolean().default(false),
   }),
   esimOutcome: z.object({ status: z.enum(['ISSUED', 'FAILED'], 'must be ISSUED or FAILED') }),
   esimUsage: z.object({ dataUsedMb: z.number('must be a non-negative integer').int('must be a non-negative integer').min(0, 'must be a non-negative integer') }),
@@ -115,8 +129,23 @@ export function registerControlRoutes(app: FastifyInstance, sb: Sandbox): void {
     return cardView(sb, card);
   });
   route('POST', '/cards/:cardId/transactions', (req) => {
-    const { amount, merchantName } = body(req, schemas.transaction);
-    return simulateTransaction(sb, getCard(sb, req.params.cardId), amount, merchantName);
+    const { amount, merchantName, webhook } = body(req, schemas.transaction);
+    return simulateTransaction(sb, getCard(sb, req.params.cardId), amount, merchantName, webhook !== false);
+  });
+  // Differences the provider makes without telling us (issue 22: seeds for reconciliation).
+  route('POST', '/cards/:cardId/forget', (req) => {
+    forgetCard(sb, req.params.cardId);
+    return { ok: true };
+  });
+  route('POST', '/operations/:key/complete', (req) => completeFailedOperation(sb, req.params.key));
+  route('POST', '/payouts/:merOrderNo/rewrite', (req) => {
+    const { status } = body(req, schemas.payoutStatus);
+    return payoutView(rewritePayoutStatus(sb, req.params.merOrderNo, status));
+  });
+  route('POST', '/card-bins', (req) => addBin(sb, body(req, schemas.bin)));
+  route('POST', '/card-bins/:cardBinId/remove', (req) => {
+    removeBin(sb, req.params.cardBinId);
+    return { ok: true };
   });
   route('POST', '/cards/:cardId/expire', (req) => {
     const card = getCard(sb, req.params.cardId);

@@ -18,6 +18,7 @@ import { describeErrors, hasErrors, moneyMovementErrors } from '../../shared/car
 import type { MoneyMovementInput, MoneyMovementKind, MoneyMovementResult } from '../../shared/types';
 import { failWith, providerCalls } from './provider';
 import { DEFAULT_TIMINGS, recordUnknownStatus } from './await-outcome';
+import { tellCardWorkflow } from './tell-card';
 
 /** A money movement is not given up on for a count of attempts: only its deadline ends it. */
 const moneyRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
@@ -81,5 +82,5 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
 export async function moneyMovementFlow(kind: MoneyMovementKind, input: MoneyMovementInput): Promise<MoneyMovementResult> {
   const cardId = typeof input?.cardId === 'string' && input.cardId ? [{ key: CARD_ID, value: input.cardId }] : [];
   upsertSearchAttributes([{ key: FLOW_KIND, value: kind === 'funding' ? 'fundCard' : 'withdrawFromCard' }, ...cardId]);
-  return moveMoney(kind, input);
+  return tellCardWorkflow(await moveMoney(kind, input));
 }

@@ -1,0 +1,116 @@
+/**
+ * Reconciliation's Temporal-side reads and corrections: one page of visibility at a time (the
+ * workflow carries the page token across continue-as-new), what each money flow said it did
+ * (its result or failure), each card workflow's view, where a running flow waits, and the
+ * correction of a card workflow's cached card. No provider budget is spent here.
+ */
+import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
+import { cardReadSignal, cardStateQuery } from '../shared/messages';
+import type { CardView } from '../shared/types';
+import { describeFlow, flowSearchAttributes, type FlowStatus } from '../starter/status';
+import { moneyClaimOf, type FlowOutcome, type MoneyClaim } from '../shared/reconcile-checks';
+
+export interface FlowRow {
+  workflowId: string;
+  runId: string;
+  type: string;
+  /** RUNNING, COMPLETED, FAILED, … */
+  status: string;
+  searchAttributes: FlowStatus['searchAttributes'];
+  startTime: number;
+  closeTime?: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** base64; null when this was the last page. */
+  nextPageToken: string | null;
+}
+
+export interface PageRequest {
+  query: string;
+  pageToken?: string;
+  pageSize: number;
+}
+
+export interface CardWorkflowView {
+  cardId: string;
+  workflowId: string;
+  status?: string;
+  availableBalance?: number;
+}
+
+export function createReconciliationVisibilityActivities({ temporal }: { temporal: Client }) {
+  const listPage = async ({ query, pageToken, pageSize }: PageRequest): Promise<Page<FlowRow>> => {
+    const answer = await temporal.workflowService.listWorkflowExecutions({
+      namespace: temporal.options.namespace,
+      query,
+      pageSize,
+      nextPageToken: pageToken ? Buffer.from(pageToken, 'base64') : undefined,
+    });
+    const items = await Promise.all(
+      (answer.executions ?? []).map(async (raw) => {
+        const info = await executionInfoFromRaw(raw, temporal.workflow.options.loadedDataConverter, raw, temporal.options.namespace);
+        const { workflowId, runId, type, status, startTime, closeTime } = info;
+        const row: FlowRow = { workflowId, runId, type, status: status.name, searchAttributes: flowSearchAttributes(info.typedSearchAttributes), startTime: startTime.getTime() };
+        return closeTime ? { ...row, closeTime: closeTime.getTime() } : row;
+      }),
+    );
+    const next = answer.nextPageToken && answer.nextPageToken.length > 0 ? Buffer.from(answer.nextPageToken).toString('base64') : null;
+    return { items, nextPageToken: next };
+  };
+
+  /** What a closed flow said: its result, or its failure's type and details (decoded through our codec). */
+  const outcomeOf = async (row: FlowRow): Promise<FlowOutcome> => {
+    if (row.status !== 'COMPLETED' && row.status !== 'FAILED') return { closed: row.status };
+    try {
+      return { result: await temporal.workflow.getHandle(row.workflowId, row.runId).result() };
+    } catch (err) {
+      const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+      if (cause instanceof ApplicationFailure) return { failure: { type: cause.type ?? 'ApplicationFailure', details: [...(cause.details ?? [])] } };
+      return { failure: { type: cause?.name ?? 'Failure', details: [] } };
+    }
+  };
+
+  return {
+    /** One page of closed money flows, each with what it said it did (only those that reached the provider). */
+    async moneyClaimsPage(req: PageRequest): Promise<Page<MoneyClaim> & { listed: number }> {
+      const page = await listPage(req);
+      const claims = await Promise.all(page.items.map(async (row) => moneyClaimOf(row.workflowId, row.searchAttributes.FlowKind ?? row.type, await outcomeOf(row))));
+      return { items: claims.filter((c): c is MoneyClaim => c !== undefined), nextPageToken: page.nextPageToken, listed: page.items.length };
+    },
+
+    /** One page of running card workflows, each with its own view of the card (its cardState query). */
+    async cardViewsPage(req: PageRequest): Promise<Page<CardWorkflowView>> {
+      const page = await listPage(req);
+      const items = await Promise.all(
+        page.items.map(async (row) => {
+          const state = await temporal.workflow.getHandle(row.workflowId).query(cardStateQuery);
+          return { cardId: state.cardId, workflowId: row.workflowId, status: state.status, availableBalance: state.card?.availableBalance };
+        }),
+      );
+      return { items, nextPageToken: page.nextPageToken };
+    },
+
+    /** One page of flows, as visibility lists them. */
+    flowsPage: listPage,
+
+    /** Where each flow waits: the activities it has pending (their type, state and attempt). */
+    async whereFlowsWait({ flows }: { flows: Array<{ workflowId: string; runId: string }> }): Promise<string[][]> {
+      return Promise.all(
+        flows.map(async ({ workflowId, runId }) => {
+          const described = await describeFlow(temporal.workflow.getHandle(workflowId, runId));
+          return described.pendingActivities.map((a) => `${a.activityType} (${a.state}, attempt ${a.attempt})`);
+        }),
+      );
+    },
+
+    /** Gives each card workflow the provider's card as reconciliation read it: its view is corrected, never the provider's. */
+    async correctCardViews({ corrections }: { corrections: Array<{ workflowId: string; card: CardView; readAt: number }> }): Promise<number> {
+      await Promise.all(corrections.map(({ workflowId, card, readAt }) => temporal.workflow.getHandle(workflowId).signal(cardReadSignal, { card, readAt })));
+      return corrections.length;
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * Reconciliation's activities (issue 22). Provider reads (one per activity, so each runs on
+ * reconciliation's own rate-limited queue, within RECONCILE_BUDGET_SHARE of its window) answer
+ * "the provider does not know it" as data, not as a failure. The visibility reads, the card
+ * workflows' views and the corrections talk to Temporal only (reconciliation-visibility.ts).
+ * Nothing here moves money: the provider is only read.
+ */
+import { Context } from '@temporalio/activity';
+import type { ReconciliationMetrics } from '../observability/metrics';
+import type { CardBinAnswer } from '../provider/answers';
+import type { BinCache } from '../provider/bin-cache';
+import type { ProviderClient } from '../provider/client';
+import { isProviderError } from '../provider/errors';
+import { toCardView } from '../shared/card-rules';
+import { DIFFERENCE_KINDS, EXPECTED_FLOW_MS, countByKind, summariseReport, type DriftReport } from '../shared/reconciliation';
+import type { CardView } from '../shared/types';
+import { providerCall } from './provider-call';
+
+/** What the provider says of one thing we asked about; `known: false` when it has no record of it. */
+export interface ProviderRecord {
+  known: boolean;
+  status?: string;
+  amount?: number;
+}
+
+export interface ProviderCardRecord {
+  known: boolean;
+  card?: CardView;
+  /** When the provider was read (epoch ms): a card workflow applies only a read newer than its own. */
+  readAt: number;
+}
+
+export interface ReconciliationActivityDeps {
+  provider: ProviderClient;
+  bins: BinCache<CardBinAnswer>;
+  reconciliationMetrics?: ReconciliationMetrics;
+}
+
+export function createReconciliationActivities({ provider, bins, reconciliationMetrics }: ReconciliationActivityDeps) {
+  return {
+    async reconcileReadCard({ cardId }: { cardId: string }): Promise<ProviderCardRecord> {
+      const readAt = Date.now();
+      const card = await unlessUnknown(() => provider.getCard(cardId));
+      return card === undefined ? { known: false, readAt } : { known: true, card: toCardView(card), readAt };
+    },
+
+    async reconcileReadOperation({ idempotencyKey }: { idempotencyKey: string }): Promise<ProviderRecord> {
+      const op = await unlessUnknown(() => provider.getOperation(idempotencyKey));
+      return op === undefined ? { known: false } : { known: true, status: op.status, amount: op.amount };
+    },
+
+    async reconcileReadPayout({ merOrderNo }: { merOrderNo: string }): Promise<ProviderRecord> {
+      const payout = await unlessUnknown(() => provider.getPayout(merOrderNo));
+      return payout === undefined ? { known: false } : { known: true, status: payout.status, amount: payout.arriveAmount };
+    },
+
+    async reconcileReadEsimOrder({ orderNo }: { orderNo: string }): Promise<ProviderRecord> {
+      const order = await unlessUnknown(() => provider.getEsimOrder(orderNo));
+      return order === undefined ? { known: false } : { known: true, status: order.status };
+    },
+
+    /**
+     * Refreshes this worker's BIN cache now and says what changed against what it held (no
+     * baseline when it held nothing: then nothing is reported as added).
+     */
+    async reconcileRefreshBins(): Promise<{ before?: string[]; after: string[] }> {
+      const before = bins.peek()?.map((b) => b.cardBinId);
+      const after = await providerCall(() => bins.refresh());
+      return { before, after: after.map((b) => b.cardBinId) };
+    },
+
+    /** Ends a run: the gauges of its difference kinds (zeros included) and one summary log line. */
+    async recordReport(report: DriftReport): Promise<void> {
+      const counts = countByKind(report.differences);
+      for (const kind of DIFFERENCE_KINDS[report.kind]) reconciliationMetrics?.differences(kind, counts[kind] ?? 0);
+      if (report.kind === 'stuck') {
+        const byFlow: Record<string, number> = Object.fromEntries(Object.keys(EXPECTED_FLOW_MS).map((k) => [k, 0]));
+        for (const d of report.differences) byFlow[d.ids.flowKind] = (byFlow[d.ids.flowKind] ?? 0) + 1;
+        for (const [flowKind, n] of Object.entries(byFlow)) reconciliationMetrics?.stuck(flowKind, n);
+      }
+      Context.current().log.info(summariseReport(report), { reconciliation: report.kind, checked: report.checked, differences: counts, corrected: report.corrected });
+    },
+  };
+}
+
+/** The provider's record, or undefined when it answers that it has none (404). */
+async function unlessUnknown<T>(read: () => Promise<T>): Promise<T | undefined> {
+  return providerCall(async () => {
+    try {
+      return await read();
+    } catch (err) {
+      if (isProviderError(err, 'NotFound')) return undefined;
+      throw err;
+    }
+  });
+}

@@ -1,0 +1,48 @@
+/**
+ * Reconciliation from a client: run some now and wait for their reports (`reconcile`), and the
+ * last report of each (`drift`). Reports are the workflows' results, so nothing else stores them.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { RECONCILIATIONS, type DriftReport, type ReconcileInput, type ReconcileKind } from '../shared/reconciliation';
+
+export interface ReconcileTarget {
+  client: Client;
+  taskQueue: string;
+}
+
+/** Starts each reconciliation now (beside its schedule, under an ID of its own) and resolves their reports. */
+export async function reconcileNow(target: ReconcileTarget, kinds: readonly ReconcileKind[], input: ReconcileInput = {}, onStart?: (workflowId: string) => void): Promise<DriftReport[]> {
+  return Promise.all(
+    kinds.map(async (kind) => {
+      const def = RECONCILIATIONS[kind];
+      const handle = await target.client.workflow.start(def.workflowType, {
+        taskQueue: target.taskQueue,
+        workflowId: `${def.scheduleId}/manual/${randomUUID()}`,
+        args: [input],
+      });
+      onStart?.(handle.workflowId);
+      return (await handle.result()) as DriftReport;
+    }),
+  );
+}
+
+export type LatestReport = { kind: ReconcileKind; workflowId: string; report: DriftReport } | { kind: ReconcileKind; workflowId?: undefined; report?: undefined };
+
+/** The last completed report of each reconciliation on the task queue (scheduled or run by hand). */
+export async function latestReports(target: ReconcileTarget, kinds: readonly ReconcileKind[]): Promise<LatestReport[]> {
+  return Promise.all(
+    kinds.map(async (kind): Promise<LatestReport> => {
+      const query = `WorkflowType = '${RECONCILIATIONS[kind].workflowType}' AND TaskQueue = '${target.taskQueue.replace(/'/g, "''")}' AND ExecutionStatus = 'Completed'`;
+      let latest: { workflowId: string; runId: string } | undefined;
+      // Visibility lists closed runs newest first: the first one listed is the last report.
+      for await (const run of target.client.workflow.list({ query, pageSize: 1 })) {
+        latest = { workflowId: run.workflowId, runId: run.runId };
+        break;
+      }
+      if (!latest) return { kind };
+      const report = (await target.client.workflow.getHandle(latest.workflowId, latest.runId).result()) as DriftReport;
+      return { kind, workflowId: latest.workflowId, report };
+    }),
+  );
+}

@@ -1,0 +1,55 @@
+/**
+ * The card workflow's balance, read from the provider (issue 22): after each money movement it
+ * runs, after each transaction webhook, when a standalone fundCard/withdrawFromCard on the card
+ * completes, and when reconciliation hands it the provider's card. Webhooks carry no balance,
+ * so without these reads the view kept CARD_CREATED's figure. Each read keeps the time it was
+ * made: an older read never overwrites a newer one, and `cardState` shows the time beside the balance.
+ */
+import { log, patched } from '@temporalio/workflow';
+import type { CardView } from '../../shared/types';
+import type { EntityInbox } from './entity-inbox';
+import { providerCalls } from './provider';
+
+/** docs/versioning.md: card workflows started before it make no reads of their own. */
+export const CARD_BALANCE_REFRESH_PATCH = 'card-balance-refresh';
+
+export interface BalanceRead {
+  availableBalance: number;
+  totalConsumption?: number;
+  readAt: number;
+}
+
+export class CardBalance {
+  constructor(
+    private readonly cardId: string,
+    private readonly inbox: EntityInbox,
+    /** Carried across continue-as-new. */
+    public last?: BalanceRead,
+  ) {}
+
+  /** Takes a read of the card unless a newer one is held: its status under the inbox's ordering rule, its balance as read. */
+  apply(card: CardView, readAt: number): void {
+    if (this.last && this.last.readAt > readAt) return;
+    this.last = { availableBalance: card.availableBalance, readAt, ...(card.totalConsumption === undefined ? {} : { totalConsumption: card.totalConsumption }) };
+    this.inbox.observe(card.status, { ...card }, readAt);
+  }
+
+  /** Reads the card now (GET /cards/{cardId}, the flows' budget). A failed read changes nothing: the next one will do. */
+  async refresh(): Promise<void> {
+    if (!patched(CARD_BALANCE_REFRESH_PATCH)) return;
+    const readAt = Date.now();
+    try {
+      this.apply(await providerCalls('general').getCard({ cardId: this.cardId }), readAt);
+    } catch (err) {
+      log.warn('card balance not refreshed', { cardId: this.cardId, error: (err as Error).message });
+    }
+  }
+
+  /** The card as the workflow shows it: the latest read's balance when it is newer than the card's last event. */
+  view(card: CardView | undefined): { card?: CardView; balanceReadAt?: number } {
+    const last = this.last;
+    if (!card || !last || last.readAt < (this.inbox.state.lastEventAt ?? 0)) return { card };
+    const consumption = last.totalConsumption === undefined ? {} : { totalConsumption: last.totalConsumption };
+    return { card: { ...card, availableBalance: last.availableBalance, ...consumption }, balanceReadAt: last.readAt };
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The shape every reconciliation run shares: it pages through visibility, checks each page,
+ * and continues-as-new every few pages with its cursor and its findings so far, so a run over
+ * 100,000 cards keeps a bounded history; a worker that dies mid-run leaves the run where it was
+ * (its state is its history). The progress query says how far it is. The report is the last
+ * run's result, and its metrics and summary line are recorded by an activity.
+ */
+import { continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import {
+  MAX_REPORTED_DIFFERENCES,
+  RECONCILIATIONS,
+  parseDuration,
+  reconcileProgressQuery,
+  type Difference,
+  type DriftReport,
+  type ReconcileInput,
+  type ReconcileKind,
+  type ReconcileProgress,
+} from '../../shared/reconciliation';
+import { mainQueueOf } from '../../shared/task-queues';
+import { failWith } from '../lib/provider';
+import { FailureType } from '../../shared/failures';
+
+export const DEFAULT_PAGE_SIZE = 100;
+/** Pages per run before continue-as-new: a page of 100 cards is ~300 events, so a run stays near 3,000. */
+const PAGES_PER_RUN = 10;
+
+/** Temporal-only activities (visibility, queries, signals, metrics): on the workflow's own queue, no provider budget. */
+export const temporalSide = proxyActivities<Activities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+
+export interface PageOutcome {
+  checked: number;
+  corrected: number;
+  differences: Difference[];
+  nextPageToken: string | null;
+}
+
+export type CheckPage = (req: { query: string; pageToken?: string; pageSize: number }) => Promise<PageOutcome>;
+
+export async function runReconciliation(kind: ReconcileKind, input: ReconcileInput, query: (sinceMs: number) => string, checkPage: CheckPage): Promise<DriftReport> {
+  const progress: ReconcileProgress = input?.resume ?? { startedAt: new Date().toISOString(), query: query(Date.now() - lookBackMs(kind, input)), pages: 0, checked: 0, corrected: 0, differences: [] };
+  let done = false;
+  setHandler(reconcileProgressQuery, () => ({ kind, pages: progress.pages, checked: progress.checked, differences: progress.differences.length, corrected: progress.corrected, done }));
+  const pageSize = input?.pageSize ?? DEFAULT_PAGE_SIZE;
+  let pagesThisRun = 0;
+  while (progress.pageToken !== null) {
+    if (pagesThisRun >= (input?.pagesPerRun ?? PAGES_PER_RUN) || workflowInfo().continueAsNewSuggested) await continueAsNew<(i: ReconcileInput) => Promise<DriftReport>>({ ...input, resume: progress });
+    const page = await checkPage({ query: progress.query, pageToken: progress.pageToken, pageSize });
+    progress.pages++;
+    pagesThisRun++;
+    progress.checked += page.checked;
+    progress.corrected += page.corrected;
+    progress.differences.push(...page.differences.slice(0, MAX_REPORTED_DIFFERENCES - progress.differences.length));
+    progress.pageToken = page.nextPageToken;
+  }
+  const report: DriftReport = {
+    kind,
+    startedAt: progress.startedAt,
+    finishedAt: new Date().toISOString(),
+    checked: progress.checked,
+    differences: progress.differences,
+    corrected: progress.corrected,
+  };
+  await temporalSide.recordReport(report);
+  done = true;
+  return report;
+}
+
+/** The run's look-back, from its input or its kind's default; a bad duration fails the run at once. */
+function lookBackMs(kind: ReconcileKind, input: ReconcileInput): number {
+  const text = input?.since ?? RECONCILIATIONS[kind].defaultLookBack;
+  const ms = parseDuration(text);
+  if (ms === undefined) failWith(FailureType.ValidationFailed, `since must be a duration such as "2 hours" or "30m" (got "${text}")`, [{ errors: { since: 'must be a duration' } }]);
+  return ms;
+}
+
+/** The main queue the reconciliation serves (its own), and the flows on it. */
+export function mainQueue(): string {
+  return mainQueueOf(workflowInfo().taskQueue);
+}
+
+/** A visibility string literal (no quote can end it early). */
+export function literal(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}

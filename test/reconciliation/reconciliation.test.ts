@@ -1,0 +1,151 @@
+/**
+ * Reconciliation end to end (issue 22): differences seeded through the sandbox's control API,
+ * one run of each schedule (triggered through Temporal Schedules) reports exactly those, the card
+ * views are corrected, and a second run no longer reports what was corrected.
+ */
+import { SandboxControlClient } from '../../src/sandbox/control-client';
+import { cardStateQuery } from '../../src/shared/messages';
+import { entityWorkflowId } from '../../src/shared/ids';
+import type { DriftReport, ReconcileKind } from '../../src/shared/reconciliation';
+import type { CardLifecycleState, CardView } from '../../src/shared/types';
+import { reconcileNow } from '../../src/starter/reconciliation';
+import { applySchedules, triggerSchedule, type ScheduleTarget } from '../../src/temporal/schedules';
+import { issueTestCard, workflowFailure } from '../helpers/flows';
+import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { waitUntil } from '../helpers/wait';
+
+jest.setTimeout(240_000);
+
+describe('reconciliation on Temporal Schedules', () => {
+  let stack: Stack;
+  let sandbox: SandboxControlClient;
+  let schedules: ScheduleTarget;
+  const seeded = {} as { spent: CardView; funded: CardView; forgotten: CardView; failedFundingKey: string; failedFundingFlow: string; merOrderNo: string; payoutFlow: string; cardBinId: string };
+
+  const cardState = (cardId: string) => stack.client.workflow.getHandle(entityWorkflowId('card', cardId)).query(cardStateQuery) as Promise<CardLifecycleState>;
+  const runSchedule = async (kind: ReconcileKind): Promise<DriftReport> => {
+    const workflowId = await triggerSchedule(schedules, kind);
+    return (await stack.client.workflow.getHandle(workflowId).result()) as DriftReport;
+  };
+  const kindsAndIds = (report: DriftReport) => report.differences.map((d) => ({ kind: d.kind, ids: d.ids })).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+
+  beforeAll(async () => {
+    stack = await startStack({ payoutProcessingMs: 200 });
+    sandbox = new SandboxControlClient(stack.sandboxUrl);
+    schedules = { client: stack.client, taskQueue: stack.taskQueue, idSuffix: `-${stack.taskQueue}` };
+    const fund = (cardId: string, amount: number, workflowId = uniqueId('fund-card')) =>
+      stack.client.workflow.execute('fundCard', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId, amount, timings: FAST_TIMINGS }] });
+
+    // A card funded by a standalone flow: its workflow reads the balance when the flow completes (no difference) …
+    seeded.spent = await issueTestCard(stack, 10_000);
+    await fund(seeded.spent.cardId, 2_500);
+    await waitUntil(async () => (await cardState(seeded.spent.cardId)).card?.availableBalance === 12_500, 20_000, 'the card workflow reads its balance after a standalone funding');
+    // … then a spend whose webhook never comes.
+    await sandbox.silentCardTransaction(seeded.spent.cardId, 420, 'Coffee without webhook');
+
+    // A funding that failed (wallet short) and that the provider then completed after all.
+    seeded.funded = await issueTestCard(stack, 10_000);
+    const { availableBalance: wallet } = await sandbox.wallet();
+    await sandbox.adjustWallet(-(wallet - 1_000));
+    seeded.failedFundingFlow = uniqueId('fund-card');
+    const failure = await workflowFailure(fund(seeded.funded.cardId, 5_000, seeded.failedFundingFlow));
+    expect(failure.type).toBe('InsufficientFunds');
+    await sandbox.adjustWallet(wallet - 1_000);
+    seeded.failedFundingKey = (failure.details as Array<{ idempotencyKey?: string }>).find((d) => d?.idempotencyKey)!.idempotencyKey!;
+    await sandbox.completeFailedOperation(seeded.failedFundingKey);
+
+    // A card the provider forgets.
+    seeded.forgotten = await issueTestCard(stack, 10_000);
+    await sandbox.forgetCard(seeded.forgotten.cardId);
+
+    // A payout we saw COMPLETED that the provider later says FAILED, with no webhook.
+    seeded.merOrderNo = uniqueId('po').slice(0, 40);
+    seeded.payoutFlow = uniqueId('send-payout');
+    const payout = await stack.client.workflow.execute('sendPayout', {
+      taskQueue: stack.taskQueue,
+      workflowId: seeded.payoutFlow,
+      args: [{ merOrderNo: seeded.merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 10_000, payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819', timings: FAST_TIMINGS }],
+    });
+    expect(payout).toMatchObject({ status: 'COMPLETED' });
+    await sandbox.rewritePayoutStatus(seeded.merOrderNo, 'FAILED');
+
+    // A BIN the provider adds.
+    seeded.cardBinId = `bin_new_${Date.now()}`;
+    await sandbox.addCardBin({ cardBinId: seeded.cardBinId, bin: '400000', brand: 'VISA', issuingCountry: 'SG', currency: 'USD' });
+
+    expect(await applySchedules(schedules)).toEqual(Object.fromEntries(['reconcile-money', 'reconcile-cards', 'refresh-bins', 'sweep-stuck'].map((id) => [`${id}${schedules.idSuffix}`, 'created'])));
+  });
+
+  afterAll(async () => {
+    for (const id of ['reconcile-money', 'reconcile-cards', 'refresh-bins', 'sweep-stuck']) await stack?.client.schedule.getHandle(`${id}${schedules?.idSuffix}`).delete().catch(() => undefined);
+    await stack?.close();
+  });
+
+  test('reconcile-money finds the funding completed behind a failed flow and the payout failed behind a completed one, and nothing else', async () => {
+    const report = await runSchedule('money');
+    expect(report.kind).toBe('money');
+    expect(report.checked).toBeGreaterThanOrEqual(3); // the good funding, the failed one, the payout
+    expect(kindsAndIds(report)).toEqual(
+      [
+        { kind: 'done-not-at-provider', ids: { merOrderNo: seeded.merOrderNo } },
+        { kind: 'moved-unaccounted', ids: { idempotencyKey: seeded.failedFundingKey } },
+      ].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+    );
+    const byKind = Object.fromEntries(report.differences.map((d) => [d.kind, d]));
+    expect(byKind['moved-unaccounted']).toMatchObject({ workflowId: seeded.failedFundingFlow, ours: { status: 'InsufficientFunds' }, provider: { status: 'COMPLETED', amount: 5_000 } });
+    expect(byKind['done-not-at-provider']).toMatchObject({ workflowId: seeded.payoutFlow, ours: { status: 'COMPLETED' }, provider: { status: 'FAILED' } });
+    expect(report.corrected).toBe(0);
+  });
+
+  test('reconcile-cards finds the unannounced spend, the completed funding and the forgotten card, and corrects the two card views', async () => {
+    const report = await runSchedule('cards');
+    expect(report.checked).toBe(3);
+    expect(report.differences).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'card-balance-differs', ids: { cardId: seeded.spent.cardId }, ours: 12_500, provider: 12_080 }),
+        expect.objectContaining({ kind: 'card-balance-differs', ids: { cardId: seeded.funded.cardId }, ours: 10_000, provider: 15_000 }),
+        expect.objectContaining({ kind: 'card-unknown-at-provider', ids: { cardId: seeded.forgotten.cardId } }),
+      ]),
+    );
+    expect(report.differences).toHaveLength(3);
+    expect(report.corrected).toBe(2);
+    await waitUntil(async () => (await cardState(seeded.spent.cardId)).card?.availableBalance === 12_080, 10_000, 'the spent card view corrected');
+    const funded = await cardState(seeded.funded.cardId);
+    expect(funded.card?.availableBalance).toBe(15_000);
+    expect(funded.balanceReadAt).toEqual(expect.any(Number));
+    const ledger = await sandbox.ledger();
+    expect(ledger.cards.find((c) => c.cardId === seeded.spent.cardId)?.availableBalance).toBe(12_080);
+  });
+
+  test('refresh-bins reports the new BIN; sweep-stuck finds no stuck flow', async () => {
+    const bins = await runSchedule('bins');
+    expect(kindsAndIds(bins)).toEqual([{ kind: 'bin-added', ids: { cardBinId: seeded.cardBinId } }]);
+    const stuck = await runSchedule('stuck');
+    expect(stuck).toMatchObject({ kind: 'stuck', differences: [], corrected: 0 });
+  });
+
+  test('a second run reports none of the corrected differences; a run paged one card at a time continues-as-new and says the same', async () => {
+    const cards = await runSchedule('cards');
+    expect(kindsAndIds(cards)).toEqual([{ kind: 'card-unknown-at-provider', ids: { cardId: seeded.forgotten.cardId } }]);
+    expect(kindsAndIds(await runSchedule('bins'))).toEqual([]);
+
+    const [paged] = await reconcileNow({ client: stack.client, taskQueue: stack.taskQueue }, ['cards'], { pageSize: 1, pagesPerRun: 1 });
+    expect(paged).toMatchObject({ checked: 3, corrected: 0 });
+    expect(kindsAndIds(paged)).toEqual(kindsAndIds(cards));
+    const runs: string[] = [];
+    for await (const run of stack.client.workflow.list({ query: `WorkflowType = 'reconcileCards' AND TaskQueue = '${stack.taskQueue}' AND ExecutionStatus = 'ContinuedAsNew'` })) runs.push(run.runId);
+    expect(runs.length).toBeGreaterThanOrEqual(3);
+  });
+
+  test('sweep-stuck reports a flow running longer than expected, with where it waits', async () => {
+    await sandbox.configure({ cardProvisioningMs: 600_000 });
+    const issuing = uniqueId('issue-card');
+    await stack.client.workflow.start('issueCard', { taskQueue: stack.taskQueue, workflowId: issuing, args: [{ cardBinId: 'bin_visa_basic', initialAmount: 1_000, firstName: 'Slow', lastName: 'Card', timings: FAST_TIMINGS }] });
+    await waitUntil(async () => (await stack.client.workflow.count(`WorkflowId = '${issuing}' AND FlowKind = 'issueCard'`)).count === 1, 10_000, 'the flow searchable by kind');
+    await new Promise((r) => setTimeout(r, 1_500));
+    const [report] = await reconcileNow({ client: stack.client, taskQueue: stack.taskQueue }, ['stuck'], { stuckAfter: '1s' });
+    expect(report.differences).toEqual([expect.objectContaining({ kind: 'flow-stuck', ids: { workflowId: issuing, flowKind: 'issueCard' }, workflowId: issuing, ours: expect.objectContaining({ expectedMs: 1_000, waitingOn: expect.any(Array) }) })]);
+    await stack.client.workflow.getHandle(issuing).terminate('test done');
+    await sandbox.configure({ cardProvisioningMs: 300 });
+  });
+});

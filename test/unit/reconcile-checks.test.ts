@@ -1,0 +1,53 @@
+/** What reconciliation compares (src/shared/reconcile-checks.ts): pure, so tested without I/O. */
+import { compareCard, compareClaim, moneyClaimOf, type MoneyClaim } from '../../src/shared/reconcile-checks';
+import { deriveIdempotencyKey } from '../../src/shared/ids';
+import { parseDuration } from '../../src/shared/reconciliation';
+
+const funding = (outcome: Parameters<typeof moneyClaimOf>[2]) => moneyClaimOf('fund-card/1', 'fundCard', outcome);
+
+describe('moneyClaimOf', () => {
+  test('a completed movement claims its key and amount; a failure its key from the details; a timeout the key derived from its workflow ID', () => {
+    expect(funding({ result: { cardId: 'crd_1', amount: 500, idempotencyKey: 'k1', status: 'COMPLETED' } })).toMatchObject({ resource: 'operation', ref: 'k1', ourPhase: 'succeeded', amount: 500, cardId: 'crd_1' });
+    expect(funding({ failure: { type: 'InsufficientFunds', details: [{ status: 422 }, { idempotencyKey: 'k2' }] } })).toMatchObject({ ref: 'k2', ourPhase: 'failed', ourStatus: 'InsufficientFunds' });
+    expect(funding({ failure: { type: 'ValidationFailed', details: [{ errors: {} }] } })).toBeUndefined();
+    expect(funding({ closed: 'TIMED_OUT' })).toMatchObject({ ref: deriveIdempotencyKey('fund', 'fund-card/1'), ourPhase: 'failed', ourStatus: 'TIMED_OUT' });
+  });
+
+  test('payouts and eSIM orders claim their own ids and phases; a refunded eSIM is settled, not a claim', () => {
+    expect(moneyClaimOf('p', 'sendPayout', { result: { merOrderNo: 'po-1', status: 'SUCCESS', arriveAmount: 100 } })).toMatchObject({ resource: 'payout', ref: 'po-1', ourPhase: 'succeeded', amount: 100 });
+    expect(moneyClaimOf('e', 'purchaseEsim', { result: { orderNo: 'eord_1', status: 'ISSUED' } })).toMatchObject({ resource: 'esimOrder', ref: 'eord_1', ourPhase: 'succeeded' });
+    expect(moneyClaimOf('e', 'purchaseEsim', { failure: { type: 'EsimRefunded', details: [{ idempotencyKey: 'k' }] } })).toBeUndefined();
+    expect(moneyClaimOf('e', 'purchaseEsim', { failure: { type: 'OutcomeUnknown', details: [{ idempotencyKey: 'k' }] } })).toMatchObject({ resource: 'operation', ref: 'k' });
+  });
+});
+
+describe('compareClaim', () => {
+  const done: MoneyClaim = { workflowId: 'w', flowKind: 'fundCard', resource: 'operation', ref: 'k', ourPhase: 'succeeded', ourStatus: 'COMPLETED', amount: 500 };
+  const failed: MoneyClaim = { ...done, ourPhase: 'failed', ourStatus: 'OutcomeUnknown' };
+  test.each([
+    ['done, provider failed', done, { known: true, status: 'FAILED' }, 'done-not-at-provider'],
+    ['done, provider does not know the key', done, { known: false }, 'done-not-at-provider'],
+    ['failed, provider completed', failed, { known: true, status: 'COMPLETED' }, 'moved-unaccounted'],
+    ['done, amounts differ', done, { known: true, status: 'COMPLETED', amount: 600 }, 'amount-differs'],
+    ['done and completed', done, { known: true, status: 'COMPLETED', amount: 500 }, undefined],
+    ['failed, provider still processing', failed, { known: true, status: 'PROCESSING' }, undefined],
+    ['failed, provider does not know the key', failed, { known: false }, undefined],
+    ['failed and failed', failed, { known: true, status: 'FAILED' }, undefined],
+  ] as const)('%s', (_name, claim, provider, kind) => {
+    expect(compareClaim(claim, provider)?.kind).toBe(kind);
+  });
+});
+
+describe('compareCard', () => {
+  const ours = { cardId: 'crd_1', workflowId: 'card/crd_1', status: 'ENABLE', availableBalance: 1000 };
+  const card = { cardId: 'crd_1', cardNumber: '4859****', cardBinId: 'b', status: 'ENABLE', availableBalance: 1000 };
+  test('agrees, differs in balance or status, or the provider does not know the card', () => {
+    expect(compareCard(ours, { known: true, card })).toEqual([]);
+    expect(compareCard(ours, { known: true, card: { ...card, availableBalance: 580, status: 'DISABLE' } }).map((d) => d.kind)).toEqual(['card-status-differs', 'card-balance-differs']);
+    expect(compareCard(ours, { known: false })).toEqual([expect.objectContaining({ kind: 'card-unknown-at-provider', ids: { cardId: 'crd_1' } })]);
+  });
+});
+
+test('parseDuration reads the durations the CLI and the schedules use', () => {
+  expect([parseDuration('2 hours'), parseDuration('30m'), parseDuration('1d'), parseDuration('45s'), parseDuration('soon'), parseDuration('0h')]).toEqual([7_200_000, 1_800_000, 86_400_000, 45_000, undefined, undefined]);
+});
