@@ -180,6 +180,11 @@ export const FLOW_FAILURES = {
   sendPayout: ['ValidationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'PayoutTrackingTimedOut', 'OutcomeUnknown'],
   walletBalance: [],
   esimPlans: [],
+  /** The reconciliation runs (CONTRACTS §9): a difference is a finding in the report, never a failure. */
+  reconcileMoney: [],
+  reconcileCards: [],
+  refreshBins: [],
+  sweepStuck: [],
 } as const satisfies Record<string, readonly FailureTypeName[]>;
 export type FlowName = keyof typeof FLOW_FAILURES;
 
