@@ -13,6 +13,8 @@ import { providerCalls } from './provider';
 /** docs/versioning.md: card workflows started before it make no reads of their own. */
 export const CARD_BALANCE_REFRESH_PATCH = 'card-balance-refresh';
 
+const refreshRetry = { retry: { maximumAttempts: 3, maximumInterval: '5 seconds' } } as const;
+
 export interface BalanceRead {
   availableBalance: number;
   totalConsumption?: number;
@@ -39,7 +41,8 @@ export class CardBalance {
     if (!patched(CARD_BALANCE_REFRESH_PATCH)) return;
     const readAt = Date.now();
     try {
-      this.apply(await providerCalls('general').getCard({ cardId: this.cardId }), readAt);
+      // Few attempts: a money update's answer waits for this read, and a failed one only leaves the view older.
+      this.apply(await providerCalls('general', refreshRetry).getCard({ cardId: this.cardId }), readAt);
     } catch (err) {
       log.warn('card balance not refreshed', { cardId: this.cardId, error: (err as Error).message });
     }
