@@ -18,6 +18,7 @@ import {
   WorkflowUpdateFailedError,
   type Workflow,
 } from '@temporalio/client';
+import { withStableUpdateId } from './update-with-start';
 import { canonicalJson } from '../shared/canonical-json';
 import { FailureType } from '../shared/failures';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
@@ -209,7 +210,7 @@ export class CardIssuingClient {
 
   /** The eSIM's usage, read again only when the last read is a minute old, and its alerts. */
   esimUsage(esimNo: string): Promise<EsimWatchState> {
-    return unwrapFailure(this.#temporal.workflow.executeUpdateWithStart(refreshEsimUsageUpdate, { args: [], startWorkflowOperation: this.#entityStart('esim', esimNo) }));
+    return this.#updateWithStart(refreshEsimUsageUpdate, [], () => this.#entityStart('esim', esimNo));
   }
 
   /** What the eSIM's workflow recorded, without asking the provider. */
@@ -359,13 +360,24 @@ export class CardIssuingClient {
 
   /** Update-with-start: the card's workflow is started if no run of it is open, so an operation never misses it. */
   #cardUpdate<Ret, Args extends unknown[]>(cardId: string, update: UpdateDefinition<Ret, Args>, args: Args, updateId?: string): Promise<Ret> {
-    const startWorkflowOperation = new WithStartWorkflowOperation<Workflow>('cardLifecycle', {
-      workflowId: entityWorkflowId('card', cardId),
-      taskQueue: entityQueue(this.#taskQueue),
-      args: [{ cardId }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
-    return unwrapFailure(this.#temporal.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation, ...(updateId ? { updateId } : {}) }));
+    const startWorkflowOperation = (): WithStartWorkflowOperation<Workflow> =>
+      new WithStartWorkflowOperation<Workflow>('cardLifecycle', {
+        workflowId: entityWorkflowId('card', cardId),
+        taskQueue: entityQueue(this.#taskQueue),
+        args: [{ cardId }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      });
+    return this.#updateWithStart(update, args, startWorkflowOperation, updateId);
+  }
+
+  /**
+   * Every try under one update ID and with a start operation of its own (one is spent per call):
+   * a try the server refused because the workflow was rolling over is sent again (update-with-start.ts).
+   */
+  #updateWithStart<Ret, Args extends unknown[]>(update: UpdateDefinition<Ret, Args>, args: Args, start: () => WithStartWorkflowOperation<Workflow>, updateId?: string): Promise<Ret> {
+    return unwrapFailure(
+      withStableUpdateId(updateId, (id) => this.#temporal.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation: start(), updateId: id })),
+    );
   }
 }
 
