@@ -2,11 +2,16 @@
  * R1: reconcile-cards over N cards beside a P1-style load (issue 22). N cards are made at the
  * provider with their card workflows (CARD_CREATED through the bridge); then issuing flows keep
  * GET /cards/{id} saturated (webhooks dropped, provisioning slow) with a constant number in flight,
- * and funding and withdrawal flows keep their endpoints busy, first without reconciliation
- * (the baseline, same run), then while reconcile-cards reads every card. Counted at each window
- * boundary: each busy endpoint's window used, reconciliation's reads per window against its share,
- * 429s; from the issuing flows' histories, how long their GET /cards calls waited to start (p99)
- * in each phase; and the reconciliation's duration against its physical limit (cards ÷ its share).
+ * and funding and withdrawal flows keep their endpoints busy. Three phases, in one run:
+ *   1. baseline: the load alone, `windows` windows;
+ *   2. beside the load: reconcile-cards starts, the load goes on for as many windows;
+ *   3. the tail: the load stops, and the run finishes at its own pace.
+ * Counted at each window boundary: each busy endpoint's window used (flows and reconciliation
+ * together), reconciliation's reads per window against its share, 429s; from the issuing flows'
+ * histories, how long their GET /cards calls waited to start (p99) in phases 1 and 2; and the
+ * tail's duration against its physical limit (the cards it read there ÷ its share of the window).
+ * Reconciliation's reads go behind every flow's call (the lowest task priority): beside a load
+ * that keeps GET /cards backlogged they wait, by design (docs/rate-budget.md).
  */
 import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { createProviderClient } from '../src/provider/client';
@@ -32,17 +37,19 @@ export interface R1Result {
   checked: number;
   windowMs: number;
   share: number;
-  /** Per busy endpoint: served per window (baseline phase, reconciliation phase) and the lowest share of the window used. */
+  /** Per busy endpoint: served per window (baseline phase, beside reconciliation) and the lowest share of the window used beside it. */
   endpoints: Record<string, { limit: number; baseline: number[]; withReconcile: number[]; minRatioWithReconcile: number }>;
-  /** Cards reconciliation read per window, and the most of its share it took. */
-  reconcileReadsPerWindow: number[];
+  /** Cards reconciliation read per window beside the load and in the tail, and the most of its share it took in any window. */
+  reconcileReadsPerWindow: { besideLoad: number[]; tail: number[] };
   maxShareRatio: number;
   /** p99 ms an issuing flow's GET /cards call waited to start, without and with reconciliation. */
   waitP99: { baseline: number; withReconcile: number };
   waitRatio: number;
   answers429: number;
   reconcileMs: number;
-  physicalLimitMs: number;
+  /** The tail (load stopped): its duration, the physical limit of the cards it read, and their ratio. */
+  tailMs: number;
+  tailPhysicalLimitMs: number;
   durationRatio: number;
   differences: number;
 }
@@ -105,49 +112,69 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
   const checkedAt: number[] = [0];
   let done = false;
   const result = patiently(() => handle.result()).then((r) => ((done = true), r as { checked: number; differences: unknown[] }));
-  while (!done) {
+  const measureWindow = async () => {
     await Promise.race([sleep(untilBoundary(windowMs)), result]);
-    if (done) break;
+    if (done) return;
     snapshots.push(await stack.control.stats());
     checkedAt.push(await handle.query(reconcileProgressQuery).then((p) => p.checked, () => checkedAt[checkedAt.length - 1]));
-  }
+  };
+  for (let w = 0; w < baselineWindows && !done; w++) await measureWindow();
+  const besideEnd = snapshots.length - 1;
+  const windowsBeside = checkedAt.length - 1;
+
+  log('R1: the load stops; reconciliation finishes at its pace');
+  running = false;
+  await stopLoad(stack, queue);
+  await Promise.all([...lanes, ...issuing]);
+  const tailBegan = Date.now();
+  const checkedAtTail = checkedAt[checkedAt.length - 1];
+  while (!done) await measureWindow();
   const report = await result;
   const reconcileMs = Date.now() - began;
-  running = false;
+  const tailMs = Date.now() - tailBegan;
   await stopFlows(stack, queue);
-  await Promise.all([...lanes, ...issuing]);
 
   const perWindow = (key: string, from: number, to: number) => snapshots.slice(from + 1, to + 1).map((s, i) => served(s, key) - served(snapshots[from + i], key));
   const endpoints: R1Result['endpoints'] = {};
   for (const [key, limit] of Object.entries(BUSY)) {
-    const withReconcile = perWindow(key, baselineEnd, snapshots.length - 1);
+    const withReconcile = perWindow(key, baselineEnd, besideEnd);
     endpoints[key] = { limit, baseline: perWindow(key, 0, baselineEnd), withReconcile, minRatioWithReconcile: round(Math.min(...withReconcile) / limit) };
   }
   const reads = checkedAt.slice(1).map((c, i) => c - checkedAt[i]);
   const shareLimit = SHARE * LIMITS.general;
   const waits = await callWaits(stack, issued);
   const final = snapshots[snapshots.length - 1];
-  // The physical limit: the cards it read ÷ its share of the window (limit × share per window).
-  const physicalLimitMs = Math.round((report.checked / shareLimit) * windowMs);
+  // The physical limit of the tail: the cards it read ÷ its share of the window (limit × share per window).
+  const tailPhysicalLimitMs = Math.round(((report.checked - checkedAtTail) / shareLimit) * windowMs);
   const result1: R1Result = {
     cards,
     checked: report.checked,
     windowMs,
     share: SHARE,
     endpoints,
-    reconcileReadsPerWindow: reads,
+    reconcileReadsPerWindow: { besideLoad: reads.slice(0, windowsBeside), tail: reads.slice(windowsBeside) },
     maxShareRatio: round(Math.max(0, ...reads) / shareLimit),
     waitP99: waits,
     waitRatio: round(waits.withReconcile / waits.baseline),
     answers429: Object.values(final).reduce((sum, s) => sum + (s.byStatus['429'] ?? 0), 0),
     reconcileMs,
-    physicalLimitMs,
-    durationRatio: round(reconcileMs / physicalLimitMs),
+    tailMs,
+    tailPhysicalLimitMs,
+    durationRatio: round(tailMs / tailPhysicalLimitMs),
     differences: report.differences.length,
   };
   log(`R1: ${JSON.stringify(result1)}`);
   await client.close();
   return result1;
+}
+
+/** Ends the load's flows only: the card workflows (reconciliation reads them) and the reconciliation go on. */
+async function stopLoad(stack: BenchStack, queue: string): Promise<void> {
+  const temporal = stack.client();
+  const load: Array<{ workflowId: string; runId: string }> = [];
+  const query = `TaskQueue = '${queue}' AND ExecutionStatus = 'Running' AND WorkflowType IN ('issueCard', 'fundCard', 'withdrawFromCard')`;
+  for await (const wf of temporal.workflow.list({ query })) load.push(wf);
+  await mapLimit(load, 32, (wf) => temporal.workflow.getHandle(wf.workflowId, wf.runId).terminate('load over').catch(() => undefined));
 }
 
 /** The result, asked again when a loaded server lets the long poll time out. */

@@ -40,6 +40,8 @@ export interface DevServerOptions {
 export const DEV_DYNAMIC_CONFIG: Readonly<Record<string, string>> = {
   'matching.numTaskqueueReadPartitions': '1',
   'matching.numTaskqueueWritePartitions': '1',
+  // The priority-enabled matcher: reconciliation's reads wait behind every flow's call on a shared queue.
+  'matching.useNewMatcher': 'true',
 };
 
 export const DEV_SQLITE_PRAGMAS: Readonly<Record<string, string>> = { journal_mode: 'wal', synchronous: 'normal' };

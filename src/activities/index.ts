@@ -27,6 +27,8 @@ export interface ActivityDeps {
   sealer: ValueSealer;
   /** Where reconciliation runs report their differences (the worker's /metrics); none: not counted. */
   reconciliationMetrics?: ReconciliationMetrics;
+  /** The provider's window and reconciliation's share of it (RECONCILE_BUDGET_SHARE). */
+  reconcileBudget: { windowMs: number; share: number };
 }
 
 export function createActivities(deps: ActivityDeps) {

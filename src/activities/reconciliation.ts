@@ -1,6 +1,7 @@
 /**
- * Reconciliation's activities (issue 22). Provider reads (one per activity, so each runs on
- * reconciliation's own rate-limited queue, within RECONCILE_BUDGET_SHARE of its window) answer
+ * Reconciliation's activities (issue 22). Provider reads (one per activity, so each is dispatched
+ * on its endpoint's rate-limited queue behind every flow's call, and paced by the workflow to
+ * RECONCILE_BUDGET_SHARE of the window: readReconcileBudget) answer
  * "the provider does not know it" as data, not as a failure. The visibility reads, the card
  * workflows' views and the corrections talk to Temporal only (reconciliation-visibility.ts).
  * Nothing here moves money: the provider is only read.
@@ -12,7 +13,8 @@ import type { BinCache } from '../provider/bin-cache';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
 import { toCardView } from '../shared/card-rules';
-import { DIFFERENCE_KINDS, EXPECTED_FLOW_MS, countByKind, summariseReport, type DriftReport } from '../shared/reconciliation';
+import { DIFFERENCE_KINDS, EXPECTED_FLOW_MS, countByKind, readBudget, summariseReport, type DriftReport, type ReadBudget } from '../shared/reconciliation';
+import { RATE_QUEUE_LIMITS } from '../shared/task-queues';
 import type { CardView } from '../shared/types';
 import { providerCall } from './provider-call';
 
@@ -34,10 +36,17 @@ export interface ReconciliationActivityDeps {
   provider: ProviderClient;
   bins: BinCache<CardBinAnswer>;
   reconciliationMetrics?: ReconciliationMetrics;
+  /** The worker's validated configuration: the provider's window and reconciliation's share of it. */
+  reconcileBudget: { windowMs: number; share: number };
 }
 
-export function createReconciliationActivities({ provider, bins, reconciliationMetrics }: ReconciliationActivityDeps) {
+export function createReconciliationActivities({ provider, bins, reconciliationMetrics, reconcileBudget }: ReconciliationActivityDeps) {
   return {
+    /** The pace a run keeps (its share of the window of the endpoints it reads), from the worker's configuration. */
+    async readReconcileBudget(): Promise<ReadBudget> {
+      return readBudget(reconcileBudget.windowMs, reconcileBudget.share, [RATE_QUEUE_LIMITS['card-read'], RATE_QUEUE_LIMITS.general]);
+    },
+
     async reconcileReadCard({ cardId }: { cardId: string }): Promise<ProviderCardRecord> {
       const readAt = Date.now();
       const card = await unlessUnknown(() => provider.getCard(cardId));

@@ -88,6 +88,20 @@ export interface ReconcileInput {
   resume?: ReconcileProgress;
 }
 
+/** How fast a reconciliation may read: at most `readsPerWindow` provider reads per window of `windowMs`. */
+export interface ReadBudget {
+  windowMs: number;
+  readsPerWindow: number;
+}
+
+/**
+ * RECONCILE_BUDGET_SHARE of the smallest window among the endpoints reconciliation reads (each
+ * reads one endpoint family per run; all have 100 per window today), at least one read.
+ */
+export function readBudget(windowMs: number, share: number, endpointLimits: readonly number[]): ReadBudget {
+  return { windowMs, readsPerWindow: Math.max(1, Math.floor(share * Math.min(...endpointLimits))) };
+}
+
 export interface ReconcileProgress {
   startedAt: string;
   /** The visibility query fixed at the first run, so every page reads the same set. */
@@ -98,6 +112,8 @@ export interface ReconcileProgress {
   checked: number;
   corrected: number;
   differences: Difference[];
+  /** When the next batch of reads may start (epoch ms): a continued run keeps its predecessor's pace. */
+  nextReadAt?: number;
 }
 
 /** How far a reconciliation is: pages and items done so far (the report's figures), and whether more pages remain. */

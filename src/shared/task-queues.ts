@@ -6,7 +6,11 @@
  */
 import type { Activities } from '../activities';
 
-/** `reconcile`: reconciliation's reads, on queues of their own whose rate is RECONCILE_BUDGET_SHARE of their endpoints' windows. */
+/**
+ * `reconcile`: reconciliation's reads. They run on the flows' own queues for their endpoints at the
+ * lowest priority (RECONCILE_PRIORITY), so a flow's call is dispatched first, and the reconciliation
+ * paces itself to RECONCILE_BUDGET_SHARE of each window (docs/rate-budget.md, "Reconciliation's share").
+ */
 export type RateClass = 'general' | 'sensitive' | 'funding' | 'withdrawal' | 'reconcile';
 
 /**
@@ -24,7 +28,7 @@ export const PROVIDER_CALLS = {
   // POST /cards/{cardId}/funding and /withdrawal (and their operation lookups) on their own budgets.
   moveMoney: ['funding', 'withdrawal'],
   getOperation: ['funding', 'withdrawal'],
-  // Reconciliation's reads (activities/reconciliation.ts), on its own queues only.
+  // Reconciliation's reads (activities/reconciliation.ts), only under its own class (its priority).
   reconcileReadCard: ['reconcile'],
   reconcileReadOperation: ['reconcile'],
   reconcileReadPayout: ['reconcile'],
@@ -48,10 +52,10 @@ export type ProviderCallName = keyof typeof PROVIDER_CALLS;
 /** The activities a workflow may call under rate class C. */
 export type CallNameOf<C extends RateClass> = { [K in ProviderCallName]: C extends (typeof PROVIDER_CALLS)[K][number] ? K : never }[ProviderCallName];
 
-/** A rate-limited queue: a rate class, or one hot endpoint's own. */
-export type RateQueue = RateClass | 'card-create' | 'card-read' | 'reconcile-card-read';
+/** A rate-limited queue: a rate class's (reconciliation has none of its own), or one hot endpoint's. */
+export type RateQueue = Exclude<RateClass, 'reconcile'> | 'card-create' | 'card-read';
 
-export const RATE_QUEUES: readonly RateQueue[] = ['general', 'sensitive', 'funding', 'withdrawal', 'card-create', 'card-read', 'reconcile', 'reconcile-card-read'];
+export const RATE_QUEUES: readonly RateQueue[] = ['general', 'sensitive', 'funding', 'withdrawal', 'card-create', 'card-read'];
 
 /** Provider limit per window of the endpoint(s) behind each queue (funding and withdrawal count separately). */
 export const RATE_QUEUE_LIMITS: Record<RateQueue, number> = {
@@ -61,32 +65,18 @@ export const RATE_QUEUE_LIMITS: Record<RateQueue, number> = {
   withdrawal: 70,
   'card-create': 100,
   'card-read': 100,
-  reconcile: 100,
-  'reconcile-card-read': 100,
 };
 
 /**
- * Reconciliation reads GET /cards/{cardId} (its own queue) and general endpoints (GET /operations,
- * /payouts, /esim/orders, /card-bins: one queue). Each of those queues gets `share` of its
- * endpoints' window, and the flows' queues for the same endpoints give that share up, so the sum
- * never exceeds the window and a flow's call never waits behind a reconciliation read
- * (docs/rate-budget.md, "Reconciliation's share"). Every other queue keeps its whole window.
+ * Temporal's task priority of reconciliation's reads: the lowest of the server's five levels
+ * (flows' calls carry the default, 3). A queue with a backlog dispatches every flow's call before
+ * any of them, so a reconciliation never delays a flow; it takes what flows leave of the window.
  */
-export const RECONCILE_SPLIT: ReadonlyMap<RateQueue, RateQueue> = new Map<RateQueue, RateQueue>([
-  ['reconcile', 'general'],
-  ['reconcile-card-read', 'card-read'],
-]);
+export const RECONCILE_PRIORITY = 5;
 
-/** The share of its endpoints' window a queue may dispatch, given RECONCILE_BUDGET_SHARE. */
-export function queueShare(queue: RateQueue, reconcileShare: number): number {
-  if (RECONCILE_SPLIT.has(queue)) return reconcileShare;
-  if ([...RECONCILE_SPLIT.values()].includes(queue)) return 1 - reconcileShare;
-  return 1;
-}
-
-/** Whether two queues share one endpoint's window (then each keeps one more call back at the window's turn). */
-export function isSplitQueue(queue: RateQueue): boolean {
-  return queueShare(queue, 0.5) !== 1;
+/** The task priority of a rate class's calls; undefined: the server's default. */
+export function priorityOf(rateClass: RateClass): number | undefined {
+  return rateClass === 'reconcile' ? RECONCILE_PRIORITY : undefined;
 }
 
 /**
@@ -100,7 +90,7 @@ export const DEDICATED_QUEUES: ReadonlyMap<string, RateQueue> = new Map<string, 
 
 /** The queue an activity runs on when a workflow calls it through its rate class. */
 export function rateQueueFor(rateClass: RateClass, activityName: string): RateQueue {
-  if (rateClass === 'reconcile') return activityName === 'reconcileReadCard' ? 'reconcile-card-read' : 'reconcile';
+  if (rateClass === 'reconcile') return activityName === 'reconcileReadCard' ? 'card-read' : 'general';
   return (rateClass === 'general' && DEDICATED_QUEUES.get(activityName)) || rateClass;
 }
 

@@ -20,7 +20,7 @@ import type { ReconciliationMetrics } from '../observability/metrics';
 import type { CardBinAnswer } from '../provider/answers';
 import { fleetRate } from '../provider/rate-budget';
 import { bundleHasTracing, type Tracing } from '../observability/tracing';
-import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, isSplitQueue, queueShare, rateClassQueue, type RateQueue } from '../shared/task-queues';
+import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, rateClassQueue, type RateQueue } from '../shared/task-queues';
 import { clientConnectionOptions, connectionOptions } from './connection';
 
 /**
@@ -79,6 +79,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     temporal: new Client({ connection, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.clientInterceptors() }),
     sealer: new ValueSealer(config.codec),
     reconciliationMetrics: setup.reconciliationMetrics,
+    reconcileBudget: { windowMs: config.provider.rateWindowMs, share: config.provider.reconcileBudgetShare },
   });
   const connected: Partial<WorkerOptions> = { connection: native, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.workerInterceptors(false) };
   const common: Partial<WorkerOptions> = { ...connected, activities };
@@ -141,14 +142,9 @@ export async function runTogether(workers: RunnableWorker[]): Promise<void> {
   if (failed) throw failed.reason;
 }
 
-/**
- * The fleet-wide activity rate of a rate-limited queue (docs/rate-budget.md): its endpoints' window,
- * less reconciliation's share on the queues that give it up, or that share on reconciliation's own.
- * Two queues sharing one window each keep one more call back for the window's turn.
- */
-export function queueRate(queue: RateQueue, provider: Pick<Config['provider'], 'rateWindowMs' | 'reconcileBudgetShare'>): number {
-  const limit = RATE_QUEUE_LIMITS[queue] - (isSplitQueue(queue) ? 1 : 0);
-  return fleetRate(limit, provider.rateWindowMs) * queueShare(queue, provider.reconcileBudgetShare);
+/** The fleet-wide activity rate of a rate-limited queue: its endpoints' whole window (docs/rate-budget.md). */
+export function queueRate(queue: RateQueue, provider: Pick<Config['provider'], 'rateWindowMs'>): number {
+  return fleetRate(RATE_QUEUE_LIMITS[queue], provider.rateWindowMs);
 }
 
 /**

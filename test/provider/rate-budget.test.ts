@@ -1,6 +1,6 @@
 /** The rate window bookkeeping and the retry delay, without a server. */
 import { RateBudget, fleetRate, parseRateHeaders, retryDelayFor } from '../../src/provider/rate-budget';
-import { rateQueueFor } from '../../src/shared/task-queues';
+import { RECONCILE_PRIORITY, priorityOf, rateQueueFor } from '../../src/shared/task-queues';
 
 const NOW = 1_767_225_600_000;
 const headers = (limit: number, remaining: number, reset: number) => ({
@@ -71,5 +71,13 @@ describe('rateQueueFor', () => {
     expect(rateQueueFor('general', 'getPayout')).toBe('general');
     expect(rateQueueFor('general', 'constructor')).toBe('general');
     expect(rateQueueFor('funding', 'getOperation')).toBe('funding');
+  });
+
+  it("puts reconciliation's reads on the flows' queues of their endpoints (their priority, not a queue, sets them apart)", () => {
+    expect(rateQueueFor('reconcile', 'reconcileReadCard')).toBe('card-read');
+    expect(rateQueueFor('reconcile', 'reconcileReadOperation')).toBe('general');
+    expect(rateQueueFor('reconcile', 'reconcileReadPayout')).toBe('general');
+    expect(priorityOf('reconcile')).toBe(RECONCILE_PRIORITY);
+    expect(priorityOf('general')).toBeUndefined();
   });
 });

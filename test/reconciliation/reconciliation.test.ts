@@ -16,6 +16,8 @@ import { waitUntil } from '../helpers/wait';
 
 jest.setTimeout(240_000);
 
+const WINDOW_MS = 1_000;
+
 describe('reconciliation on Temporal Schedules', () => {
   let stack: Stack;
   let sandbox: SandboxControlClient;
@@ -30,7 +32,8 @@ describe('reconciliation on Temporal Schedules', () => {
   const kindsAndIds = (report: DriftReport) => report.differences.map((d) => ({ kind: d.kind, ids: d.ids })).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 
   beforeAll(async () => {
-    stack = await startStack({ payoutProcessingMs: 200 });
+    // Windows of 1 s and a share of 1 % (one read per window): the runs' pacing shows within seconds.
+    stack = await startStack({ payoutProcessingMs: 200 }, { PROVIDER_RATE_WINDOW_MS: String(WINDOW_MS), RECONCILE_BUDGET_SHARE: '0.01' });
     sandbox = new SandboxControlClient(stack.sandboxUrl);
     schedules = { client: stack.client, taskQueue: stack.taskQueue, idSuffix: `-${stack.taskQueue}` };
     const fund = (cardId: string, amount: number, workflowId = uniqueId('fund-card')) =>
@@ -135,6 +138,30 @@ describe('reconciliation on Temporal Schedules', () => {
     const runs: string[] = [];
     for await (const run of stack.client.workflow.list({ query: `WorkflowType = 'reconcileCards' AND TaskQueue = '${stack.taskQueue}' AND ExecutionStatus = 'ContinuedAsNew'` })) runs.push(run.runId);
     expect(runs.length).toBeGreaterThanOrEqual(3);
+  });
+
+  test("a run reads within its share of each window (one read here), each read behind the flows' calls (lowest priority)", async () => {
+    const workflowId = await triggerSchedule(schedules, 'cards');
+    const handle = stack.client.workflow.getHandle(workflowId);
+    await handle.result();
+    const reads: Array<{ scheduledAt: number; priorityKey?: number | null }> = [];
+    const answeredAt = new Map<string, number>();
+    const eventTime = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+    const scheduledIds = new Set<string>();
+    for (const e of (await handle.fetchHistory()).events ?? []) {
+      const scheduled = e.activityTaskScheduledEventAttributes;
+      if (scheduled?.activityType?.name === 'reconcileReadCard') {
+        scheduledIds.add(String(e.eventId));
+        reads.push({ scheduledAt: eventTime(e), priorityKey: scheduled.priority?.priorityKey });
+      }
+      const completed = e.activityTaskCompletedEventAttributes;
+      if (completed && scheduledIds.has(String(completed.scheduledEventId))) answeredAt.set(String(completed.scheduledEventId), eventTime(e));
+    }
+    expect(reads).toHaveLength(3);
+    expect(reads.every((r) => r.priorityKey === 5)).toBe(true);
+    // Each read starts a whole window after the one before was answered.
+    const answers = [...answeredAt.values()].sort((a, b) => a - b);
+    for (let i = 1; i < reads.length; i++) expect(reads[i].scheduledAt - answers[i - 1]).toBeGreaterThanOrEqual(WINDOW_MS);
   });
 
   test('sweep-stuck reports a flow running longer than expected, with where it waits', async () => {

@@ -19,7 +19,7 @@ const report = (kind: DriftReport['kind'], differences: DriftReport['differences
 
 test('the last run of each reconciliation sets its gauges and logs one summary line', async () => {
   const registry = createRegistry();
-  const { recordReport } = createReconciliationActivities({ provider: {} as never, bins: {} as never, reconciliationMetrics: reconciliationMetrics(registry) });
+  const { recordReport } = createReconciliationActivities({ provider: {} as never, bins: {} as never, reconciliationMetrics: reconciliationMetrics(registry), reconcileBudget: { windowMs: 60_000, share: 0.1 } });
   const env = new MockActivityEnvironment();
   const lines: string[] = [];
   const logged = jest.spyOn(env.context.log, 'info').mockImplementation((message: string) => void lines.push(message));

@@ -1,7 +1,7 @@
 /** What reconciliation compares (src/shared/reconcile-checks.ts): pure, so tested without I/O. */
 import { compareCard, compareClaim, moneyClaimOf, type MoneyClaim } from '../../src/shared/reconcile-checks';
 import { deriveIdempotencyKey } from '../../src/shared/ids';
-import { parseDuration } from '../../src/shared/reconciliation';
+import { parseDuration, readBudget } from '../../src/shared/reconciliation';
 
 const funding = (outcome: Parameters<typeof moneyClaimOf>[2]) => moneyClaimOf('fund-card/1', 'fundCard', outcome);
 
@@ -46,6 +46,12 @@ describe('compareCard', () => {
     expect(compareCard(ours, { known: true, card: { ...card, availableBalance: 580, status: 'DISABLE' } }).map((d) => d.kind)).toEqual(['card-status-differs', 'card-balance-differs']);
     expect(compareCard(ours, { known: false })).toEqual([expect.objectContaining({ kind: 'card-unknown-at-provider', ids: { cardId: 'crd_1' } })]);
   });
+});
+
+test("readBudget: the share of the smallest window reconciliation reads, whole reads, at least one", () => {
+  expect(readBudget(60_000, 0.1, [100, 100])).toEqual({ windowMs: 60_000, readsPerWindow: 10 });
+  expect(readBudget(60_000, 0.15, [100, 70])).toEqual({ windowMs: 60_000, readsPerWindow: 10 });
+  expect(readBudget(1_000, 0.001, [100])).toEqual({ windowMs: 1_000, readsPerWindow: 1 });
 });
 
 test('parseDuration reads the durations the CLI and the schedules use', () => {

@@ -185,6 +185,6 @@ function dynamicConfigYaml(): string {
     ...DEV_DYNAMIC_CONFIG,
   };
   return Object.entries(values)
-    .map(([key, value]) => `${key}:\n  - value: ${typeof value === 'boolean' ? value : /^\d+$/.test(value) ? value : JSON.stringify(value)}\n`)
+    .map(([key, value]) => `${key}:\n  - value: ${typeof value === 'boolean' || /^(\d+|true|false)$/.test(value) ? value : JSON.stringify(value)}\n`)
     .join('');
 }

@@ -6,7 +6,7 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, proxyActivities, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { isFailureType, type FailureTypeName } from '../../shared/failures';
-import { PROVIDER_CALLS, mainQueueOf, rateClassQueue, rateQueueFor, type CallNameOf, type ProviderCallName, type RateClass } from '../../shared/task-queues';
+import { PROVIDER_CALLS, mainQueueOf, priorityOf, rateClassQueue, rateQueueFor, type CallNameOf, type ProviderCallName, type RateClass } from '../../shared/task-queues';
 
 const RATE_LIMIT_JITTER_MS = 1000;
 
@@ -45,7 +45,12 @@ export function providerCalls<C extends RateClass>(rateClass: C, { idempotencyKe
   const mainQueue = mainQueueOf(workflowInfo().taskQueue);
   const calls = new Map<ProviderCallName, (...args: unknown[]) => Promise<unknown>>();
   const call = (name: ProviderCallName) => {
-    const activity = proxyActivities<Activities>({ ...options, taskQueue: rateClassQueue(mainQueue, rateQueueFor(rateClass, name)) })[name] as (...args: unknown[]) => Promise<unknown>;
+    const priorityKey = priorityOf(rateClass);
+    const activity = proxyActivities<Activities>({
+      ...options,
+      taskQueue: rateClassQueue(mainQueue, rateQueueFor(rateClass, name)),
+      ...(priorityKey === undefined ? {} : { priority: { priorityKey } }),
+    })[name] as (...args: unknown[]) => Promise<unknown>;
     return (...args: unknown[]) => {
       const budgeted = () => withRateBudget(() => activity(...args));
       if (rawFailures) return budgeted();

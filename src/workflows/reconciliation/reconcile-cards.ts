@@ -12,9 +12,9 @@ import { literal, mainQueue, runReconciliation, temporalSide } from './run';
 export async function reconcileCards(input: ReconcileInput = {}): Promise<DriftReport> {
   const reads = providerCalls('reconcile');
   const query = () => `WorkflowType = 'cardLifecycle' AND ExecutionStatus = 'Running' AND TaskQueue = ${literal(entityQueue(mainQueue()))}`;
-  return runReconciliation('cards', input, query, async (req) => {
+  return runReconciliation('cards', input, query, async (req, paced) => {
     const page = await temporalSide.cardViewsPage(req);
-    const provider = await Promise.all(page.items.map((view) => reads.reconcileReadCard({ cardId: view.cardId })));
+    const provider = await paced(page.items, (view) => reads.reconcileReadCard({ cardId: view.cardId }));
     const differences = page.items.flatMap((view, i) => compareCard(view, provider[i]));
     const corrections = page.items.flatMap((view, i) => {
       const read = provider[i];

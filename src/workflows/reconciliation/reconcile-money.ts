@@ -17,9 +17,9 @@ export async function reconcileMoney(input: ReconcileInput = {}): Promise<DriftR
   const query = (sinceMs: number) =>
     `TaskQueue = ${literal(mainQueue())} AND FlowKind IN (${MONEY_FLOW_KINDS.map(literal).join(', ')}) ` +
     `AND ExecutionStatus IN (${CLOSED.map(literal).join(', ')}) AND CloseTime >= ${literal(new Date(sinceMs).toISOString())}`;
-  return runReconciliation('money', input, query, async (req) => {
+  return runReconciliation('money', input, query, async (req, paced) => {
     const page = await temporalSide.moneyClaimsPage(req);
-    const sides = await Promise.all(page.items.map((claim) => providerSide(reads, claim)));
+    const sides = await paced(page.items, (claim) => providerSide(reads, claim));
     const differences = page.items.flatMap((claim, i) => compareClaim(claim, sides[i]) ?? []);
     return { checked: page.listed, corrected: 0, differences, nextPageToken: page.nextPageToken };
   });

@@ -5,7 +5,7 @@
  * (its state is its history). The progress query says how far it is. The report is the last
  * run's result, and its metrics and summary line are recorded by an activity.
  */
-import { continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import {
   MAX_REPORTED_DIFFERENCES,
@@ -21,6 +21,7 @@ import {
 import { mainQueueOf } from '../../shared/task-queues';
 import { failWith } from '../lib/provider';
 import { FailureType } from '../../shared/failures';
+import { ReadPacer, unpaced, type Paced } from './pace';
 
 export const DEFAULT_PAGE_SIZE = 100;
 /** Pages per run before continue-as-new: a page of 100 cards is ~300 events, so a run stays near 3,000. */
@@ -39,17 +40,24 @@ export interface PageOutcome {
   nextPageToken: string | null;
 }
 
-export type CheckPage = (req: { query: string; pageToken?: string; pageSize: number }) => Promise<PageOutcome>;
+/** Checks one page; its provider reads go through `paced`, which keeps the run within its share. */
+export type CheckPage = (req: { query: string; pageToken?: string; pageSize: number }, paced: Paced) => Promise<PageOutcome>;
+
+/** Marker: runs read in batches of their share of the window (pace.ts); earlier ones read a page at once. */
+const PACED_READS = 'reconcile-paced-reads';
 
 export async function runReconciliation(kind: ReconcileKind, input: ReconcileInput, query: (sinceMs: number) => string, checkPage: CheckPage): Promise<DriftReport> {
   const progress: ReconcileProgress = input?.resume ?? { startedAt: new Date().toISOString(), query: query(Date.now() - lookBackMs(kind, input)), pages: 0, checked: 0, corrected: 0, differences: [] };
   let done = false;
   setHandler(reconcileProgressQuery, () => ({ kind, pages: progress.pages, checked: progress.checked, differences: progress.differences.length, corrected: progress.corrected, done }));
   const pageSize = input?.pageSize ?? DEFAULT_PAGE_SIZE;
+  const pacer = patched(PACED_READS) ? new ReadPacer(await temporalSide.readReconcileBudget(), progress.nextReadAt) : undefined;
   let pagesThisRun = 0;
   while (progress.pageToken !== null) {
-    if (pagesThisRun >= (input?.pagesPerRun ?? PAGES_PER_RUN) || workflowInfo().continueAsNewSuggested) await continueAsNew<(i: ReconcileInput) => Promise<DriftReport>>({ ...input, resume: progress });
-    const page = await checkPage({ query: progress.query, pageToken: progress.pageToken, pageSize });
+    if (pagesThisRun >= (input?.pagesPerRun ?? PAGES_PER_RUN) || workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<(i: ReconcileInput) => Promise<DriftReport>>({ ...input, resume: { ...progress, nextReadAt: pacer?.nextReadAt } });
+    }
+    const page = await checkPage({ query: progress.query, pageToken: progress.pageToken, pageSize }, pacer?.paced ?? unpaced);
     progress.pages++;
     pagesThisRun++;
     progress.checked += page.checked;
