@@ -7,6 +7,7 @@
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { cardReadSignal, cardStateQuery } from '../shared/messages';
 import type { CardView } from '../shared/types';
 import { describeFlow, flowSearchAttributes, type FlowStatus } from '../starter/status';
@@ -62,9 +63,17 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
     return { items, nextPageToken: next };
   };
 
+  /** The idempotency key a flow's caller gave, from its start input (decoded through our codec); undefined: none. */
+  const callerKeyOf = async (row: FlowRow): Promise<string | undefined> => {
+    const history = await temporal.workflow.getHandle(row.workflowId, row.runId).fetchHistory();
+    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    const input = await decodeFromPayloadsAtIndex<{ idempotencyKey?: unknown } | undefined>(temporal.workflow.options.loadedDataConverter, 0, started?.input?.payloads);
+    return typeof input?.idempotencyKey === 'string' ? input.idempotencyKey : undefined;
+  };
+
   /** What a closed flow said: its result, or its failure's type and details (decoded through our codec). */
   const outcomeOf = async (row: FlowRow): Promise<FlowOutcome> => {
-    if (row.status !== 'COMPLETED' && row.status !== 'FAILED') return { closed: row.status };
+    if (row.status !== 'COMPLETED' && row.status !== 'FAILED') return { closed: row.status, callerKey: await callerKeyOf(row) };
     try {
       return { result: await temporal.workflow.getHandle(row.workflowId, row.runId).result() };
     } catch (err) {

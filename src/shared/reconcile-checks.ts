@@ -9,7 +9,8 @@ import { phaseOf, type Phase } from './statuses';
 import type { CardView } from './types';
 
 /** How a closed flow ended: its result, its failure, or another close (timed out, terminated, cancelled). */
-export type FlowOutcome = { result: unknown } | { failure: { type: string; details: unknown[] } } | { closed: string };
+/** A closed flow's outcome; one that ended without a word (timed out, terminated) brings the key its caller gave, if any. */
+export type FlowOutcome = { result: unknown } | { failure: { type: string; details: unknown[] } } | { closed: string; callerKey?: string };
 
 export type ClaimResource = 'operation' | 'payout' | 'esimOrder';
 
@@ -62,10 +63,10 @@ export function moneyClaimOf(workflowId: string, flowKind: string, outcome: Flow
     if (!key || !checkable) return undefined;
     return { ...base, resource: 'operation', ref: key, ourPhase: 'failed', ourStatus: outcome.failure.type };
   }
-  // Timed out, terminated or cancelled without details: the key a keyless movement derives from its workflow ID.
+  // Timed out, terminated or cancelled without details: the caller's key, or the one a keyless movement derives from its workflow ID.
   const purpose = MOVEMENT_PURPOSE[flowKind];
   if (!purpose) return undefined;
-  return { ...base, resource: 'operation', ref: deriveIdempotencyKey(purpose, workflowId), ourPhase: 'failed', ourStatus: outcome.closed };
+  return { ...base, resource: 'operation', ref: outcome.callerKey ?? deriveIdempotencyKey(purpose, workflowId), ourPhase: 'failed', ourStatus: outcome.closed };
 }
 
 /** The difference between a claim and the provider's side, if any. A provider still PROCESSING is no difference yet. */

@@ -4,6 +4,7 @@
  * views are corrected, and a second run no longer reports what was corrected.
  */
 import { SandboxControlClient } from '../../src/sandbox/control-client';
+import { createProviderClient } from '../../src/provider/client';
 import { cardStateQuery } from '../../src/shared/messages';
 import { entityWorkflowId } from '../../src/shared/ids';
 import type { DriftReport, ReconcileKind } from '../../src/shared/reconciliation';
@@ -13,6 +14,8 @@ import { applySchedules, triggerSchedule, type ScheduleTarget } from '../../src/
 import { issueTestCard, workflowFailure } from '../helpers/flows';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
+import { spawnWorker } from '../helpers/worker-process';
+import type { WorkflowHandle } from '@temporalio/client';
 
 jest.setTimeout(240_000);
 
@@ -22,12 +25,22 @@ describe('reconciliation on Temporal Schedules', () => {
   let stack: Stack;
   let sandbox: SandboxControlClient;
   let schedules: ScheduleTarget;
-  const seeded = {} as { spent: CardView; funded: CardView; forgotten: CardView; failedFundingKey: string; failedFundingFlow: string; merOrderNo: string; payoutFlow: string; cardBinId: string };
+  const seeded = {} as { spent: CardView; funded: CardView; forgotten: CardView; failedFundingKey: string; failedFundingFlow: string; callerKey: string; terminatedFlow: string; merOrderNo: string; payoutFlow: string; cardBinId: string };
 
   const cardState = (cardId: string) => stack.client.workflow.getHandle(entityWorkflowId('card', cardId)).query(cardStateQuery) as Promise<CardLifecycleState>;
   const runSchedule = async (kind: ReconcileKind): Promise<DriftReport> => {
     const workflowId = await triggerSchedule(schedules, kind);
     return (await stack.client.workflow.getHandle(workflowId).result()) as DriftReport;
+  };
+  /** The run's reads of GET /cards/{cardId}, from its history: scheduled, and answered. */
+  const cardReads = async (handle: WorkflowHandle): Promise<{ scheduled: number; answered: number }> => {
+    const scheduled = new Set<string>();
+    let answered = 0;
+    for (const e of (await handle.fetchHistory()).events ?? []) {
+      if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'reconcileReadCard') scheduled.add(String(e.eventId));
+      if (scheduled.has(String(e.activityTaskCompletedEventAttributes?.scheduledEventId))) answered++;
+    }
+    return { scheduled: scheduled.size, answered };
   };
   const kindsAndIds = (report: DriftReport) => report.differences.map((d) => ({ kind: d.kind, ids: d.ids })).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 
@@ -57,6 +70,17 @@ describe('reconciliation on Temporal Schedules', () => {
     seeded.failedFundingKey = (failure.details as Array<{ idempotencyKey?: string }>).find((d) => d?.idempotencyKey)!.idempotencyKey!;
     await sandbox.completeFailedOperation(seeded.failedFundingKey);
 
+    // A funding under its caller's key whose flow was terminated before it ran, and that the provider
+    // completed under that key all the same (posted by another hand).
+    seeded.callerKey = uniqueId('order').slice(0, 40);
+    seeded.terminatedFlow = uniqueId('fund-card');
+    await stack.stopWorkers();
+    await stack.client.workflow.start('fundCard', { taskQueue: stack.taskQueue, workflowId: seeded.terminatedFlow, args: [{ cardId: seeded.funded.cardId, amount: 1_000, idempotencyKey: seeded.callerKey, timings: FAST_TIMINGS }] });
+    await stack.client.workflow.getHandle(seeded.terminatedFlow).terminate('test: ended before it ran');
+    await stack.startWorkers();
+    const provider = createProviderClient(stack.config.provider);
+    await provider.fundCard(seeded.funded.cardId, { amount: 1_000 }, { idempotencyKey: seeded.callerKey }).finally(() => provider.close());
+
     // A card the provider forgets.
     seeded.forgotten = await issueTestCard(stack, 10_000);
     await sandbox.forgetCard(seeded.forgotten.cardId);
@@ -84,7 +108,7 @@ describe('reconciliation on Temporal Schedules', () => {
     await stack?.close();
   });
 
-  test('reconcile-money finds the funding completed behind a failed flow and the payout failed behind a completed one, and nothing else', async () => {
+  test("reconcile-money finds the funding completed behind a failed flow, the one completed under the caller's key of a flow terminated before it ran, and the payout failed behind a completed one, and nothing else", async () => {
     const report = await runSchedule('money');
     expect(report.kind).toBe('money');
     expect(report.checked).toBeGreaterThanOrEqual(3); // the good funding, the failed one, the payout
@@ -92,10 +116,13 @@ describe('reconciliation on Temporal Schedules', () => {
       [
         { kind: 'done-not-at-provider', ids: { merOrderNo: seeded.merOrderNo } },
         { kind: 'moved-unaccounted', ids: { idempotencyKey: seeded.failedFundingKey } },
+        { kind: 'moved-unaccounted', ids: { idempotencyKey: seeded.callerKey } },
       ].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
     );
+    const byKey = Object.fromEntries(report.differences.map((d) => [d.ids.idempotencyKey ?? d.kind, d]));
+    expect(byKey[seeded.failedFundingKey]).toMatchObject({ workflowId: seeded.failedFundingFlow, ours: { status: 'InsufficientFunds' }, provider: { status: 'COMPLETED', amount: 5_000 } });
+    expect(byKey[seeded.callerKey]).toMatchObject({ workflowId: seeded.terminatedFlow, ours: { status: 'TERMINATED' }, provider: { status: 'COMPLETED', amount: 1_000 } });
     const byKind = Object.fromEntries(report.differences.map((d) => [d.kind, d]));
-    expect(byKind['moved-unaccounted']).toMatchObject({ workflowId: seeded.failedFundingFlow, ours: { status: 'InsufficientFunds' }, provider: { status: 'COMPLETED', amount: 5_000 } });
     expect(byKind['done-not-at-provider']).toMatchObject({ workflowId: seeded.payoutFlow, ours: { status: 'COMPLETED' }, provider: { status: 'FAILED' } });
     expect(report.corrected).toBe(0);
   });
@@ -106,7 +133,7 @@ describe('reconciliation on Temporal Schedules', () => {
     expect(report.differences).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ kind: 'card-balance-differs', ids: { cardId: seeded.spent.cardId }, ours: 12_500, provider: 12_080 }),
-        expect.objectContaining({ kind: 'card-balance-differs', ids: { cardId: seeded.funded.cardId }, ours: 10_000, provider: 15_000 }),
+        expect.objectContaining({ kind: 'card-balance-differs', ids: { cardId: seeded.funded.cardId }, ours: 10_000, provider: 16_000 }),
         expect.objectContaining({ kind: 'card-unknown-at-provider', ids: { cardId: seeded.forgotten.cardId } }),
       ]),
     );
@@ -114,7 +141,7 @@ describe('reconciliation on Temporal Schedules', () => {
     expect(report.corrected).toBe(2);
     await waitUntil(async () => (await cardState(seeded.spent.cardId)).card?.availableBalance === 12_080, 10_000, 'the spent card view corrected');
     const funded = await cardState(seeded.funded.cardId);
-    expect(funded.card?.availableBalance).toBe(15_000);
+    expect(funded.card?.availableBalance).toBe(16_000);
     expect(funded.balanceReadAt).toEqual(expect.any(Number));
     const ledger = await sandbox.ledger();
     expect(ledger.cards.find((c) => c.cardId === seeded.spent.cardId)?.availableBalance).toBe(12_080);
@@ -162,6 +189,24 @@ describe('reconciliation on Temporal Schedules', () => {
     // Each read starts a whole window after the one before was answered.
     const answers = [...answeredAt.values()].sort((a, b) => a - b);
     for (let i = 1; i < reads.length; i++) expect(reads[i].scheduledAt - answers[i - 1]).toBeGreaterThanOrEqual(WINDOW_MS);
+  });
+
+  test('a run whose worker is killed mid-way resumes where it was: each card read once, the same report', async () => {
+    await stack.stopWorkers();
+    const handle = stack.client.workflow.getHandle(await triggerSchedule(schedules, 'cards'));
+    // A worker in its own process, killed with SIGKILL between two reads of the run (one read a second).
+    const worker = spawnWorker(stack, { PROVIDER_RATE_WINDOW_MS: String(WINDOW_MS), RECONCILE_BUDGET_SHARE: '0.01' });
+    try {
+      await waitUntil(async () => (await cardReads(handle)).answered >= 1, 60_000, 'the first card read answered');
+    } finally {
+      await worker.kill();
+    }
+    expect((await cardReads(handle)).answered).toBeLessThan(3);
+    await stack.startWorkers();
+    const report = (await handle.result()) as DriftReport;
+    expect(report.checked).toBe(3);
+    expect(kindsAndIds(report)).toEqual([{ kind: 'card-unknown-at-provider', ids: { cardId: seeded.forgotten.cardId } }]);
+    expect(await cardReads(handle)).toEqual({ scheduled: 3, answered: 3 });
   });
 
   test('sweep-stuck reports a flow running longer than expected, with where it waits', async () => {

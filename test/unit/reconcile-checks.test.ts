@@ -13,6 +13,10 @@ describe('moneyClaimOf', () => {
     expect(funding({ closed: 'TIMED_OUT' })).toMatchObject({ ref: deriveIdempotencyKey('fund', 'fund-card/1'), ourPhase: 'failed', ourStatus: 'TIMED_OUT' });
   });
 
+  test("a movement that timed out or was terminated under its caller's key claims that key, not one derived from its workflow ID", () => {
+    expect(funding({ closed: 'TERMINATED', callerKey: 'order-4711' })).toMatchObject({ resource: 'operation', ref: 'order-4711', ourPhase: 'failed', ourStatus: 'TERMINATED' });
+  });
+
   test('payouts and eSIM orders claim their own ids and phases; a refunded eSIM is settled, not a claim', () => {
     expect(moneyClaimOf('p', 'sendPayout', { result: { merOrderNo: 'po-1', status: 'SUCCESS', arriveAmount: 100 } })).toMatchObject({ resource: 'payout', ref: 'po-1', ourPhase: 'succeeded', amount: 100 });
     expect(moneyClaimOf('e', 'purchaseEsim', { result: { orderNo: 'eord_1', status: 'ISSUED' } })).toMatchObject({ resource: 'esimOrder', ref: 'eord_1', ourPhase: 'succeeded' });

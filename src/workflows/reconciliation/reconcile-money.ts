@@ -14,8 +14,10 @@ const CLOSED = ['Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut'];
 
 export async function reconcileMoney(input: ReconcileInput = {}): Promise<DriftReport> {
   const reads = providerCalls('reconcile');
+  const kinds = MONEY_FLOW_KINDS.map(literal).join(', ');
   const query = (sinceMs: number) =>
-    `TaskQueue = ${literal(mainQueue())} AND FlowKind IN (${MONEY_FLOW_KINDS.map(literal).join(', ')}) ` +
+    // By type too: a flow terminated before its first task never set its FlowKind.
+    `TaskQueue = ${literal(mainQueue())} AND (FlowKind IN (${kinds}) OR WorkflowType IN (${kinds})) ` +
     `AND ExecutionStatus IN (${CLOSED.map(literal).join(', ')}) AND CloseTime >= ${literal(new Date(sinceMs).toISOString())}`;
   return runReconciliation('money', input, query, async (req, paced) => {
     const page = await temporalSide.moneyClaimsPage(req);
