@@ -42,12 +42,13 @@ export interface R1Result {
   /** Cards reconciliation read per window beside the load and in the tail, and the most of its share it took in any window. */
   reconcileReadsPerWindow: { besideLoad: number[]; tail: number[] };
   maxShareRatio: number;
-  /** p99 ms an issuing flow's GET /cards call waited to start, without and with reconciliation. */
-  waitP99: { baseline: number; withReconcile: number };
+  /** The flows' GET /cards calls: p99 ms they waited to start without and with reconciliation, how many were sampled, and how many a reconciliation read went before. */
+  waits: { p99: { baseline: number; withReconcile: number }; samples: { baseline: number; withReconcile: number }; behindReconcile: number };
   waitRatio: number;
   answers429: number;
   reconcileMs: number;
-  /** The tail (load stopped): its duration, the physical limit of the cards it read, and their ratio. */
+  /** The tail (load stopped): its duration, the physical limit of the cards it read, and their ratio; windows it waited while the flows' backlog drained. */
+  drainWindows: number;
   tailMs: number;
   tailPhysicalLimitMs: number;
   durationRatio: number;
@@ -72,16 +73,12 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
 
   const client = await createCardIssuingClient(stack.config(queue));
   let running = true;
-  /** Cards the issuing flows made, by the phase their flow started in: their card workflows polled GET /cards/{id}. */
-  const issued: Array<{ cardId: string; phase: 'baseline' | 'reconcile' }> = [];
-  let phase: 'baseline' | 'reconcile' = 'baseline';
   // Closed loop for issuing: a constant backlog on GET /cards, so the two phases' waits compare.
   const issuing = Array.from({ length: ISSUING_IN_FLIGHT }, async () => {
     while (running) {
       const h = await client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Bench', lastName: 'Mark', timings: TIMINGS }).catch(() => undefined);
       if (!h) continue;
-      const startedIn = phase;
-      await h.result().then((card) => issued.push({ cardId: card.cardId, phase: startedIn }), () => undefined);
+      await h.result().catch(() => undefined);
     }
   });
   let n = 0;
@@ -96,6 +93,7 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
   const lanes = [money(() => client.startFundCard({ cardId: moneyCards[n++ % 10], amount: 100, timings: TIMINGS })), money(() => client.startWithdrawFromCard({ cardId: moneyCards[n++ % 10], amount: 100, timings: TIMINGS }))];
 
   await sleep(untilBoundary(windowMs) + windowMs);
+  const loadFrom = Date.now();
   const snapshots: Stats[] = [await stack.control.stats()];
   for (let w = 0; w < baselineWindows; w++) {
     await sleep(untilBoundary(windowMs));
@@ -104,7 +102,6 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
   const baselineEnd = snapshots.length - 1;
 
   log('R1: reconcile-cards beside the load');
-  phase = 'reconcile';
   const workflowId = `${RECONCILIATIONS.cards.scheduleId}/bench/${queue}`;
   const began = Date.now();
   // Pages of 10, so the progress query moves about once a window.
@@ -124,6 +121,7 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
 
   log('R1: the load stops; reconciliation finishes at its pace');
   running = false;
+  const loadUntil = Date.now();
   await stopLoad(stack, queue);
   await Promise.all([...lanes, ...issuing]);
   const tailBegan = Date.now();
@@ -142,7 +140,8 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
   }
   const reads = checkedAt.slice(1).map((c, i) => c - checkedAt[i]);
   const shareLimit = SHARE * LIMITS.general;
-  const waits = await callWaits(stack, issued);
+  const waits = await callWaits(stack, queue, moneyCards, { loadFrom, reconcileFrom: began, loadUntil }, await reconcileReadStarts(stack, workflowId));
+  const drainWindows = reads.slice(windowsBeside).findIndex((r) => r > 0);
   const final = snapshots[snapshots.length - 1];
   // The physical limit of the tail: the cards it read ÷ its share of the window (limit × share per window).
   const tailPhysicalLimitMs = Math.round(((report.checked - checkedAtTail) / shareLimit) * windowMs);
@@ -154,10 +153,11 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
     endpoints,
     reconcileReadsPerWindow: { besideLoad: reads.slice(0, windowsBeside), tail: reads.slice(windowsBeside) },
     maxShareRatio: round(Math.max(0, ...reads) / shareLimit),
-    waitP99: waits,
-    waitRatio: round(waits.withReconcile / waits.baseline),
+    waits,
+    waitRatio: round(waits.p99.withReconcile / waits.p99.baseline),
     answers429: Object.values(final).reduce((sum, s) => sum + (s.byStatus['429'] ?? 0), 0),
     reconcileMs,
+    drainWindows: Math.max(0, drainWindows),
     tailMs,
     tailPhysicalLimitMs,
     durationRatio: round(tailMs / tailPhysicalLimitMs),
@@ -198,21 +198,57 @@ async function makeCards(stack: BenchStack, count: number): Promise<void> {
   }
 }
 
-/** p99 of how long the card workflows' GET /cards/{id} polls (issuing's one-way waiting) waited to start, by phase, from a sample of their histories. */
-async function callWaits(stack: BenchStack, cards: Array<{ cardId: string; phase: string }>): Promise<{ baseline: number; withReconcile: number }> {
-  const waits: Record<string, number[]> = { baseline: [], reconcile: [] };
-  for (const p of ['baseline', 'reconcile']) {
-    await mapLimit(cards.filter((c) => c.phase === p).slice(-60), 8, async ({ cardId }) => {
-      const history = await stack.client().workflow.getHandle(entityWorkflowId('card', cardId)).fetchHistory();
-      const scheduled = new Map<string, number>();
-      for (const e of history.events ?? []) {
-        const at = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
-        if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'getCard') scheduled.set(String(e.eventId), at);
-        const started = e.activityTaskStartedEventAttributes;
-        if (started && scheduled.has(String(started.scheduledEventId))) waits[p].push(at - scheduled.get(String(started.scheduledEventId))!);
-      }
-    });
+interface Phases {
+  loadFrom: number;
+  reconcileFrom: number;
+  loadUntil: number;
+}
+
+const eventMs = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+
+/** When each of the reconciliation's card reads was dispatched (every run of its continue-as-new chain). */
+async function reconcileReadStarts(stack: BenchStack, workflowId: string): Promise<number[]> {
+  const temporal = stack.client();
+  const starts: number[] = [];
+  for await (const run of temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    const scheduled = new Set<string>();
+    for (const e of (await temporal.workflow.getHandle(workflowId, run.runId).fetchHistory()).events ?? []) {
+      if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'reconcileReadCard') scheduled.add(String(e.eventId));
+      if (scheduled.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId))) starts.push(eventMs(e));
+    }
   }
-  log(`R1: GET /cards waits sampled: ${waits.baseline.length} baseline, ${waits.reconcile.length} beside reconciliation`);
-  return { baseline: waits.baseline.length ? percentile(waits.baseline, 99) : Number.NaN, withReconcile: waits.reconcile.length ? percentile(waits.reconcile, 99) : Number.NaN };
+  return starts.sort((x, y) => x - y);
+}
+
+/**
+ * How long the flows' GET /cards/{id} calls (issuing's polls, the money cards' balance reads) waited
+ * to start, p99 by the phase they were scheduled in, from the histories of the card workflows the
+ * load used; and how many of them a reconciliation read went before (dispatched while the flow's
+ * call was already waiting).
+ */
+async function callWaits(stack: BenchStack, queue: string, moneyCards: string[], phases: Phases, reconcileStarts: number[]): Promise<R1Result['waits']> {
+  const temporal = stack.client();
+  const ids = new Set(moneyCards.map((cardId) => entityWorkflowId('card', cardId)));
+  const query = `WorkflowType = 'cardLifecycle' AND TaskQueue = '${entityQueue(queue)}' AND StartTime >= '${new Date(phases.loadFrom).toISOString()}'`;
+  for await (const wf of temporal.workflow.list({ query })) {
+    if (ids.size >= 400) break;
+    ids.add(wf.workflowId);
+  }
+  const waits = { baseline: [] as number[], beside: [] as number[] };
+  let behindReconcile = 0;
+  await mapLimit([...ids], 8, async (workflowId) => {
+    const scheduled = new Map<string, number>();
+    for (const e of (await temporal.workflow.getHandle(workflowId).fetchHistory()).events ?? []) {
+      if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'getCard') scheduled.set(String(e.eventId), eventMs(e));
+      const from = scheduled.get(String(e.activityTaskStartedEventAttributes?.scheduledEventId));
+      if (from === undefined) continue;
+      const to = eventMs(e);
+      if (from >= phases.loadFrom && from < phases.reconcileFrom) waits.baseline.push(to - from);
+      if (from >= phases.reconcileFrom && from < phases.loadUntil) waits.beside.push(to - from);
+      if (reconcileStarts.some((r) => r > from && r < to)) behindReconcile++;
+    }
+  });
+  log(`R1: GET /cards waits sampled from ${ids.size} card workflows: ${waits.baseline.length} baseline, ${waits.beside.length} beside reconciliation`);
+  const p99 = (xs: number[]) => (xs.length ? percentile(xs, 99) : Number.NaN);
+  return { p99: { baseline: p99(waits.baseline), withReconcile: p99(waits.beside) }, samples: { baseline: waits.baseline.length, withReconcile: waits.beside.length }, behindReconcile };
 }
