@@ -5,6 +5,7 @@ import { ValueSealer } from '../../src/codec/sealed-value';
 import type { CardSensitive } from '../../src/provider/api';
 import { entityWorkflowId } from '../../src/shared/ids';
 import {
+  cardMoneyMovedSignal,
   cardStateQuery,
   deleteCardUpdate,
   freezeCardUpdate,
@@ -166,6 +167,23 @@ describe('money through the card workflow', () => {
     expect(await cardBalance(card.cardId)).toBe(1600);
     expect((await stack.control('GET', '/ledger')).violations).toEqual([]);
     await stack.client.workflow.getHandle(workflowId).terminate('test done');
+  });
+
+  test('many refreshes asked at once share reads: one under way and one after it, and the view ends at the ledger', async () => {
+    stack = await startStack({ cardProvisioningMs: 50 });
+    const card = await issueTestCard(stack, 1000);
+    const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
+    const reads = async () => ((await handle.fetchHistory()).events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'getCard').length;
+    await waitUntil(async () => (await handle.query(cardStateQuery)).status === 'ENABLE', 20_000, 'the card enabled');
+    const before = await reads();
+    // A spend without its webhook, then twenty "a movement completed" signals at once.
+    await stack.control('POST', `/cards/${card.cardId}/transactions`, { amount: 420, merchantName: 'Quiet', webhook: false });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => handle.signal(cardMoneyMovedSignal, { workflowId: `fund-card/${i}` })));
+    await waitUntil(async () => (await handle.query(cardStateQuery)).card?.availableBalance === 580, 20_000, 'the view at the ledger');
+    await new Promise((r) => setTimeout(r, 1_000));
+    const added = (await reads()) - before;
+    expect(added).toBeGreaterThanOrEqual(1);
+    expect(added).toBeLessThanOrEqual(2);
   });
 
   test('a caller-key retry after the client lost the answer moves money once', async () => {

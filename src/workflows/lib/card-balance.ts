@@ -12,6 +12,8 @@ import { providerCalls } from './provider';
 
 /** docs/versioning.md: card workflows started before it make no reads of their own. */
 export const CARD_BALANCE_REFRESH_PATCH = 'card-balance-refresh';
+/** docs/versioning.md: refreshes asked for while a read is under way share one read after it; before, each asked for its own. */
+export const CARD_BALANCE_COALESCED_PATCH = 'card-balance-coalesced';
 
 const refreshRetry = { retry: { maximumAttempts: 3, maximumInterval: '5 seconds' } } as const;
 
@@ -36,9 +38,36 @@ export class CardBalance {
     this.inbox.observe(card.status, { ...card }, readAt);
   }
 
-  /** Reads the card now (GET /cards/{cardId}, the flows' budget). A failed read changes nothing: the next one will do. */
-  async refresh(): Promise<void> {
-    if (!patched(CARD_BALANCE_REFRESH_PATCH)) return;
+  /** The read under way, and the one queued behind it for everyone who asked meanwhile. */
+  private current?: Promise<void>;
+  private next?: Promise<void>;
+
+  /**
+   * Reads the card (GET /cards/{cardId}, the flows' budget) once everything before this call
+   * happened. At most one read is under way and one queued: a read under way may have started
+   * before the movement its caller wants to see, so callers meanwhile share one read after it.
+   * Without this, every movement and transaction webhook asked for a read of its own, and a card
+   * moving money faster than its endpoint's window piled up reads without end.
+   */
+  refresh(): Promise<void> {
+    if (!patched(CARD_BALANCE_REFRESH_PATCH)) return Promise.resolve();
+    if (!patched(CARD_BALANCE_COALESCED_PATCH)) return this.read();
+    if (this.next) return this.next;
+    if (!this.current) {
+      this.current = this.read().finally(() => {
+        this.current = undefined;
+      });
+      return this.current;
+    }
+    this.next ??= this.current.then(() => {
+      this.next = undefined;
+      return this.refresh();
+    });
+    return this.next;
+  }
+
+  /** One read. A failed read changes nothing: the next one will do. */
+  private async read(): Promise<void> {
     const readAt = Date.now();
     try {
       // Few attempts: a money update's answer waits for this read, and a failed one only leaves the view older.
