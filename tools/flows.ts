@@ -68,11 +68,13 @@ function onCard(op: (run: FlowRun, cardId: string) => Promise<string>): Flow {
 }
 
 /** Runs reconciliations now (as the `reconcile` command does); `verdict` reads their reports. */
-function reconciliation(kinds: readonly ReconcileKind[], verdict: (reports: DriftReport[], run: FlowRun) => string): Flow {
+function reconciliation(kinds: readonly ReconcileKind[], verdict: (reports: DriftReport[], run: FlowRun) => string, before?: (run: FlowRun) => Promise<unknown>): Flow {
   return {
     start: async (run) => ({
       workflowId: kinds.map((k) => RECONCILIATIONS[k].scheduleId).join(', '),
-      outcome: reconcileNow(run.client.temporal, kinds).then((reports) => verdict(reports, run)),
+      outcome: Promise.resolve(before?.(run))
+        .then(() => reconcileNow(run.client.temporal, kinds))
+        .then((reports) => verdict(reports, run)),
     }),
   };
 }
@@ -170,13 +172,21 @@ export const FLOWS = {
     }, 15_000);
     return `balance ${money(state.card!.availableBalance)} read ${new Date(state.balanceReadAt!).toISOString()}, ledger ${money(state.card!.availableBalance)}`;
   }),
-  // A deleted card's workflow still says DELETING (the provider sends no webhook for DELETED): reconcile-cards corrects it.
-  'reconcile cards (corrects the deleted card)': reconciliation(['cards'], (reports, run) => {
-    const differences = reports.flatMap((r) => r.differences);
-    const others = differences.filter((d) => d.ids.cardId !== run.made.cardId || !['card-status-differs', 'card-balance-differs'].includes(d.kind));
-    if (others.length > 0 || reports[0].corrected !== 1) throw new Error(`unexpected: ${reports.map(summariseReport).join('; ')}`);
-    return `${differences.map((d) => `${d.kind} ${JSON.stringify(d.ours)} → ${JSON.stringify(d.provider)}`).join(', ') || 'nothing stale'}; ${reports[0].corrected} card view corrected`;
-  }),
+  // A deleted card's workflow still says DELETING (the provider sends no webhook for DELETED): reconcile-cards corrects it,
+  // once the provider has finished the deletion (its balance back in the wallet: the ledger shows the card at 0).
+  'reconcile cards (corrects the deleted card)': reconciliation(
+    ['cards'],
+    (reports, run) => {
+      const differences = reports.flatMap((r) => r.differences);
+      const others = differences.filter((d) => d.ids.cardId !== run.made.cardId || !['card-status-differs', 'card-balance-differs'].includes(d.kind));
+      if (others.length > 0 || reports[0].corrected !== 1) throw new Error(`unexpected: ${reports.map(summariseReport).join('; ')}`);
+      return `${differences.map((d) => `${d.kind} ${JSON.stringify(d.ours)} → ${JSON.stringify(d.provider)}`).join(', ') || 'nothing stale'}; ${reports[0].corrected} card view corrected`;
+    },
+    ({ control, made: m }) => {
+      const cardId = made(m.cardId, 'a card (issue card)');
+      return eventually(async () => ((await control.ledger()).cards.find((c) => c.cardId === cardId)?.availableBalance === 0 ? true : undefined), 15_000);
+    },
+  ),
   reconciliation: reconciliation(RECONCILE_KINDS, (reports) => {
     if (reports.some((r) => r.differences.length > 0)) throw new Error(reports.map(summariseReport).join('; '));
     return `no difference (${reports.map((r) => `${r.kind} ${r.checked}`).join(', ')} checked)`;
