@@ -240,8 +240,10 @@ async function callWaits(stack: BenchStack, queue: string, moneyCards: string[],
     const scheduled = new Map<string, number>();
     for (const e of (await temporal.workflow.getHandle(workflowId).fetchHistory()).events ?? []) {
       if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'getCard') scheduled.set(String(e.eventId), eventMs(e));
-      const from = scheduled.get(String(e.activityTaskStartedEventAttributes?.scheduledEventId));
-      if (from === undefined) continue;
+      const started = e.activityTaskStartedEventAttributes;
+      const from = scheduled.get(String(started?.scheduledEventId));
+      // A later attempt's start comes after the earlier attempts and their backoff: not a wait for dispatch.
+      if (from === undefined || (started?.attempt ?? 1) > 1) continue;
       const to = eventMs(e);
       if (from >= phases.loadFrom && from < phases.reconcileFrom) waits.baseline.push(to - from);
       if (from >= phases.reconcileFrom && from < phases.loadUntil) waits.beside.push(to - from);
