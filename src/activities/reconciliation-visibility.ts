@@ -11,7 +11,7 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import { cardReadSignal, cardStateQuery } from '../shared/messages';
 import type { CardView } from '../shared/types';
 import { describeFlow, flowSearchAttributes, type FlowStatus } from '../starter/status';
-import { moneyClaimOf, type FlowOutcome, type MoneyClaim } from '../shared/reconcile-checks';
+import { isCardMovement, moneyClaimOf, type FlowOutcome, type MoneyClaim } from '../shared/reconcile-checks';
 
 export interface FlowRow {
   workflowId: string;
@@ -71,9 +71,13 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
     return typeof input?.idempotencyKey === 'string' ? input.idempotencyKey : undefined;
   };
 
-  /** What a closed flow said: its result, or its failure's type and details (decoded through our codec). */
-  const outcomeOf = async (row: FlowRow): Promise<FlowOutcome> => {
-    if (row.status !== 'COMPLETED' && row.status !== 'FAILED') return { closed: row.status, callerKey: await callerKeyOf(row) };
+  /**
+   * What a closed flow said: its result, or its failure's type and details (decoded through our
+   * codec); one that ended without a word, and moved card money, brings its caller's key (only those
+   * are looked up by it: other kinds' inputs are not read).
+   */
+  const outcomeOf = async (row: FlowRow, flowKind: string): Promise<FlowOutcome> => {
+    if (row.status !== 'COMPLETED' && row.status !== 'FAILED') return { closed: row.status, ...(isCardMovement(flowKind) ? { callerKey: await callerKeyOf(row) } : {}) };
     try {
       return { result: await temporal.workflow.getHandle(row.workflowId, row.runId).result() };
     } catch (err) {
@@ -87,7 +91,12 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
     /** One page of closed money flows, each with what it said it did (only those that reached the provider). */
     async moneyClaimsPage(req: PageRequest): Promise<Page<MoneyClaim> & { listed: number }> {
       const page = await listPage(req);
-      const claims = await Promise.all(page.items.map(async (row) => moneyClaimOf(row.workflowId, row.searchAttributes.FlowKind ?? row.type, await outcomeOf(row))));
+      const claims = await Promise.all(
+        page.items.map(async (row) => {
+          const flowKind = row.searchAttributes.FlowKind ?? row.type;
+          return moneyClaimOf(row.workflowId, flowKind, await outcomeOf(row, flowKind));
+        }),
+      );
       return { items: claims.filter((c): c is MoneyClaim => c !== undefined), nextPageToken: page.nextPageToken, listed: page.items.length };
     },
 

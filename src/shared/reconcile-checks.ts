@@ -36,6 +36,11 @@ export interface ProviderSide {
 }
 
 const MOVEMENT_PURPOSE: Record<string, string> = { fundCard: 'fund', withdrawFromCard: 'wdr' };
+
+/** Whether a flow kind moves card money under an idempotency key (its caller's, or one derived from its workflow ID). */
+export function isCardMovement(flowKind: string): boolean {
+  return flowKind in MOVEMENT_PURPOSE;
+}
 /** An eSIM flow failed this way after the provider charged and refunded in full: its operation may say COMPLETED, and no money is missing. */
 const SETTLED_ESIM_FAILURES = ['EsimRefunded'];
 
