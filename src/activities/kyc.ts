@@ -5,6 +5,15 @@
  *
  * Messages and details name fields and rules, never values: identity data stays out of
  * failures and logs (the payload codec encrypts history; that is no reason to fill it).
+ *
+ * A submission may charge the KYC fee (docs/idempotency.md):
+ * | case | POST /kyc/cardholders/form and /manual | POST /kyc/cardholders/auto (hosted) |
+ * |---|---|---|
+ * | idempotent by the spec | no: no key; a second one for the same idType + idNumber (PENDING or APPROVED) is refused as a duplicate | no: no key and no identity, nothing refuses a second one |
+ * | key | none sent (the spec takes none) | none |
+ * | retry | none by Temporal (one attempt): the workflow decides from the failure | the same |
+ * | worker crash, 5xx, timeout, lost or cut answer | SubmissionOutcomeUnknown: may have taken effect, not sent again in that run | the same |
+ * | restart of the workflow ID after a deploy | an earlier run's cardholder (its memo) is waited for; after an unknown outcome it is sent again, and the duplicate check answers DuplicateCardholder if the first took effect | after an earlier run's unknown outcome, not sent again: OutcomeUnknown (marker hosted-kyc-at-most-once) |
  */
 import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
