@@ -1,5 +1,5 @@
 /** Small helpers shared by the benchmarks: progress on stderr, percentiles, pacing, polling. */
-export const log = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
+export const log = (line: string): void => void process.stderr.write(`bench ${new Date().toISOString().slice(11, 19)}: ${line}\n`);
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -28,6 +28,8 @@ const SHARE = 0.1;
 /** Issuing flows kept in flight: each polls GET /cards/{id} about twice a second: 4 of them ask 4× the flows' share of a 60 s window. */
 const ISSUING_IN_FLIGHT = 4;
 const PROVISIONING_MS = 15_000;
+/** At least this long between the load's start and its baseline: with shorter leads the baseline caught the backlogs still growing. */
+const LEAD_IN_MS = 90_000;
 const TIMINGS = { webhookWaitMs: 300, pollInitialIntervalMs: 200, pollMaxIntervalMs: 500, deadlineMs: 30 * 60_000 };
 const BUSY = { getCard: LIMITS.general, fundCard: LIMITS.balance, withdrawFromCard: LIMITS.balance } as const;
 
@@ -43,10 +45,14 @@ export interface R1Result {
   reconcileReadsPerWindow: { besideLoad: number[]; tail: number[] };
   maxShareRatio: number;
   /** The flows' GET /cards calls: p99 ms they waited to start without and with reconciliation, how many were sampled, and how many a reconciliation read went before. */
-  waits: { p99: { baseline: number; withReconcile: number }; samples: { baseline: number; withReconcile: number }; behindReconcile: number };
+  waits: { p99: { baseline: number; withReconcile: number }; samples: { baseline: number; withReconcile: number }; behindReconcile: number; behind: Behind[] };
   waitRatio: number;
   answers429: number;
+  /** Answers 429 by phase (setup, baseline, beside, tail) and endpoint, where any came. */
+  answers429By: Record<string, Record<string, number>>;
   reconcileMs: number;
+  /** The window of the tail (the load's window unless `--r1-tail-window-ms` shortened it). */
+  tailWindowMs: number;
   /** The tail (load stopped): its duration, the physical limit of the cards it read, and their ratio; windows it waited while the flows' backlog drained. */
   drainWindows: number;
   tailMs: number;
@@ -55,13 +61,19 @@ export interface R1Result {
   differences: number;
 }
 
-export async function runR1(stack: BenchStack, cards: number, baselineWindows: number, windowMs: number): Promise<R1Result> {
+/**
+ * `tailWindowMs`: the tail (reconciliation alone) may run on a shorter window than the load, so a
+ * run of 10,000 cards fits in hours: its workers restart on that window (the run resumes on them,
+ * taking the new pace at its next continue-as-new), and its physical limit is reckoned on it.
+ */
+export async function runR1(stack: BenchStack, cards: number, baselineWindows: number, windowMs: number, tailWindowMs = windowMs): Promise<R1Result> {
   await stack.control.reset();
   await stack.control.configure({ cardProvisioningMs: 0, rateLimit: { windowMs, general: 1_000_000, sensitive: 1_000_000, balance: 1_000_000 } });
   const queue = uniqueQueue('r1');
   await stack.bridge(queue);
-  const env = { PROVIDER_RATE_WINDOW_MS: String(windowMs), RECONCILE_BUDGET_SHARE: String(SHARE), BENCH_ENFORCE: '1' };
-  for (let i = 0; i < 2; i++) await stack.worker('fleet', queue, env);
+  const env = (window: number) => ({ PROVIDER_RATE_WINDOW_MS: String(window), RECONCILE_BUDGET_SHARE: String(SHARE), BENCH_ENFORCE: '1' });
+  const fleet = async (window: number) => Promise.all([stack.worker('fleet', queue, env(window)), stack.worker('fleet', queue, env(window))]);
+  let workers = await fleet(windowMs);
 
   log(`R1: ${cards} cards with their card workflows`);
   await makeCards(stack, cards);
@@ -70,6 +82,8 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
   await until('every card workflow running', async () => ((await temporal.workflow.count(cardWorkflows)).count >= cards ? true : undefined), 10 * 60_000, 1000);
   const moneyCards = await readyCards(stack, 10);
   await stack.control.configure({ cardProvisioningMs: PROVISIONING_MS, webhook: { dropRate: 1 }, rateLimit: { windowMs, ...LIMITS } });
+  // The window the cards were made in has counted them against the limits just lowered: the load starts in a fresh one.
+  await sleep(untilBoundary(windowMs));
 
   const client = await createCardIssuingClient(stack.config(queue));
   let running = true;
@@ -92,7 +106,8 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
     })();
   const lanes = [money(() => client.startFundCard({ cardId: moneyCards[n++ % 10], amount: 100, timings: TIMINGS })), money(() => client.startWithdrawFromCard({ cardId: moneyCards[n++ % 10], amount: 100, timings: TIMINGS }))];
 
-  await sleep(untilBoundary(windowMs) + windowMs);
+  // The load settles (its backlogs reach their steady size) before the baseline is measured.
+  await sleep(untilBoundary(windowMs) + Math.ceil(LEAD_IN_MS / windowMs) * windowMs);
   const loadFrom = Date.now();
   const snapshots: Stats[] = [await stack.control.stats()];
   for (let w = 0; w < baselineWindows; w++) {
@@ -105,12 +120,15 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
   const workflowId = `${RECONCILIATIONS.cards.scheduleId}/bench/${queue}`;
   const began = Date.now();
   // Pages of 10, so the progress query moves about once a window.
-  const handle = await temporal.workflow.start('reconcileCards', { taskQueue: queue, workflowId, args: [{ pageSize: 10 }], workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE });
+  // Two pages a run when the tail's window differs: the run takes the new pace at its next continue-as-new.
+  const pagesPerRun = tailWindowMs === windowMs ? undefined : 2;
+  const handle = await temporal.workflow.start('reconcileCards', { taskQueue: queue, workflowId, args: [{ pageSize: 10, pagesPerRun }], workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE });
   const checkedAt: number[] = [0];
   let done = false;
   const result = patiently(() => handle.result()).then((r) => ((done = true), r as { checked: number; differences: unknown[] }));
+  let window = windowMs;
   const measureWindow = async () => {
-    await Promise.race([sleep(untilBoundary(windowMs)), result]);
+    await Promise.race([sleep(untilBoundary(window)), result]);
     if (done) return;
     snapshots.push(await stack.control.stats());
     checkedAt.push(await handle.query(reconcileProgressQuery).then((p) => p.checked, () => checkedAt[checkedAt.length - 1]));
@@ -124,8 +142,20 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
   const loadUntil = Date.now();
   await stopLoad(stack, queue);
   await Promise.all([...lanes, ...issuing]);
+  if (tailWindowMs !== windowMs) {
+    log(`R1: the tail on ${tailWindowMs} ms windows: the workers restart on it`);
+    await Promise.all(workers.map((w) => w.stop()));
+    window = tailWindowMs;
+    await stack.control.configure({ rateLimit: { windowMs: tailWindowMs, ...LIMITS } });
+    workers = await fleet(tailWindowMs);
+    await sleep(untilBoundary(window));
+    // Not a window of either pace: the interval in which the load stopped and the workers restarted.
+    snapshots.push(await stack.control.stats());
+    checkedAt.push(await handle.query(reconcileProgressQuery).then((p) => p.checked));
+  }
+  const tailFrom = { snapshot: snapshots.length - 1, checked: checkedAt.length - 1 };
   const tailBegan = Date.now();
-  const checkedAtTail = checkedAt[checkedAt.length - 1];
+  const checkedAtTail = checkedAt[tailFrom.checked];
   while (!done) await measureWindow();
   const report = await result;
   const reconcileMs = Date.now() - began;
@@ -138,25 +168,35 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
     const withReconcile = perWindow(key, baselineEnd, besideEnd);
     endpoints[key] = { limit, baseline: perWindow(key, 0, baselineEnd), withReconcile, minRatioWithReconcile: round(Math.min(...withReconcile) / limit) };
   }
-  const reads = checkedAt.slice(1).map((c, i) => c - checkedAt[i]);
+  const readsBetween = (from: number, to: number) => checkedAt.slice(from + 1, to + 1).map((c, i) => c - checkedAt[from + i]);
+  const reads = { besideLoad: readsBetween(0, windowsBeside), tail: readsBetween(tailFrom.checked, checkedAt.length - 1) };
   const shareLimit = SHARE * LIMITS.general;
   const waits = await callWaits(stack, queue, moneyCards, { loadFrom, reconcileFrom: began, loadUntil }, await reconcileReadStarts(stack, workflowId));
-  const drainWindows = reads.slice(windowsBeside).findIndex((r) => r > 0);
-  const final = snapshots[snapshots.length - 1];
+  const drainWindows = reads.tail.findIndex((r) => r > 0);
   // The physical limit of the tail: the cards it read ÷ its share of the window (limit × share per window).
-  const tailPhysicalLimitMs = Math.round(((report.checked - checkedAtTail) / shareLimit) * windowMs);
+  const tailPhysicalLimitMs = Math.round(((report.checked - checkedAtTail) / shareLimit) * tailWindowMs);
+  const last = snapshots.length - 1;
+  const answers429By = {
+    setup: rejected(undefined, snapshots[0]),
+    baseline: rejected(snapshots[0], snapshots[baselineEnd]),
+    beside: rejected(snapshots[baselineEnd], snapshots[besideEnd]),
+    stopping: rejected(snapshots[besideEnd], snapshots[tailFrom.snapshot]),
+    tail: rejected(snapshots[tailFrom.snapshot], snapshots[last]),
+  };
   const result1: R1Result = {
     cards,
     checked: report.checked,
     windowMs,
     share: SHARE,
     endpoints,
-    reconcileReadsPerWindow: { besideLoad: reads.slice(0, windowsBeside), tail: reads.slice(windowsBeside) },
-    maxShareRatio: round(Math.max(0, ...reads) / shareLimit),
+    reconcileReadsPerWindow: reads,
+    maxShareRatio: round(Math.max(0, ...reads.besideLoad, ...reads.tail) / shareLimit),
     waits,
     waitRatio: round(waits.p99.withReconcile / waits.p99.baseline),
-    answers429: Object.values(final).reduce((sum, s) => sum + (s.byStatus['429'] ?? 0), 0),
+    answers429: Object.values(rejected(undefined, snapshots[last])).reduce((sum, n) => sum + n, 0),
+    answers429By,
     reconcileMs,
+    tailWindowMs,
     drainWindows: Math.max(0, drainWindows),
     tailMs,
     tailPhysicalLimitMs,
@@ -166,6 +206,16 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
   log(`R1: ${JSON.stringify(result1)}`);
   await client.close();
   return result1;
+}
+
+/** Answers 429 per endpoint between two snapshots of the sandbox's counters (from the start when `from` is undefined); endpoints with none left out. */
+function rejected(from: Stats | undefined, to: Stats): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, s] of Object.entries(to)) {
+    const n = (s.byStatus['429'] ?? 0) - (from?.[key]?.byStatus['429'] ?? 0);
+    if (n > 0) out[key] = n;
+  }
+  return out;
 }
 
 /** Ends the load's flows only: the card workflows (reconciliation reads them) and the reconciliation go on. */
@@ -197,6 +247,16 @@ async function makeCards(stack: BenchStack, count: number): Promise<void> {
     await provider.close();
   }
 }
+
+/** A flow's call a reconciliation read was dispatched before: when (after the call was scheduled) and how long the call waited in all. */
+interface Behind {
+  phase: 'setup' | 'baseline' | 'beside' | 'tail';
+  workflowId: string;
+  afterMs: number;
+  waitedMs: number;
+}
+
+const phaseOf = (at: number, p: Phases): Behind['phase'] => (at < p.loadFrom ? 'setup' : at < p.reconcileFrom ? 'baseline' : at < p.loadUntil ? 'beside' : 'tail');
 
 interface Phases {
   loadFrom: number;
@@ -235,7 +295,7 @@ async function callWaits(stack: BenchStack, queue: string, moneyCards: string[],
     ids.add(wf.workflowId);
   }
   const waits = { baseline: [] as number[], beside: [] as number[] };
-  let behindReconcile = 0;
+  const behind: Behind[] = [];
   await mapLimit([...ids], 8, async (workflowId) => {
     const scheduled = new Map<string, number>();
     for (const e of (await temporal.workflow.getHandle(workflowId).fetchHistory()).events ?? []) {
@@ -247,10 +307,11 @@ async function callWaits(stack: BenchStack, queue: string, moneyCards: string[],
       const to = eventMs(e);
       if (from >= phases.loadFrom && from < phases.reconcileFrom) waits.baseline.push(to - from);
       if (from >= phases.reconcileFrom && from < phases.loadUntil) waits.beside.push(to - from);
-      if (reconcileStarts.some((r) => r > from && r < to)) behindReconcile++;
+      const overtaking = reconcileStarts.find((r) => r > from && r < to);
+      if (overtaking !== undefined) behind.push({ phase: phaseOf(from, phases), workflowId, afterMs: overtaking - from, waitedMs: to - from });
     }
   });
   log(`R1: GET /cards waits sampled from ${ids.size} card workflows: ${waits.baseline.length} baseline, ${waits.beside.length} beside reconciliation`);
   const p99 = (xs: number[]) => (xs.length ? percentile(xs, 99) : Number.NaN);
-  return { p99: { baseline: p99(waits.baseline), withReconcile: p99(waits.beside) }, samples: { baseline: waits.baseline.length, withReconcile: waits.beside.length }, behindReconcile };
+  return { p99: { baseline: p99(waits.baseline), withReconcile: p99(waits.beside) }, samples: { baseline: waits.baseline.length, withReconcile: waits.beside.length }, behindReconcile: behind.length, behind: behind.slice(0, 20) };
 }

@@ -61,9 +61,11 @@ export function renderReport(report: Report): string {
     }
     row('R1', 'reconciliation reads per window vs its share', r.maxShareRatio, '<= 1', r.maxShareRatio <= 1, `beside the load ${r.reconcileReadsPerWindow.besideLoad.join('/') || '-'}, after it ${r.reconcileReadsPerWindow.tail.join('/') || '-'} (share: ${r.share} × window)`);
     row('R1', 'flows\' GET /cards wait p99, with vs without', r.waitRatio, '<= 1', r.waitRatio <= 1, `${r.waits.p99.withReconcile} vs ${r.waits.p99.baseline} ms (${r.waits.samples.withReconcile} vs ${r.waits.samples.baseline} calls)`);
-    row('R1', 'flows\' GET /cards calls a reconciliation read went before', undefined, '0', r.waits.behindReconcile === 0, String(r.waits.behindReconcile));
-    row('R1', 'answers 429', undefined, '0', r.answers429 === 0, String(r.answers429));
-    row('R1', `reconcile ${r.checked} cards: the tail after the load vs its physical limit`, r.durationRatio, '-', undefined, `tail ${Math.round(r.tailMs / 1000)} s vs ${Math.round(r.tailPhysicalLimitMs / 1000)} s (its cards ÷ share of the window; the first ${r.drainWindows} window(s) the flows' backlog drained); whole run ${Math.round(r.reconcileMs / 1000)} s, ${r.differences} difference(s)`);
+    const behind = (r.waits.behind ?? []).map((b: any) => `${b.phase} +${b.afterMs}/${b.waitedMs} ms`).join(', ');
+    row('R1', 'flows\' GET /cards calls a reconciliation read went before', undefined, '0', r.waits.behindReconcile === 0, `${r.waits.behindReconcile}${behind ? ` (phase +read after the call/call's wait: ${behind})` : ''}`);
+    const where429 = Object.entries<any>(r.answers429By ?? {}).flatMap(([phase, by]) => Object.entries(by).map(([endpoint, n]) => `${phase} ${endpoint} ${n}`)).join(', ');
+    row('R1', 'answers 429', undefined, '0', r.answers429 === 0, `${r.answers429}${where429 ? ` (${where429})` : ''}`);
+    row('R1', `reconcile ${r.checked} cards: the tail after the load vs its physical limit`, r.durationRatio, '-', undefined, `tail ${Math.round(r.tailMs / 1000)} s on ${(r.tailWindowMs ?? r.windowMs) / 1000} s windows vs ${Math.round(r.tailPhysicalLimitMs / 1000)} s (its cards ÷ share of the window; the first ${r.drainWindows} window(s) the flows' backlog drained); whole run ${Math.round(r.reconcileMs / 1000)} s, ${r.differences} difference(s)`);
   }
   if (m.S1) row('S1', 'dev server (file) WAL+NORMAL vs defaults', m.S1.ratio, '> 1', m.S1.ratio > 1, `${m.S1.walNormalPerSec} vs ${m.S1.defaultPragmasPerSec} flows/s`);
   const table = renderTable(rows as unknown as Record<string, unknown>[], ['measure', 'figure', 'ratio', 'goal', 'met', 'context'], { alignRight: ['ratio'], rule: true });

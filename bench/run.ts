@@ -18,7 +18,7 @@ import { runR1 } from './r1-reconcile';
 
 const QUICK = { p1Windows: 6, p1WindowMs: 45_000, p2Events: 500, p3Flows: 300, p4Flows: 300, s1Flows: 300, r1Cards: 20, r1Windows: 2, r1WindowMs: 45_000 };
 const FULL = { p1Windows: 10, p1WindowMs: 60_000, p2Events: 3000, p3Flows: 1000, p4Flows: 10_000, s1Flows: 1000, r1Cards: 10_000, r1Windows: 3, r1WindowMs: 60_000 };
-/** R1 at a size a quick check can afford (`--r1-cards=N`, `--r1-window-ms=MS`): its physical limit grows with cards × window. */
+/** R1 at a size a quick check can afford (`--r1-cards=N`, `--r1-window-ms=MS`, and for the tail `--r1-tail-window-ms=MS`): its physical limit grows with cards × window. */
 const intArg = (name: string) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]) || undefined;
 
 async function main(): Promise<void> {
@@ -34,7 +34,10 @@ async function main(): Promise<void> {
     if (only.has('P2')) report.measures.P2 = await runP2(stack, size.p2Events);
     if (only.has('P4')) report.measures.P4 = await runP4(stack, size.p4Flows);
     if (only.has('P1')) report.measures.P1 = await runP1(stack, size.p1Windows, size.p1WindowMs);
-    if (only.has('R1')) report.measures.R1 = await runR1(stack, intArg('r1-cards') ?? size.r1Cards, size.r1Windows, intArg('r1-window-ms') ?? size.r1WindowMs);
+    if (only.has('R1')) {
+      const windowMs = intArg('r1-window-ms') ?? size.r1WindowMs;
+      report.measures.R1 = await runR1(stack, intArg('r1-cards') ?? size.r1Cards, size.r1Windows, windowMs, intArg('r1-tail-window-ms') ?? windowMs);
+    }
   } finally {
     await stack.close();
   }

@@ -13,19 +13,20 @@ import type { BinCache } from '../provider/bin-cache';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
 import { toCardView } from '../shared/card-rules';
-import { DIFFERENCE_KINDS, EXPECTED_FLOW_MS, countByKind, readBudget, summariseReport, type DriftReport, type ReadBudget } from '../shared/reconciliation';
+import { DIFFERENCE_KINDS, EXPECTED_FLOW_MS, countByKind, readBudget, summariseReport, type DriftReport, type ReadBudget, type WindowedRead } from '../shared/reconciliation';
 import { RATE_QUEUE_LIMITS } from '../shared/task-queues';
 import type { CardView } from '../shared/types';
 import { providerCall } from './provider-call';
+import { ENDPOINTS } from '../provider/api/endpoints';
 
 /** What the provider says of one thing we asked about; `known: false` when it has no record of it. */
-export interface ProviderRecord {
+export interface ProviderRecord extends WindowedRead {
   known: boolean;
   status?: string;
   amount?: number;
 }
 
-export interface ProviderCardRecord {
+export interface ProviderCardRecord extends WindowedRead {
   known: boolean;
   card?: CardView;
   /** When the provider was read (epoch ms): a card workflow applies only a read newer than its own. */
@@ -41,6 +42,14 @@ export interface ReconciliationActivityDeps {
 }
 
 export function createReconciliationActivities({ provider, bins, reconciliationMetrics, reconcileBudget }: ReconciliationActivityDeps) {
+  /**
+   * The end of the endpoint's window the read just answered landed in, from the headers the
+   * transport keeps: the latest answer of the endpoint in this process, so never an earlier window.
+   */
+  const windowOf = (endpoint: { key: string }): WindowedRead => {
+    const resetAt = provider.rateBudget.get(endpoint.key)?.resetAt;
+    return resetAt === undefined ? {} : { windowResetAt: resetAt };
+  };
   return {
     /** The pace a run keeps (its share of the window of the endpoints it reads), from the worker's configuration. */
     async readReconcileBudget(): Promise<ReadBudget> {
@@ -50,22 +59,23 @@ export function createReconciliationActivities({ provider, bins, reconciliationM
     async reconcileReadCard({ cardId }: { cardId: string }): Promise<ProviderCardRecord> {
       const readAt = Date.now();
       const card = await unlessUnknown(() => provider.getCard(cardId));
-      return card === undefined ? { known: false, readAt } : { known: true, card: toCardView(card), readAt };
+      const window = windowOf(ENDPOINTS.getCard);
+      return card === undefined ? { known: false, readAt, ...window } : { known: true, card: toCardView(card), readAt, ...window };
     },
 
     async reconcileReadOperation({ idempotencyKey }: { idempotencyKey: string }): Promise<ProviderRecord> {
       const op = await unlessUnknown(() => provider.getOperation(idempotencyKey));
-      return op === undefined ? { known: false } : { known: true, status: op.status, amount: op.amount };
+      return { ...(op === undefined ? { known: false } : { known: true, status: op.status, amount: op.amount }), ...windowOf(ENDPOINTS.getOperation) };
     },
 
     async reconcileReadPayout({ merOrderNo }: { merOrderNo: string }): Promise<ProviderRecord> {
       const payout = await unlessUnknown(() => provider.getPayout(merOrderNo));
-      return payout === undefined ? { known: false } : { known: true, status: payout.status, amount: payout.arriveAmount };
+      return { ...(payout === undefined ? { known: false } : { known: true, status: payout.status, amount: payout.arriveAmount }), ...windowOf(ENDPOINTS.getPayout) };
     },
 
     async reconcileReadEsimOrder({ orderNo }: { orderNo: string }): Promise<ProviderRecord> {
       const order = await unlessUnknown(() => provider.getEsimOrder(orderNo));
-      return order === undefined ? { known: false } : { known: true, status: order.status };
+      return { ...(order === undefined ? { known: false } : { known: true, status: order.status }), ...windowOf(ENDPOINTS.getEsimOrder) };
     },
 
     /**

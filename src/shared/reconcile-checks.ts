@@ -3,7 +3,7 @@
  * unit-tested without I/O): what a money flow said it did, and whether the provider agrees;
  * whether a card workflow's view matches the provider's card.
  */
-import type { Difference } from './reconciliation';
+import type { Difference, WindowedRead } from './reconciliation';
 import { deriveIdempotencyKey } from './ids';
 import { phaseOf, type Phase } from './statuses';
 import type { CardView } from './types';
@@ -29,7 +29,7 @@ export interface MoneyClaim {
 }
 
 /** What the provider says of it; `known: false`: it has no record. */
-export interface ProviderSide {
+export interface ProviderSide extends WindowedRead {
   known: boolean;
   status?: string;
   amount?: number;

@@ -88,6 +88,11 @@ export interface ReconcileInput {
   resume?: ReconcileProgress;
 }
 
+/** What a paced read says of the provider's window it landed in: its end (X-RateLimit-Reset, epoch ms), when the answer said. */
+export interface WindowedRead {
+  windowResetAt?: number;
+}
+
 /** How fast a reconciliation may read: at most `readsPerWindow` provider reads per window of `windowMs`. */
 export interface ReadBudget {
   windowMs: number;

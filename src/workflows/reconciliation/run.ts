@@ -45,13 +45,15 @@ export type CheckPage = (req: { query: string; pageToken?: string; pageSize: num
 
 /** Marker: runs read in batches of their share of the window (pace.ts); earlier ones read a page at once. */
 const PACED_READS = 'reconcile-paced-reads';
+/** Marker: a batch is followed once the provider's window it landed in has ended (its reset), not a whole window after its answers. */
+const PACED_BY_RESET = 'reconcile-paced-by-reset';
 
 export async function runReconciliation(kind: ReconcileKind, input: ReconcileInput, query: (sinceMs: number) => string, checkPage: CheckPage): Promise<DriftReport> {
   const progress: ReconcileProgress = input?.resume ?? { startedAt: new Date().toISOString(), query: query(Date.now() - lookBackMs(kind, input)), pages: 0, checked: 0, corrected: 0, differences: [] };
   let done = false;
   setHandler(reconcileProgressQuery, () => ({ kind, pages: progress.pages, checked: progress.checked, differences: progress.differences.length, corrected: progress.corrected, done }));
   const pageSize = input?.pageSize ?? DEFAULT_PAGE_SIZE;
-  const pacer = patched(PACED_READS) ? new ReadPacer(await temporalSide.readReconcileBudget(), progress.nextReadAt) : undefined;
+  const pacer = patched(PACED_READS) ? new ReadPacer(await temporalSide.readReconcileBudget(), progress.nextReadAt, patched(PACED_BY_RESET)) : undefined;
   let pagesThisRun = 0;
   while (progress.pageToken !== null) {
     if (pagesThisRun >= (input?.pagesPerRun ?? PAGES_PER_RUN) || workflowInfo().continueAsNewSuggested) {
