@@ -8,7 +8,7 @@ import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { cardReadSignal, cardStateQuery } from '../shared/messages';
+import { cardMovementsQuery, cardReadSignal, cardStateQuery } from '../shared/messages';
 import type { CardView } from '../shared/types';
 import { describeFlow, flowSearchAttributes, type FlowStatus } from '../starter/status';
 import { isCardMovement, moneyClaimOf, type FlowOutcome, type MoneyClaim } from '../shared/reconcile-checks';
@@ -63,21 +63,25 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
     return { items, nextPageToken: next };
   };
 
-  /** The idempotency key a flow's caller gave, from its start input (decoded through our codec); undefined: none. */
-  const callerKeyOf = async (row: FlowRow): Promise<string | undefined> => {
+  /** The idempotency key a card movement's caller gave and the amount it asked for, from its start input (decoded through our codec). */
+  const movementAskedBy = async (row: FlowRow): Promise<{ callerKey?: string; amount?: number }> => {
     const history = await temporal.workflow.getHandle(row.workflowId, row.runId).fetchHistory();
     const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
-    const input = await decodeFromPayloadsAtIndex<{ idempotencyKey?: unknown } | undefined>(temporal.workflow.options.loadedDataConverter, 0, started?.input?.payloads);
-    return typeof input?.idempotencyKey === 'string' ? input.idempotencyKey : undefined;
+    const input = await decodeFromPayloadsAtIndex<{ idempotencyKey?: unknown; amount?: unknown } | undefined>(temporal.workflow.options.loadedDataConverter, 0, started?.input?.payloads);
+    return {
+      ...(typeof input?.idempotencyKey === 'string' ? { callerKey: input.idempotencyKey } : {}),
+      ...(typeof input?.amount === 'number' ? { amount: input.amount } : {}),
+    };
   };
 
   /**
-   * What a closed flow said: its result, or its failure's type and details (decoded through our
-   * codec); one that ended without a word, and moved card money, brings its caller's key (only those
-   * are looked up by it: other kinds' inputs are not read).
+   * What a flow said: its result, or its failure's type and details (decoded through our codec); one
+   * that is still running, or ended without a word, and moves card money, brings its caller's key
+   * (only those are looked up by it: other kinds' inputs are not read) and, running, its amount.
    */
   const outcomeOf = async (row: FlowRow, flowKind: string): Promise<FlowOutcome> => {
-    if (row.status !== 'COMPLETED' && row.status !== 'FAILED') return { closed: row.status, ...(isCardMovement(flowKind) ? { callerKey: await callerKeyOf(row) } : {}) };
+    if (row.status === 'RUNNING') return { running: true, ...(isCardMovement(flowKind) ? await movementAskedBy(row) : {}) };
+    if (row.status !== 'COMPLETED' && row.status !== 'FAILED') return { closed: row.status, ...(isCardMovement(flowKind) ? { callerKey: (await movementAskedBy(row)).callerKey } : {}) };
     try {
       return { result: await temporal.workflow.getHandle(row.workflowId, row.runId).result() };
     } catch (err) {
@@ -87,17 +91,34 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
     }
   };
 
+  /** A card workflow's money updates settled since `sinceMs`, as claims (a failure whose details name no key is looked up by its caller's). */
+  const cardMovementClaims = async (workflowId: string, sinceMs: number): Promise<Array<MoneyClaim | undefined>> => {
+    const movements = await temporal.workflow.getHandle(workflowId).query(cardMovementsQuery);
+    return movements
+      .filter((m) => m.at !== undefined && m.at >= sinceMs && m.request !== undefined)
+      .map((m) => {
+        const flowKind = m.request?.kind === 'withdrawal' ? 'withdrawFromCard' : 'fundCard';
+        const outcome: FlowOutcome = 'result' in m ? { result: m.result } : { failure: { type: m.failure.type ?? 'ApplicationFailure', details: m.failure.details }, callerKey: m.request?.idempotencyKey };
+        const claim = moneyClaimOf(workflowId, flowKind, outcome);
+        return claim && { ...claim, amount: claim.amount ?? m.request?.amount, updateId: m.updateId };
+      });
+  };
+
   return {
-    /** One page of closed money flows, each with what it said it did (only those that reached the provider). */
-    async moneyClaimsPage(req: PageRequest): Promise<Page<MoneyClaim> & { listed: number }> {
+    /**
+     * One page of money flows, each with what it said it did (only those that reached the provider);
+     * a card workflow listed there brings each money update it settled since `sinceMs`.
+     */
+    async moneyClaimsPage(req: PageRequest & { sinceMs?: number }): Promise<Page<MoneyClaim> & { listed: number }> {
       const page = await listPage(req);
       const claims = await Promise.all(
-        page.items.map(async (row) => {
+        page.items.map(async (row): Promise<Array<MoneyClaim | undefined>> => {
+          if (row.type === 'cardLifecycle') return cardMovementClaims(row.workflowId, req.sinceMs ?? 0);
           const flowKind = row.searchAttributes.FlowKind ?? row.type;
-          return moneyClaimOf(row.workflowId, flowKind, await outcomeOf(row, flowKind));
+          return [moneyClaimOf(row.workflowId, flowKind, await outcomeOf(row, flowKind))];
         }),
       );
-      return { items: claims.filter((c): c is MoneyClaim => c !== undefined), nextPageToken: page.nextPageToken, listed: page.items.length };
+      return { items: claims.flat().filter((c): c is MoneyClaim => c !== undefined), nextPageToken: page.nextPageToken, listed: page.items.length };
     },
 
     /** One page of running card workflows, each with its own view of the card (its cardState query). */

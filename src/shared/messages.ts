@@ -5,6 +5,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   CardLifecycleState,
+  CardMovement,
   CardView,
   ContactInput,
   EntityState,
@@ -40,6 +41,8 @@ export const esimWatchQuery = defineQuery<EsimWatchState>('esimWatch');
 /** `esim/<esimNo>`: reads the usage again unless the last read is under a minute old (the provider syncs no faster). */
 export const refreshEsimUsageUpdate = defineUpdate<EsimWatchState, []>('refreshEsimUsage');
 export const cardStateQuery = defineQuery<CardLifecycleState>('cardState');
+/** The money updates a card workflow remembers (its last 500), each with when it settled: reconcile-money checks them one by one. */
+export const cardMovementsQuery = defineQuery<CardMovement[]>('cardMovements');
 /** A standalone fundCard/withdrawFromCard on the card completed: the card workflow reads its card again. */
 export const cardMoneyMovedSignal = defineSignal<[{ workflowId: string }]>('cardMoneyMoved');
 /** Reconciliation read the card from the provider at `readAt`: the card workflow takes it unless its own read is newer. */

@@ -10,7 +10,16 @@ import type { CardView } from './types';
 
 /** How a closed flow ended: its result, its failure, or another close (timed out, terminated, cancelled). */
 /** A closed flow's outcome; one that ended without a word (timed out, terminated) brings the key its caller gave, if any. */
-export type FlowOutcome = { result: unknown } | { failure: { type: string; details: unknown[] } } | { closed: string; callerKey?: string };
+/**
+ * What a money flow (or a card workflow's money update) says: its result; its failure (with the
+ * caller's key, for a failure whose details name none); how it closed without a word; or that it is
+ * still running, with the caller's key and the amount it asked for.
+ */
+export type FlowOutcome =
+  | { result: unknown }
+  | { failure: { type: string; details: unknown[] }; callerKey?: string }
+  | { closed: string; callerKey?: string }
+  | { running: true; callerKey?: string; amount?: number };
 
 export type ClaimResource = 'operation' | 'payout' | 'esimOrder';
 
@@ -26,6 +35,8 @@ export interface MoneyClaim {
   ourStatus: string;
   amount?: number;
   cardId?: string;
+  /** A card workflow's money update: its update ID (`workflowId` is the card workflow's). */
+  updateId?: string;
 }
 
 /** What the provider says of it; `known: false`: it has no record. */
@@ -44,7 +55,7 @@ export function isCardMovement(flowKind: string): boolean {
 /** An eSIM flow failed this way after the provider charged and refunded in full: its operation may say COMPLETED, and no money is missing. */
 const SETTLED_ESIM_FAILURES = ['EsimRefunded'];
 
-/** The claim of a closed money flow, or undefined when it never reached the provider (e.g. ValidationFailed) or says nothing checkable. */
+/** The claim of a money flow (closed, or running: then only its key and amount), or undefined when it never reached the provider (e.g. ValidationFailed) or says nothing checkable. */
 export function moneyClaimOf(workflowId: string, flowKind: string, outcome: FlowOutcome): MoneyClaim | undefined {
   const base = { workflowId, flowKind };
   if ('result' in outcome) {
@@ -63,15 +74,17 @@ export function moneyClaimOf(workflowId: string, flowKind: string, outcome: Flow
     return undefined;
   }
   if ('failure' in outcome) {
-    const key = keyIn(outcome.failure.details);
+    const key = keyIn(outcome.failure.details) ?? outcome.callerKey;
     const checkable = flowKind in MOVEMENT_PURPOSE || ((flowKind === 'purchaseEsim' || flowKind === 'rechargeEsim') && !SETTLED_ESIM_FAILURES.includes(outcome.failure.type));
     if (!key || !checkable) return undefined;
     return { ...base, resource: 'operation', ref: key, ourPhase: 'failed', ourStatus: outcome.failure.type };
   }
-  // Timed out, terminated or cancelled without details: the caller's key, or the one a keyless movement derives from its workflow ID.
+  // Running, or timed out, terminated or cancelled without details: the caller's key, or the one a keyless movement derives from its workflow ID.
   const purpose = MOVEMENT_PURPOSE[flowKind];
   if (!purpose) return undefined;
-  return { ...base, resource: 'operation', ref: outcome.callerKey ?? deriveIdempotencyKey(purpose, workflowId), ourPhase: 'failed', ourStatus: outcome.closed };
+  const ref = outcome.callerKey ?? deriveIdempotencyKey(purpose, workflowId);
+  if ('running' in outcome) return { ...base, resource: 'operation', ref, ourPhase: 'pending', ourStatus: 'RUNNING', amount: outcome.amount };
+  return { ...base, resource: 'operation', ref, ourPhase: 'failed', ourStatus: outcome.closed };
 }
 
 /** The difference between a claim and the provider's side, if any. A provider still PROCESSING is no difference yet. */
@@ -87,9 +100,9 @@ export function compareClaim(claim: MoneyClaim, provider: ProviderSide): Differe
   });
   if (ours === 'succeeded' && (theirs === 'unknown' || theirs === 'failed' || theirs === 'cancelled')) return difference('done-not-at-provider');
   if ((ours === 'failed' || ours === 'cancelled') && theirs === 'succeeded') return difference('moved-unaccounted');
-  if (ours === 'succeeded' && theirs === 'succeeded' && claim.amount !== undefined && provider.amount !== undefined && claim.amount !== provider.amount) {
-    return difference('amount-differs');
-  }
+  // A flow still running has no outcome to compare yet, but its key at the provider must carry the amount it asked for.
+  const amountsDiffer = claim.amount !== undefined && provider.amount !== undefined && claim.amount !== provider.amount;
+  if (amountsDiffer && ((ours === 'succeeded' && theirs === 'succeeded') || (ours === 'pending' && provider.known))) return difference('amount-differs');
   if (ours !== 'pending' && theirs !== 'pending' && theirs !== 'unknown' && ours !== theirs) return difference('status-differs');
   return undefined;
 }
@@ -110,7 +123,7 @@ export function compareCard(ours: { cardId: string; workflowId: string; status?:
 function idsOf(claim: MoneyClaim): Record<string, string> {
   if (claim.resource === 'payout') return { merOrderNo: claim.ref };
   if (claim.resource === 'esimOrder') return { orderNo: claim.ref };
-  return definedOnly({ idempotencyKey: claim.ref, cardId: claim.cardId }) as Record<string, string>;
+  return definedOnly({ idempotencyKey: claim.ref, cardId: claim.cardId, updateId: claim.updateId }) as Record<string, string>;
 }
 
 function keyIn(details: unknown[]): string | undefined {

@@ -111,6 +111,8 @@ export interface ReconcileProgress {
   startedAt: string;
   /** The visibility query fixed at the first run, so every page reads the same set. */
   query: string;
+  /** The look-back's start (epoch ms), fixed at the first run with the query (absent in runs started before it was kept). */
+  sinceMs?: number;
   /** base64 of the visibility page token; absent on the first page; null: no page left. */
   pageToken?: string | null;
   pages: number;

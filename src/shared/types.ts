@@ -56,6 +56,23 @@ export interface CardView {
 
 export type MoneyMovementKind = 'funding' | 'withdrawal';
 
+/** What a card workflow's money update asked: a repeat of its update ID or of its caller's key must ask the same. */
+export interface MoneyRequest {
+  kind: MoneyMovementKind;
+  amount: number;
+  idempotencyKey?: string;
+}
+
+/**
+ * What a card workflow's money update answered: repeated to the same update ID, even in a later run;
+ * `request` since issue 20; `at` (epoch ms, when it settled) since the card workflow lists its
+ * movements for reconcile-money.
+ */
+export type UpdateOutcome = ({ result: MoneyMovementResult } | { failure: { type?: string; message: string; details: unknown[] } }) & { request?: MoneyRequest; at?: number };
+
+/** One settled money update of a card workflow, as its cardMovements query lists it. */
+export type CardMovement = UpdateOutcome & { updateId: string };
+
 export interface MoneyMovementInput {
   cardId: string;
   amount: number;

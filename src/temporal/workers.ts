@@ -22,6 +22,7 @@ import { fleetRate } from '../provider/rate-budget';
 import { bundleHasTracing, type Tracing } from '../observability/tracing';
 import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, rateClassQueue, type RateQueue } from '../shared/task-queues';
 import { clientConnectionOptions, connectionOptions } from './connection';
+import { SEARCH_ATTRIBUTES } from '../shared/search-attributes';
 
 /**
  * Modules evaluated once into the shared V8 context instead of again in every workflow's own
@@ -71,6 +72,10 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
   const taskQueue = setup.taskQueue ?? config.temporal.taskQueue;
   const native = await NativeConnection.connect(connectionOptions(config.temporal));
   const connection = await Connection.connect(clientConnectionOptions(config.temporal));
+  await assertSearchAttributes(connection, config.temporal.namespace).catch(async (err: unknown) => {
+    await Promise.allSettled([connection.close(), native.close()]);
+    throw err;
+  });
   const dataConverter = createDataConverter(config.codec);
   const provider = createProviderClient(config.provider, { observer: setup.providerObserver });
   const activities = createActivities({
@@ -159,6 +164,26 @@ function assertBundleMatchesTracing(bundlePath: string, tracing: boolean): void 
       ? `${bundlePath} was built without tracing but OTEL_EXPORTER_OTLP_ENDPOINT is set: build it with \`bundle --tracing\` (dist/workflow-bundle-traced.js in the image)`
       : `${bundlePath} was built with tracing but OTEL_EXPORTER_OTLP_ENDPOINT is not set: use a bundle built without --tracing`,
   );
+}
+
+/**
+ * Refuses to start when the namespace lacks one of our search attributes: a workflow that sets an
+ * attribute the namespace does not have fails its task until somebody registers it (a card's money
+ * update stuck). A server that cannot list them (no operator API) is let through with a warning.
+ */
+async function assertSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+  let registered: string[];
+  try {
+    registered = Object.keys((await connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {});
+  } catch (err) {
+    process.stderr.write(`worker: could not list the search attributes of ${namespace} (${(err as Error).message}); not checked\n`);
+    return;
+  }
+  const missing = Object.keys(SEARCH_ATTRIBUTES).filter((name) => !registered.includes(name));
+  if (missing.length > 0) {
+    const create = missing.map((name) => `--name ${name} --type ${SEARCH_ATTRIBUTES[name as keyof typeof SEARCH_ATTRIBUTES]}`).join(' ');
+    throw new Error(`namespace ${namespace} lacks the search attribute(s) ${missing.join(', ')}: register them first (temporal operator search-attribute create --namespace ${namespace} ${create})`);
+  }
 }
 
 /**

@@ -11,6 +11,7 @@ import { FailureType, type FieldErrors } from '../shared/failures';
 import {
   cardMoneyMovedSignal,
   cardReadSignal,
+  cardMovementsQuery,
   cardStateQuery,
   deleteCardUpdate,
   freezeCardUpdate,
@@ -21,8 +22,8 @@ import {
   updateContactUpdate,
   withdrawFromCardUpdate,
 } from '../shared/messages';
-import { CARD_ID, FLOW_KIND } from '../shared/search-attributes';
-import type { CardLifecycleState, CardTransaction, CardView, MoneyMovementKind, MoneyMovementResult, ProviderEvent, WatchPlan } from '../shared/types';
+import { CARD_ID, FLOW_KIND, MONEY_MOVED_HOUR, hourOf } from '../shared/search-attributes';
+import type { CardLifecycleState, CardTransaction, CardView, MoneyMovementKind, MoneyMovementResult, MoneyRequest, ProviderEvent, UpdateOutcome, WatchPlan } from '../shared/types';
 import type { CardChange } from '../activities/cards';
 import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inbox';
 import { runEntityLoop, wireInbox } from './lib/entity-loop';
@@ -39,16 +40,9 @@ const MAX_REMEMBERED_UPDATES = 500;
  * on retry), no longer from a counter that a failed movement did not advance.
  */
 export const UPDATE_ID_KEYS_PATCH = 'money-keys-from-update-id';
+/** Marker: a settled money update sets the MoneyMovedHour search attribute (reconcile-money lists the card workflows by it). */
+export const MONEY_MOVED_HOUR_PATCH = 'card-money-moved-hour';
 
-/** What a money update asked: a repeat of its update ID or of its caller's key must ask the same. */
-export interface MoneyRequest {
-  kind: MoneyMovementKind;
-  amount: number;
-  idempotencyKey?: string;
-}
-
-/** What an update answered: repeated to the same update ID, even in a later run; `request` since issue 20. */
-export type UpdateOutcome = ({ result: MoneyMovementResult } | { failure: { type?: string; message: string; details: unknown[] } }) & { request?: MoneyRequest };
 /**
  * Updates refused locally: only a DELETED card ("permanently close"; the workflow ends there). A
  * DELETING card's updates go to the provider, which decides (the spec shows no transitions).
@@ -85,8 +79,11 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   const running = new Map<string, MoneyRequest>();
   const remember = (updateId: string | undefined, outcome: UpdateOutcome) => {
     if (updateId === undefined) return;
-    outcomes.set(updateId, outcome);
+    outcomes.set(updateId, { ...outcome, at: Date.now() });
     if (outcomes.size > MAX_REMEMBERED_UPDATES) outcomes.delete(outcomes.keys().next().value as string);
+    // The hour this card last moved money: reconcile-money finds the card workflows to ask (cardMovementsQuery).
+    const hour = hourOf(Date.now());
+    if (patched(MONEY_MOVED_HOUR_PATCH) && workflowInfo().typedSearchAttributes.get(MONEY_MOVED_HOUR) !== hour) upsertSearchAttributes([{ key: MONEY_MOVED_HOUR, value: hour }]);
   };
   const general = providerCalls('general');
   const sensitive = providerCalls('sensitive');
@@ -111,6 +108,7 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
     operationsApplied,
   });
   setHandler(cardStateQuery, state);
+  setHandler(cardMovementsQuery, () => [...outcomes].map(([updateId, outcome]) => ({ updateId, ...outcome })));
 
   const serialise = serialiser();
   const change = (request: CardChange) =>

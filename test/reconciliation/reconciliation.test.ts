@@ -5,7 +5,7 @@
  */
 import { SandboxControlClient } from '../../src/sandbox/control-client';
 import { createProviderClient } from '../../src/provider/client';
-import { cardStateQuery } from '../../src/shared/messages';
+import { cardStateQuery, fundCardUpdate } from '../../src/shared/messages';
 import { entityWorkflowId } from '../../src/shared/ids';
 import type { DriftReport, ReconcileKind } from '../../src/shared/reconciliation';
 import type { CardLifecycleState, CardView } from '../../src/shared/types';
@@ -16,6 +16,7 @@ import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack
 import { waitUntil } from '../helpers/wait';
 import { spawnWorker } from '../helpers/worker-process';
 import type { WorkflowHandle } from '@temporalio/client';
+import type { ApplicationFailure } from '@temporalio/common';
 
 jest.setTimeout(240_000);
 
@@ -25,7 +26,7 @@ describe('reconciliation on Temporal Schedules', () => {
   let stack: Stack;
   let sandbox: SandboxControlClient;
   let schedules: ScheduleTarget;
-  const seeded = {} as { spent: CardView; funded: CardView; forgotten: CardView; failedFundingKey: string; failedFundingFlow: string; callerKey: string; terminatedFlow: string; merOrderNo: string; payoutFlow: string; cardBinId: string };
+  const seeded = {} as { spent: CardView; funded: CardView; forgotten: CardView; failedFundingKey: string; failedFundingFlow: string; failedUpdateId: string; failedUpdateKey: string; runningKey: string; runningFlow: string; callerKey: string; terminatedFlow: string; merOrderNo: string; payoutFlow: string; cardBinId: string };
 
   const cardState = (cardId: string) => stack.client.workflow.getHandle(entityWorkflowId('card', cardId)).query(cardStateQuery) as Promise<CardLifecycleState>;
   const runSchedule = async (kind: ReconcileKind): Promise<DriftReport> => {
@@ -70,9 +71,19 @@ describe('reconciliation on Temporal Schedules', () => {
     seeded.failedFundingFlow = uniqueId('fund-card');
     const failure = await workflowFailure(fund(seeded.funded.cardId, 5_000, seeded.failedFundingFlow));
     expect(failure.type).toBe('InsufficientFunds');
+    // The same on the card workflow itself: a funding update that failed, completed by the provider after all.
+    const cardWorkflow = stack.client.workflow.getHandle(entityWorkflowId('card', seeded.funded.cardId));
+    seeded.failedUpdateId = uniqueId('fund-update');
+    const updateFailure = await cardWorkflow.executeUpdate(fundCardUpdate, { args: [{ amount: 3_000, timings: FAST_TIMINGS }], updateId: seeded.failedUpdateId }).then(
+      () => undefined,
+      (err: unknown) => (err as { cause?: ApplicationFailure }).cause,
+    );
+    expect(updateFailure?.type).toBe('InsufficientFunds');
     await sandbox.adjustWallet(wallet - 1_000);
     seeded.failedFundingKey = (failure.details as Array<{ idempotencyKey?: string }>).find((d) => d?.idempotencyKey)!.idempotencyKey!;
     await sandbox.completeFailedOperation(seeded.failedFundingKey);
+    seeded.failedUpdateKey = (updateFailure!.details as Array<{ idempotencyKey?: string }>).find((d) => d?.idempotencyKey)!.idempotencyKey!;
+    await sandbox.completeFailedOperation(seeded.failedUpdateKey);
 
     // A funding under its caller's key whose flow was terminated before it ran, and that the provider
     // completed under that key all the same (posted by another hand).
@@ -83,7 +94,13 @@ describe('reconciliation on Temporal Schedules', () => {
     await stack.client.workflow.getHandle(seeded.terminatedFlow).terminate('test: ended before it ran');
     await stack.startWorkers();
     const provider = createProviderClient(stack.config.provider);
-    await provider.fundCard(seeded.funded.cardId, { amount: 1_000 }, { idempotencyKey: seeded.callerKey }).finally(() => provider.close());
+    await provider.fundCard(seeded.funded.cardId, { amount: 1_000 }, { idempotencyKey: seeded.callerKey });
+
+    // A funding still running (its start delayed) whose caller's key the provider already holds for another amount.
+    seeded.runningKey = uniqueId('order').slice(0, 40);
+    seeded.runningFlow = uniqueId('fund-card');
+    await stack.client.workflow.start('fundCard', { taskQueue: stack.taskQueue, workflowId: seeded.runningFlow, startDelay: '1 hour', args: [{ cardId: seeded.funded.cardId, amount: 1_000, idempotencyKey: seeded.runningKey, timings: FAST_TIMINGS }] });
+    await provider.fundCard(seeded.funded.cardId, { amount: 1_500 }, { idempotencyKey: seeded.runningKey }).finally(() => provider.close());
 
     // A card the provider forgets.
     seeded.forgotten = await issueTestCard(stack, 10_000);
@@ -112,17 +129,27 @@ describe('reconciliation on Temporal Schedules', () => {
     await stack?.close();
   });
 
-  test("reconcile-money finds the funding completed behind a failed flow, the one completed under the caller's key of a flow terminated before it ran, and the payout failed behind a completed one, and nothing else", async () => {
+  test("reconcile-money finds the funding completed behind a failed flow, and behind a failed card update, the one completed under the caller's key of a flow terminated before it ran, a running flow's key held for another amount, and the payout failed behind a completed one, and nothing else", async () => {
     const report = await runSchedule('money');
     expect(report.kind).toBe('money');
-    expect(report.checked).toBeGreaterThanOrEqual(3); // the good funding, the failed one, the payout
+    expect(report.checked).toBeGreaterThanOrEqual(5); // the good funding, the failed one, the terminated and the running one, the payout, the card workflows
     expect(kindsAndIds(report)).toEqual(
       [
         { kind: 'done-not-at-provider', ids: { merOrderNo: seeded.merOrderNo } },
         { kind: 'moved-unaccounted', ids: { idempotencyKey: seeded.failedFundingKey } },
+        { kind: 'moved-unaccounted', ids: { idempotencyKey: seeded.failedUpdateKey, updateId: seeded.failedUpdateId } },
         { kind: 'moved-unaccounted', ids: { idempotencyKey: seeded.callerKey } },
+        { kind: 'amount-differs', ids: { idempotencyKey: seeded.runningKey } },
       ].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
     );
+    const byKeyAndKind = Object.fromEntries(report.differences.map((d) => [`${d.kind}/${d.ids.idempotencyKey}`, d]));
+    expect(byKeyAndKind[`moved-unaccounted/${seeded.failedUpdateKey}`]).toMatchObject({
+      workflowId: entityWorkflowId('card', seeded.funded.cardId),
+      ours: { status: 'InsufficientFunds' },
+      provider: { status: 'COMPLETED', amount: 3_000 },
+    });
+    expect(byKeyAndKind[`amount-differs/${seeded.runningKey}`]).toMatchObject({ workflowId: seeded.runningFlow, ours: { status: 'RUNNING', amount: 1_000 }, provider: { amount: 1_500 } });
+    await stack.client.workflow.getHandle(seeded.runningFlow).terminate('test: seen by reconcile-money');
     const byKey = Object.fromEntries(report.differences.map((d) => [d.ids.idempotencyKey ?? d.kind, d]));
     expect(byKey[seeded.failedFundingKey]).toMatchObject({ workflowId: seeded.failedFundingFlow, ours: { status: 'InsufficientFunds' }, provider: { status: 'COMPLETED', amount: 5_000 } });
     expect(byKey[seeded.callerKey]).toMatchObject({ workflowId: seeded.terminatedFlow, ours: { status: 'TERMINATED' }, provider: { status: 'COMPLETED', amount: 1_000 } });
@@ -137,7 +164,7 @@ describe('reconciliation on Temporal Schedules', () => {
     expect(report.differences).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ kind: 'card-balance-differs', ids: { cardId: seeded.spent.cardId }, ours: 12_500, provider: 12_080 }),
-        expect.objectContaining({ kind: 'card-balance-differs', ids: { cardId: seeded.funded.cardId }, ours: 10_000, provider: 16_000 }),
+        expect.objectContaining({ kind: 'card-balance-differs', ids: { cardId: seeded.funded.cardId }, ours: 10_000, provider: 20_500 }),
         expect.objectContaining({ kind: 'card-unknown-at-provider', ids: { cardId: seeded.forgotten.cardId } }),
       ]),
     );
@@ -145,7 +172,7 @@ describe('reconciliation on Temporal Schedules', () => {
     expect(report.corrected).toBe(2);
     await waitUntil(async () => (await cardState(seeded.spent.cardId)).card?.availableBalance === 12_080, 10_000, 'the spent card view corrected');
     const funded = await cardState(seeded.funded.cardId);
-    expect(funded.card?.availableBalance).toBe(16_000);
+    expect(funded.card?.availableBalance).toBe(20_500);
     expect(funded.balanceReadAt).toEqual(expect.any(Number));
     const ledger = await sandbox.ledger();
     expect(ledger.cards.find((c) => c.cardId === seeded.spent.cardId)?.availableBalance).toBe(12_080);

@@ -17,6 +17,13 @@ describe('moneyClaimOf', () => {
     expect(funding({ closed: 'TERMINATED', callerKey: 'order-4711' })).toMatchObject({ resource: 'operation', ref: 'order-4711', ourPhase: 'failed', ourStatus: 'TERMINATED' });
   });
 
+  test('a running movement claims its key and amount, pending; a failure whose details name no key falls back to the caller\'s', () => {
+    expect(funding({ running: true, callerKey: 'order-9', amount: 700 })).toMatchObject({ ref: 'order-9', ourPhase: 'pending', ourStatus: 'RUNNING', amount: 700 });
+    expect(funding({ failure: { type: 'InsufficientFunds', details: [] }, callerKey: 'order-10' })).toMatchObject({ ref: 'order-10', ourPhase: 'failed' });
+    expect(funding({ failure: { type: 'InsufficientFunds', details: [] } })).toBeUndefined();
+    expect(moneyClaimOf('p', 'sendPayout', { running: true })).toBeUndefined();
+  });
+
   test('payouts and eSIM orders claim their own ids and phases; a refunded eSIM is settled, not a claim', () => {
     expect(moneyClaimOf('p', 'sendPayout', { result: { merOrderNo: 'po-1', status: 'SUCCESS', arriveAmount: 100 } })).toMatchObject({ resource: 'payout', ref: 'po-1', ourPhase: 'succeeded', amount: 100 });
     expect(moneyClaimOf('e', 'purchaseEsim', { result: { orderNo: 'eord_1', status: 'ISSUED' } })).toMatchObject({ resource: 'esimOrder', ref: 'eord_1', ourPhase: 'succeeded' });
@@ -28,6 +35,7 @@ describe('moneyClaimOf', () => {
 describe('compareClaim', () => {
   const done: MoneyClaim = { workflowId: 'w', flowKind: 'fundCard', resource: 'operation', ref: 'k', ourPhase: 'succeeded', ourStatus: 'COMPLETED', amount: 500 };
   const failed: MoneyClaim = { ...done, ourPhase: 'failed', ourStatus: 'OutcomeUnknown' };
+  const running: MoneyClaim = { ...done, ourPhase: 'pending', ourStatus: 'RUNNING' };
   test.each([
     ['done, provider failed', done, { known: true, status: 'FAILED' }, 'done-not-at-provider'],
     ['done, provider does not know the key', done, { known: false }, 'done-not-at-provider'],
@@ -37,6 +45,9 @@ describe('compareClaim', () => {
     ['failed, provider still processing', failed, { known: true, status: 'PROCESSING' }, undefined],
     ['failed, provider does not know the key', failed, { known: false }, undefined],
     ['failed and failed', failed, { known: true, status: 'FAILED' }, undefined],
+    ['running, the key held for another amount', running, { known: true, status: 'PROCESSING', amount: 600 }, 'amount-differs'],
+    ['running, the key held for its amount', running, { known: true, status: 'COMPLETED', amount: 500 }, undefined],
+    ['running, the key not yet known', running, { known: false }, undefined],
   ] as const)('%s', (_name, claim, provider, kind) => {
     expect(compareClaim(claim, provider)?.kind).toBe(kind);
   });

@@ -1,24 +1,34 @@
 /**
- * reconcile-money (hourly): every money flow on our queue that closed in the look-back window
- * (fundCard, withdrawFromCard, sendPayout, trackPayout, purchaseEsim, rechargeEsim) against the
- * provider's record: GET /operations/{key}, GET /payouts/{merOrderNo}, GET /esim/orders/{orderNo}.
- * Flows still running are sweep-stuck's; a card workflow's own movements show in reconcile-cards.
- * It reads only, within reconciliation's share of each window.
+ * reconcile-money (hourly): every money flow on our queue that closed in the look-back window or
+ * is still running (fundCard, withdrawFromCard, sendPayout, trackPayout, purchaseEsim,
+ * rechargeEsim), and every money update a card workflow settled in it, against the provider's
+ * record: GET /operations/{key}, GET /payouts/{merOrderNo}, GET /esim/orders/{orderNo}. A running
+ * card movement is checked for its amount only (its outcome is not in yet; how long it has run is
+ * sweep-stuck's). It reads only, within reconciliation's share of each window.
  */
+import { patched } from '@temporalio/workflow';
+import { hoursBetween } from '../../shared/search-attributes';
+import { entityQueue } from '../../shared/task-queues';
 import { compareClaim, type MoneyClaim, type ProviderSide } from '../../shared/reconcile-checks';
 import { MONEY_FLOW_KINDS, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
 import { providerCalls, type ProviderCalls } from '../lib/provider';
 import { literal, mainQueue, runReconciliation, temporalSide } from './run';
 
 const CLOSED = ['Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut'];
+/** Marker: runs also list running money flows and the card workflows that moved money in the look-back (MoneyMovedHour). */
+const RUNNING_AND_CARD_UPDATES = 'reconcile-money-running-and-card-updates';
 
 export async function reconcileMoney(input: ReconcileInput = {}): Promise<DriftReport> {
   const reads = providerCalls('reconcile');
   const kinds = MONEY_FLOW_KINDS.map(literal).join(', ');
+  const closedSince = (sinceMs: number) => `ExecutionStatus IN (${CLOSED.map(literal).join(', ')}) AND CloseTime >= ${literal(new Date(sinceMs).toISOString())}`;
+  // By type too: a flow terminated before its first task never set its FlowKind.
+  const flows = `TaskQueue = ${literal(mainQueue())} AND (FlowKind IN (${kinds}) OR WorkflowType IN (${kinds}))`;
   const query = (sinceMs: number) =>
-    // By type too: a flow terminated before its first task never set its FlowKind.
-    `TaskQueue = ${literal(mainQueue())} AND (FlowKind IN (${kinds}) OR WorkflowType IN (${kinds})) ` +
-    `AND ExecutionStatus IN (${CLOSED.map(literal).join(', ')}) AND CloseTime >= ${literal(new Date(sinceMs).toISOString())}`;
+    patched(RUNNING_AND_CARD_UPDATES)
+      ? `(${flows} AND (ExecutionStatus = 'Running' OR (${closedSince(sinceMs)}))) OR ` +
+        `(WorkflowType = 'cardLifecycle' AND TaskQueue = ${literal(entityQueue(mainQueue()))} AND MoneyMovedHour IN (${hoursBetween(sinceMs, Date.now()).map(literal).join(', ')}))`
+      : `${flows} AND ${closedSince(sinceMs)}`;
   return runReconciliation('money', input, query, async (req, paced) => {
     const page = await temporalSide.moneyClaimsPage(req);
     const sides = await paced(page.items, (claim) => providerSide(reads, claim));

@@ -41,7 +41,7 @@ export interface PageOutcome {
 }
 
 /** Checks one page; its provider reads go through `paced`, which keeps the run within its share. */
-export type CheckPage = (req: { query: string; pageToken?: string; pageSize: number }, paced: Paced) => Promise<PageOutcome>;
+export type CheckPage = (req: { query: string; pageToken?: string; pageSize: number; sinceMs?: number }, paced: Paced) => Promise<PageOutcome>;
 
 /** Marker: runs read in batches of their share of the window (pace.ts); earlier ones read a page at once. */
 const PACED_READS = 'reconcile-paced-reads';
@@ -49,7 +49,8 @@ const PACED_READS = 'reconcile-paced-reads';
 const PACED_BY_RESET = 'reconcile-paced-by-reset';
 
 export async function runReconciliation(kind: ReconcileKind, input: ReconcileInput, query: (sinceMs: number) => string, checkPage: CheckPage): Promise<DriftReport> {
-  const progress: ReconcileProgress = input?.resume ?? { startedAt: new Date().toISOString(), query: query(Date.now() - lookBackMs(kind, input)), pages: 0, checked: 0, corrected: 0, differences: [] };
+  const sinceMs = Date.now() - lookBackMs(kind, input);
+  const progress: ReconcileProgress = input?.resume ?? { startedAt: new Date().toISOString(), query: query(sinceMs), sinceMs, pages: 0, checked: 0, corrected: 0, differences: [] };
   let done = false;
   setHandler(reconcileProgressQuery, () => ({ kind, pages: progress.pages, checked: progress.checked, differences: progress.differences.length, corrected: progress.corrected, done }));
   const pageSize = input?.pageSize ?? DEFAULT_PAGE_SIZE;
@@ -59,7 +60,7 @@ export async function runReconciliation(kind: ReconcileKind, input: ReconcileInp
     if (pagesThisRun >= (input?.pagesPerRun ?? PAGES_PER_RUN) || workflowInfo().continueAsNewSuggested) {
       await continueAsNew<(i: ReconcileInput) => Promise<DriftReport>>({ ...input, resume: { ...progress, nextReadAt: pacer?.nextReadAt } });
     }
-    const page = await checkPage({ query: progress.query, pageToken: progress.pageToken, pageSize }, pacer?.paced ?? unpaced);
+    const page = await checkPage({ query: progress.query, pageToken: progress.pageToken, pageSize, ...(progress.sinceMs === undefined ? {} : { sinceMs: progress.sinceMs }) }, pacer?.paced ?? unpaced);
     progress.pages++;
     pagesThisRun++;
     progress.checked += page.checked;
