@@ -33,7 +33,7 @@ async function issue(stack: Stack, extra: Record<string, unknown> = {}): Promise
   return { handle, cardId: card.cardId };
 }
 
-const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; record: Recorder }> = {
+const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Record<string, string>; record: Recorder }> = {
   'issue-card': {
     sandbox: { cardProvisioningMs: 100 },
     async record(stack, save) {
@@ -69,9 +69,11 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; record: Rec
       const firstRun = card.firstExecutionRunId;
       await waitUntil(async () => (await stack.client.workflow.getHandle(workflowId).describe()).runId !== firstRun, 60_000, 'continue-as-new');
       const next = stack.client.workflow.getHandle(workflowId);
+      // The run the update lands in (it may continue as new again after it, on its small budget).
+      const nextRun = (await next.describe()).runId;
       await next.executeUpdate(fundCardUpdate, { args: [{ amount: 100, timings: FAST_TIMINGS }], updateId: 'replay-fund-2' });
       await save('card-lifecycle-first-run', card, firstRun);
-      await save('card-lifecycle-after-continue-as-new', next);
+      await save('card-lifecycle-after-continue-as-new', next, nextRun);
       await next.terminate('recorded');
     },
   },
@@ -100,6 +102,30 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; record: Rec
       await save('provider-entity-payout-reordered', stack.client.workflow.getHandle(entityWorkflowId('payout', merOrderNo)));
     },
   },
+  reconciliation: {
+    // Windows of 1 s and the sandbox counting in the same windows: the paced reads take seconds.
+    sandbox: { cardProvisioningMs: 100, rateLimit: { windowMs: 1000, general: 100, sensitive: 70, balance: 70 } },
+    env: { PROVIDER_RATE_WINDOW_MS: '1000', RECONCILE_BUDGET_SHARE: '0.02' },
+    async record(stack, save) {
+      const { cardId } = await issue(stack);
+      const card = stack.client.workflow.getHandle(entityWorkflowId('card', cardId));
+      await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, timings: FAST_TIMINGS }], updateId: 'replay-reconcile-fund' });
+      await (await run(stack, 'fundCard', { cardId, amount: 200, timings: FAST_TIMINGS })).result();
+      // One item a page and a run: every run continues as new, and the recorded one carries its predecessor's pace.
+      const reconcile = async (type: string) => {
+        const handle = await run(stack, type, { pageSize: 1, pagesPerRun: 1 });
+        await handle.result();
+        return handle;
+      };
+      const money = await reconcile('reconcileMoney');
+      await save('reconcile-money-first-run', money, money.firstExecutionRunId);
+      await save('reconcile-money-last-run', stack.client.workflow.getHandle(money.workflowId));
+      const cards = await reconcile('reconcileCards');
+      await save('reconcile-cards-first-run', cards, cards.firstExecutionRunId);
+      await save('refresh-bins', await reconcile('refreshBins'));
+      await save('sweep-stuck', await reconcile('sweepStuck'));
+    },
+  },
   esim: {
     sandbox: { esimIssueMs: 100, esimSlowIssueMs: 1000, esimWaitMs: 200 },
     async record(stack, save) {
@@ -122,7 +148,7 @@ async function main(): Promise<void> {
   try {
     for (const [name, scenario] of Object.entries(SCENARIOS)) {
       process.stderr.write(`recording ${name}\n`);
-      const stack = await startStack(scenario.sandbox ?? {}, REPLAY_CODEC_ENV);
+      const stack = await startStack(scenario.sandbox ?? {}, { ...REPLAY_CODEC_ENV, ...scenario.env });
       try {
         await scenario.record(stack, async (file, handle, runId) => {
           // The CLI writes the proto3 JSON that historyFromJSON reads (and that `temporal workflow show` users know).

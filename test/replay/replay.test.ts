@@ -3,7 +3,8 @@
  * A change to src/workflows/** that breaks determinism for a workflow that may be running fails
  * here: ship it behind a patch marker instead (docs/versioning.md). The histories in
  * before-versioned-keys/ (before the idempotency-key patches) and before-one-way-waiting/ (flows
- * that polled by themselves), before-money-edges/ and before-coalesced-reads/ stand for workflows
+ * that polled by themselves), before-money-edges/, before-coalesced-reads/ and before-reconcile-updates/
+ * (card workflows before MoneyMovedHour, and no reconciliation histories yet) stand for workflows
  * still running and must keep replaying.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
