@@ -10,6 +10,7 @@ import { Connection } from '@temporalio/client';
 import { clientInterceptors } from '../src/temporal/client-interceptors';
 import { freePort } from '../src/ports';
 import { SEARCH_ATTRIBUTES } from '../src/shared/search-attributes';
+import { prepareNamespace } from './cluster/namespace';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -74,6 +75,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const address = `${ip}:${port}`;
   await waitUntilServing(address, exited);
+  // `--search-attribute` registers on a new database only: one kept from an earlier release gets those it lacks.
+  if (opts.dbFile) await prepareNamespace(address, opts.namespace ?? 'default');
   return {
     address,
     uiUrl: uiPort === undefined ? undefined : `http://${ip}:${uiPort}`,

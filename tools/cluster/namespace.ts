@@ -22,9 +22,11 @@ export async function prepareNamespace(address: string, namespace: string, reten
         workflowExecutionRetentionPeriod: msToTs(retentionDays * 24 * 3600 * 1000),
       });
     }
-    const searchAttributes = Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, KEYWORD]));
-    // Every attribute of SEARCH_ATTRIBUTES is a Keyword; the server refuses a name it already has.
-    await retry(() => connection.operatorService.addSearchAttributes({ namespace, searchAttributes }).catch(ignoreAlreadyExists));
+    // Only those it lacks (a namespace from an earlier release has some): the server refuses the whole
+    // request when one name exists already. Every attribute of SEARCH_ATTRIBUTES is a Keyword.
+    const has = Object.keys((await retry(() => connection.operatorService.listSearchAttributes({ namespace }))).customAttributes ?? {});
+    const searchAttributes = Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).filter((name) => !has.includes(name)).map((name) => [name, KEYWORD]));
+    if (Object.keys(searchAttributes).length > 0) await retry(() => connection.operatorService.addSearchAttributes({ namespace, searchAttributes }).catch(ignoreAlreadyExists));
     return await retry(async () => {
       await connection.workflowService.countWorkflowExecutions({ namespace, query: `CardId = 'none'` });
       const listed = await connection.operatorService.listSearchAttributes({ namespace });
