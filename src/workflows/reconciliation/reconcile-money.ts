@@ -15,6 +15,8 @@ import { providerCalls, type ProviderCalls } from '../lib/provider';
 import { literal, mainQueue, runReconciliation, temporalSide } from './run';
 
 const CLOSED = ['Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut'];
+/** Card workflows are listed by the hours of the look-back, the last 31 days of it at most (744 hours: a query of bounded size). */
+const CARD_UPDATES_LOOK_BACK_MS = 31 * 24 * 3_600_000;
 /** Marker: runs also list running money flows and the card workflows that moved money in the look-back (MoneyMovedHour). */
 const RUNNING_AND_CARD_UPDATES = 'reconcile-money-running-and-card-updates';
 
@@ -27,7 +29,7 @@ export async function reconcileMoney(input: ReconcileInput = {}): Promise<DriftR
   const query = (sinceMs: number) =>
     patched(RUNNING_AND_CARD_UPDATES)
       ? `(${flows} AND (ExecutionStatus = 'Running' OR (${closedSince(sinceMs)}))) OR ` +
-        `(WorkflowType = 'cardLifecycle' AND TaskQueue = ${literal(entityQueue(mainQueue()))} AND MoneyMovedHour IN (${hoursBetween(sinceMs, Date.now()).map(literal).join(', ')}))`
+        `(WorkflowType = 'cardLifecycle' AND TaskQueue = ${literal(entityQueue(mainQueue()))} AND MoneyMovedHour IN (${hoursBetween(Math.max(sinceMs, Date.now() - CARD_UPDATES_LOOK_BACK_MS), Date.now()).map(literal).join(', ')}))`
       : `${flows} AND ${closedSince(sinceMs)}`;
   return runReconciliation('money', input, query, async (req, paced) => {
     const page = await temporalSide.moneyClaimsPage(req);
