@@ -45,7 +45,7 @@ export interface R1Result {
   reconcileReadsPerWindow: { besideLoad: number[]; tail: number[] };
   maxShareRatio: number;
   /** The flows' GET /cards calls: p99 ms they waited to start without and with reconciliation, how many were sampled, and how many a reconciliation read went before. */
-  waits: { p99: { baseline: number; withReconcile: number }; samples: { baseline: number; withReconcile: number }; behindReconcile: number; behind: Behind[] };
+  waits: { p99: { baseline: number; withReconcile: number }; samples: { baseline: number; withReconcile: number }; p99PerWindow: number[]; behindReconcile: number; behind: Behind[] };
   waitRatio: number;
   answers429: number;
   /** Answers 429 by phase (setup, baseline, beside, tail) and endpoint, where any came. */
@@ -171,7 +171,7 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
   const readsBetween = (from: number, to: number) => checkedAt.slice(from + 1, to + 1).map((c, i) => c - checkedAt[from + i]);
   const reads = { besideLoad: readsBetween(0, windowsBeside), tail: readsBetween(tailFrom.checked, checkedAt.length - 1) };
   const shareLimit = SHARE * LIMITS.general;
-  const waits = await callWaits(stack, queue, moneyCards, { loadFrom, reconcileFrom: began, loadUntil }, await reconcileReadStarts(stack, workflowId));
+  const waits = await callWaits(stack, queue, moneyCards, { windowMs, loadFrom, reconcileFrom: began, loadUntil }, await reconcileReadStarts(stack, workflowId));
   const drainWindows = reads.tail.findIndex((r) => r > 0);
   // The physical limit of the tail: the cards it read ÷ its share of the window (limit × share per window).
   const tailPhysicalLimitMs = Math.round(((report.checked - checkedAtTail) / shareLimit) * tailWindowMs);
@@ -259,6 +259,7 @@ interface Behind {
 const phaseOf = (at: number, p: Phases): Behind['phase'] => (at < p.loadFrom ? 'setup' : at < p.reconcileFrom ? 'baseline' : at < p.loadUntil ? 'beside' : 'tail');
 
 interface Phases {
+  windowMs: number;
   loadFrom: number;
   reconcileFrom: number;
   loadUntil: number;
@@ -295,6 +296,8 @@ async function callWaits(stack: BenchStack, queue: string, moneyCards: string[],
     ids.add(wf.workflowId);
   }
   const waits = { baseline: [] as number[], beside: [] as number[] };
+  // By the window each call was scheduled in (from the baseline's first): a drift of the load shows as a trend within a phase.
+  const byWindow: number[][] = [];
   const behind: Behind[] = [];
   await mapLimit([...ids], 8, async (workflowId) => {
     const scheduled = new Map<string, number>();
@@ -307,11 +310,18 @@ async function callWaits(stack: BenchStack, queue: string, moneyCards: string[],
       const to = eventMs(e);
       if (from >= phases.loadFrom && from < phases.reconcileFrom) waits.baseline.push(to - from);
       if (from >= phases.reconcileFrom && from < phases.loadUntil) waits.beside.push(to - from);
+      if (from >= phases.loadFrom && from < phases.loadUntil) (byWindow[Math.floor((from - phases.loadFrom) / phases.windowMs)] ??= []).push(to - from);
       const overtaking = reconcileStarts.find((r) => r > from && r < to);
       if (overtaking !== undefined) behind.push({ phase: phaseOf(from, phases), workflowId, afterMs: overtaking - from, waitedMs: to - from });
     }
   });
   log(`R1: GET /cards waits sampled from ${ids.size} card workflows: ${waits.baseline.length} baseline, ${waits.beside.length} beside reconciliation`);
   const p99 = (xs: number[]) => (xs.length ? percentile(xs, 99) : Number.NaN);
-  return { p99: { baseline: p99(waits.baseline), withReconcile: p99(waits.beside) }, samples: { baseline: waits.baseline.length, withReconcile: waits.beside.length }, behindReconcile: behind.length, behind: behind.slice(0, 20) };
+  return {
+    p99: { baseline: p99(waits.baseline), withReconcile: p99(waits.beside) },
+    samples: { baseline: waits.baseline.length, withReconcile: waits.beside.length },
+    p99PerWindow: Array.from(byWindow, (xs) => (xs ? p99(xs) : Number.NaN)),
+    behindReconcile: behind.length,
+    behind: behind.slice(0, 20),
+  };
 }
