@@ -45,7 +45,7 @@ export interface R1Result {
   reconcileReadsPerWindow: { besideLoad: number[]; tail: number[] };
   maxShareRatio: number;
   /** The flows' GET /cards calls: p99 ms they waited to start without and with reconciliation, how many were sampled, and how many a reconciliation read went before. */
-  waits: { p99: { baseline: number; withReconcile: number }; samples: { baseline: number; withReconcile: number }; p99PerWindow: number[]; behindReconcile: number; behind: Behind[] };
+  waits: { p99: { baseline: number; withReconcile: number }; samples: { baseline: number; withReconcile: number }; p99PerWindow: number[]; behindReconcile: number; behind: Behind[]; cutByStop: number };
   waitRatio: number;
   answers429: number;
   /** Answers 429 by phase (setup, baseline, beside, tail) and endpoint, where any came. */
@@ -299,6 +299,7 @@ async function callWaits(stack: BenchStack, queue: string, moneyCards: string[],
   // By the window each call was scheduled in (from the baseline's first): a drift of the load shows as a trend within a phase.
   const byWindow: number[][] = [];
   const behind: Behind[] = [];
+  let cutByStop = 0;
   await mapLimit([...ids], 8, async (workflowId) => {
     const scheduled = new Map<string, number>();
     for (const e of (await temporal.workflow.getHandle(workflowId).fetchHistory()).events ?? []) {
@@ -308,6 +309,11 @@ async function callWaits(stack: BenchStack, queue: string, moneyCards: string[],
       // A later attempt's start comes after the earlier attempts and their backoff: not a wait for dispatch.
       if (from === undefined || (started?.attempt ?? 1) > 1) continue;
       const to = eventMs(e);
+      // Still waiting when the load stopped: its wait spans the stop (and the tail's worker restart), not reconciliation.
+      if (from < phases.loadUntil && to >= phases.loadUntil) {
+        cutByStop++;
+        continue;
+      }
       if (from >= phases.loadFrom && from < phases.reconcileFrom) waits.baseline.push(to - from);
       if (from >= phases.reconcileFrom && from < phases.loadUntil) waits.beside.push(to - from);
       if (from >= phases.loadFrom && from < phases.loadUntil) (byWindow[Math.floor((from - phases.loadFrom) / phases.windowMs)] ??= []).push(to - from);
@@ -315,7 +321,7 @@ async function callWaits(stack: BenchStack, queue: string, moneyCards: string[],
       if (overtaking !== undefined) behind.push({ phase: phaseOf(from, phases), workflowId, afterMs: overtaking - from, waitedMs: to - from });
     }
   });
-  log(`R1: GET /cards waits sampled from ${ids.size} card workflows: ${waits.baseline.length} baseline, ${waits.beside.length} beside reconciliation`);
+  log(`R1: GET /cards waits sampled from ${ids.size} card workflows: ${waits.baseline.length} baseline, ${waits.beside.length} beside reconciliation, ${cutByStop} still waiting when the load stopped (left out)`);
   const p99 = (xs: number[]) => (xs.length ? percentile(xs, 99) : Number.NaN);
   return {
     p99: { baseline: p99(waits.baseline), withReconcile: p99(waits.beside) },
@@ -323,5 +329,6 @@ async function callWaits(stack: BenchStack, queue: string, moneyCards: string[],
     p99PerWindow: Array.from(byWindow, (xs) => (xs ? p99(xs) : Number.NaN)),
     behindReconcile: behind.length,
     behind: behind.slice(0, 20),
+    cutByStop,
   };
 }
