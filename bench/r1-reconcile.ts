@@ -122,7 +122,7 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
   // Pages of 10, so the progress query moves about once a window.
   // Two pages a run when the tail's window differs: the run takes the new pace at its next continue-as-new.
   const pagesPerRun = tailWindowMs === windowMs ? undefined : 2;
-  const handle = await temporal.workflow.start('reconcileCards', { taskQueue: queue, workflowId, args: [{ pageSize: 10, pagesPerRun }], workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE });
+  const handle = await temporal.workflow.start(RECONCILIATIONS.cards.workflowType, { taskQueue: queue, workflowId, args: [{ pageSize: 10, pagesPerRun }], workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE });
   const checkedAt: number[] = [0];
   let done = false;
   const result = patiently(() => handle.result()).then((r) => ((done = true), r as { checked: number; differences: unknown[] }));

@@ -180,7 +180,11 @@ export const FLOW_FAILURES = {
   sendPayout: ['ValidationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'PayoutTrackingTimedOut', 'OutcomeUnknown'],
   walletBalance: [],
   esimPlans: [],
-  /** The reconciliation runs (CONTRACTS §9): a difference is a finding in the report, never a failure. */
+  /** The reconciliation runs (CONTRACTS §9), under both their names: a difference is a finding in the report, never a failure. */
+  'reconcile-money': [],
+  'reconcile-cards': [],
+  'refresh-bins': [],
+  'sweep-stuck': [],
   reconcileMoney: [],
   reconcileCards: [],
   refreshBins: [],

@@ -10,7 +10,14 @@ export type ReconcileKind = 'money' | 'cards' | 'bins' | 'stuck';
 export interface ReconciliationDef {
   /** The schedule's ID, and the prefix of the IDs of the workflows it starts. */
   scheduleId: string;
+  /** The workflow the schedule starts: of the same name (CONTRACTS §9). */
   workflowType: string;
+  /**
+   * The type the workflow had before it took the schedule's name: still registered, so runs and
+   * schedules made before the rename finish (and continue-as-new) under it, and `drift` reads
+   * their reports. `schedules apply` moves a schedule to `workflowType`.
+   */
+  formerWorkflowType: string;
   /** How often the schedule runs it. */
   every: string;
   /** How far back a run looks when not told (money flows closed since then). */
@@ -18,10 +25,10 @@ export interface ReconciliationDef {
 }
 
 export const RECONCILIATIONS: Readonly<Record<ReconcileKind, ReconciliationDef>> = {
-  money: { scheduleId: 'reconcile-money', workflowType: 'reconcileMoney', every: '1 hour', defaultLookBack: '2 hours' },
-  cards: { scheduleId: 'reconcile-cards', workflowType: 'reconcileCards', every: '1 day', defaultLookBack: '1 day' },
-  bins: { scheduleId: 'refresh-bins', workflowType: 'refreshBins', every: '1 day', defaultLookBack: '1 day' },
-  stuck: { scheduleId: 'sweep-stuck', workflowType: 'sweepStuck', every: '1 hour', defaultLookBack: '1 hour' },
+  money: { scheduleId: 'reconcile-money', workflowType: 'reconcile-money', formerWorkflowType: 'reconcileMoney', every: '1 hour', defaultLookBack: '2 hours' },
+  cards: { scheduleId: 'reconcile-cards', workflowType: 'reconcile-cards', formerWorkflowType: 'reconcileCards', every: '1 day', defaultLookBack: '1 day' },
+  bins: { scheduleId: 'refresh-bins', workflowType: 'refresh-bins', formerWorkflowType: 'refreshBins', every: '1 day', defaultLookBack: '1 day' },
+  stuck: { scheduleId: 'sweep-stuck', workflowType: 'sweep-stuck', formerWorkflowType: 'sweepStuck', every: '1 hour', defaultLookBack: '1 hour' },
 };
 
 export const RECONCILE_KINDS = Object.keys(RECONCILIATIONS) as ReconcileKind[];

@@ -33,7 +33,9 @@ export type LatestReport = { kind: ReconcileKind; workflowId: string; report: Dr
 export async function latestReports(target: ReconcileTarget, kinds: readonly ReconcileKind[]): Promise<LatestReport[]> {
   return Promise.all(
     kinds.map(async (kind): Promise<LatestReport> => {
-      const query = `WorkflowType = '${RECONCILIATIONS[kind].workflowType}' AND TaskQueue = '${target.taskQueue.replace(/'/g, "''")}' AND ExecutionStatus = 'Completed'`;
+      const { workflowType, formerWorkflowType } = RECONCILIATIONS[kind];
+      // Under either name: the last report may be of a run made before the rename.
+      const query = `WorkflowType IN ('${workflowType}', '${formerWorkflowType}') AND TaskQueue = '${target.taskQueue.replace(/'/g, "''")}' AND ExecutionStatus = 'Completed'`;
       let latest: { workflowId: string; runId: string } | undefined;
       // Visibility lists closed runs newest first: the first one listed is the last report.
       for await (const run of target.client.workflow.list({ query, pageSize: 1 })) {

@@ -10,7 +10,9 @@ export { rechargeEsim } from './recharge-esim';
 export { trackPayout } from './track-payout';
 export { sendPayout } from './send-payout';
 export { walletBalance, esimPlans } from './provider-reads';
-export { reconcileMoney } from './reconciliation/reconcile-money';
-export { reconcileCards } from './reconciliation/reconcile-cards';
-export { refreshBins } from './reconciliation/refresh-bins';
-export { sweepStuck } from './reconciliation/sweep-stuck';
+// Under their schedules' names (CONTRACTS §9), and under the names they had before, so runs and
+// schedules made then still find their workflow (RECONCILIATIONS' formerWorkflowType).
+export { reconcileMoney as 'reconcile-money', reconcileMoney } from './reconciliation/reconcile-money';
+export { reconcileCards as 'reconcile-cards', reconcileCards } from './reconciliation/reconcile-cards';
+export { refreshBins as 'refresh-bins', refreshBins } from './reconciliation/refresh-bins';
+export { sweepStuck as 'sweep-stuck', sweepStuck } from './reconciliation/sweep-stuck';

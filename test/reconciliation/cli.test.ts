@@ -4,9 +4,11 @@
  * exits 0 with no difference and 1 with some, `drift --json` prints the last reports.
  */
 import { SandboxControlClient } from '../../src/sandbox/control-client';
+import { RECONCILIATIONS } from '../../src/shared/reconciliation';
 import { runCli } from '../../src/starter/run';
 import { issueTestCard } from '../helpers/flows';
 import { startStack, type Stack } from '../helpers/stack';
+import { waitUntil } from '../helpers/wait';
 
 jest.setTimeout(180_000);
 
@@ -42,9 +44,26 @@ describe('the reconciliation CLI', () => {
     expect(listed.map((s) => [s.name, s.paused])).toEqual(SCHEDULE_IDS.map((id) => [id, id === 'reconcile-money']));
     const described = await stack.client.schedule.getHandle('reconcile-money').describe();
     expect(described.policies.overlap).toBe('SKIP');
-    expect(described.action).toMatchObject({ type: 'startWorkflow', workflowType: 'reconcileMoney', taskQueue: stack.taskQueue });
+    expect(described.action).toMatchObject({ type: 'startWorkflow', workflowType: 'reconcile-money', taskQueue: stack.taskQueue });
     expect((await cli('schedules', 'resume', 'reconcile-money')).code).toBe(0);
     expect((await stack.client.schedule.getHandle('reconcile-money').describe()).state.paused).toBe(false);
+  });
+
+  test('a schedule and a run made before the workflows took the schedules\' names: apply moves the schedule, drift reads the run\'s report', async () => {
+    const { workflowType, formerWorkflowType } = RECONCILIATIONS.money;
+    const schedule = stack.client.schedule.getHandle('reconcile-money');
+    await schedule.update((previous) => ({ ...previous, action: { ...previous.action, workflowType: formerWorkflowType } as typeof previous.action }));
+    expect((await schedule.describe()).action).toMatchObject({ workflowType: formerWorkflowType });
+
+    const applied = await cli('schedules', 'apply', '--json');
+    expect(applied.json().result.schedules).toEqual(Object.fromEntries(SCHEDULE_IDS.map((id) => [id, id === 'reconcile-money' ? 'updated' : 'unchanged'])));
+    expect((await schedule.describe()).action).toMatchObject({ type: 'startWorkflow', workflowType, taskQueue: stack.taskQueue });
+
+    // A run of the former type still runs (the worker registers both names), and its report is the last one.
+    const former = await stack.client.workflow.start(formerWorkflowType, { taskQueue: stack.taskQueue, workflowId: `reconcile-money/former/${Date.now()}`, args: [{ since: '1m' }] });
+    await former.result();
+    const lastMoneyReport = async () => (await cli('drift', '--json')).json().result.reports.find((r: { kind: string }) => r.kind === 'money')?.workflowId;
+    await waitUntil(async () => (await lastMoneyReport()) === former.workflowId, 10_000, 'drift shows the former-type run');
   });
 
   test('bad input exits 2', async () => {

@@ -7,7 +7,7 @@ import { SandboxControlClient } from '../../src/sandbox/control-client';
 import { createProviderClient } from '../../src/provider/client';
 import { cardStateQuery, fundCardUpdate } from '../../src/shared/messages';
 import { entityWorkflowId } from '../../src/shared/ids';
-import type { DriftReport, ReconcileKind } from '../../src/shared/reconciliation';
+import { RECONCILIATIONS, type DriftReport, type ReconcileKind } from '../../src/shared/reconciliation';
 import type { CardLifecycleState, CardView } from '../../src/shared/types';
 import { reconcileNow } from '../../src/starter/reconciliation';
 import { applySchedules, triggerSchedule, type ScheduleTarget } from '../../src/temporal/schedules';
@@ -194,7 +194,7 @@ describe('reconciliation on Temporal Schedules', () => {
     expect(paged).toMatchObject({ checked: 3, corrected: 0 });
     expect(kindsAndIds(paged)).toEqual(kindsAndIds(cards));
     const runs: string[] = [];
-    for await (const run of stack.client.workflow.list({ query: `WorkflowType = 'reconcileCards' AND TaskQueue = '${stack.taskQueue}' AND ExecutionStatus = 'ContinuedAsNew'` })) runs.push(run.runId);
+    for await (const run of stack.client.workflow.list({ query: `WorkflowType = '${RECONCILIATIONS.cards.workflowType}' AND TaskQueue = '${stack.taskQueue}' AND ExecutionStatus = 'ContinuedAsNew'` })) runs.push(run.runId);
     expect(runs.length).toBeGreaterThanOrEqual(3);
   });
 

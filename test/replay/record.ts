@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config';
 import { sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { entityWorkflowId } from '../../src/shared/ids';
+import { RECONCILIATIONS } from '../../src/shared/reconciliation';
 import { fundCardUpdate, freezeCardUpdate, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
 import { ensureTemporalCli } from '../../tools/temporal-cli';
 import { startDevServer } from '../../tools/dev-server';
@@ -117,13 +118,13 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
         await handle.result();
         return handle;
       };
-      const money = await reconcile('reconcileMoney');
+      const money = await reconcile(RECONCILIATIONS.money.workflowType);
       await save('reconcile-money-first-run', money, money.firstExecutionRunId);
       await save('reconcile-money-last-run', stack.client.workflow.getHandle(money.workflowId));
-      const cards = await reconcile('reconcileCards');
+      const cards = await reconcile(RECONCILIATIONS.cards.workflowType);
       await save('reconcile-cards-first-run', cards, cards.firstExecutionRunId);
-      await save('refresh-bins', await reconcile('refreshBins'));
-      await save('sweep-stuck', await reconcile('sweepStuck'));
+      await save('refresh-bins', await reconcile(RECONCILIATIONS.bins.workflowType));
+      await save('sweep-stuck', await reconcile(RECONCILIATIONS.stuck.workflowType));
     },
   },
   esim: {
