@@ -65,8 +65,13 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
 
   /** The idempotency key a card movement's caller gave and the amount it asked for, from its start input (decoded through our codec). */
   const movementAskedBy = async (row: FlowRow): Promise<{ callerKey?: string; amount?: number }> => {
-    const history = await temporal.workflow.getHandle(row.workflowId, row.runId).fetchHistory();
-    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    // The first event alone (a page of one): a running movement's history may hold many polls.
+    const page = await temporal.workflowService.getWorkflowExecutionHistory({
+      namespace: temporal.options.namespace,
+      execution: { workflowId: row.workflowId, runId: row.runId },
+      maximumPageSize: 1,
+    });
+    const started = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
     const input = await decodeFromPayloadsAtIndex<{ idempotencyKey?: unknown; amount?: unknown } | undefined>(temporal.workflow.options.loadedDataConverter, 0, started?.input?.payloads);
     return {
       ...(typeof input?.idempotencyKey === 'string' ? { callerKey: input.idempotencyKey } : {}),
