@@ -30,6 +30,7 @@ import { runEntityLoop, wireInbox } from './lib/entity-loop';
 import { EntityWatch } from './lib/entity-watch';
 import { moveMoney } from './lib/money-movement';
 import { CardBalance, type BalanceRead } from './lib/card-balance';
+import { followDeletion } from './lib/card-deletion';
 import { providerCalls } from './lib/provider';
 
 const MAX_RECENT_TRANSACTIONS = 50;
@@ -174,7 +175,8 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
 
   setHandler(freezeCardUpdate, () => change({ cardId, action: 'freeze' }), { validator: open });
   setHandler(unfreezeCardUpdate, () => change({ cardId, action: 'unfreeze' }), { validator: open });
-  setHandler(deleteCardUpdate, () => change({ cardId, action: 'delete' }), { validator: open });
+  // The provider says DELETING and no webhook tells when it is DELETED: the workflow reads until then.
+  setHandler(deleteCardUpdate, () => change({ cardId, action: 'delete' }).then((card) => (followDeletion(inbox, balance), card)), { validator: open });
   setHandler(setPinUpdate, ({ pin }) => change({ cardId, action: 'pin', pin }), {
     validator: (args) => (open(), rejectIf(pinErrors(args?.pin))),
   });
@@ -192,6 +194,8 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
     validator: open,
   });
 
+  // A run continued while the card was DELETING goes on following it.
+  followDeletion(inbox, balance);
   await runEntityLoop(inbox, {
     isFinal: () => inbox.state.status === 'DELETED',
     lingerMs: input.lingerMs,

@@ -47,7 +47,13 @@ describe('the card workflow', () => {
 
     const deleted = await handle.executeUpdate(deleteCardUpdate);
     expect(['DELETING', 'DELETED']).toContain(deleted.status);
-    expect((await stack.control('GET', '/ledger')).violations).toEqual([]);
+    // No webhook says the deletion finished: the card workflow reads the card until the provider says DELETED,
+    // and shows the balance the provider returned to the wallet.
+    await waitUntil(async () => (await handle.query(cardStateQuery)).status === 'DELETED', 30_000, 'the card workflow sees DELETED');
+    const ledger = await stack.control('GET', '/ledger');
+    expect(ledger.cards.find((c: { cardId: string }) => c.cardId === card.cardId)).toMatchObject({ availableBalance: 0 });
+    expect((await handle.query(cardStateQuery)).card).toMatchObject({ status: 'DELETED', availableBalance: 0 });
+    expect(ledger.violations).toEqual([]);
   });
 
   test('validators refuse bad input before it is accepted: nothing reaches history or the provider', async () => {
