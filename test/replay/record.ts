@@ -4,7 +4,7 @@
  * code. Re-record after a deliberate, versioned change; keep the histories recorded before it
  * (docs/versioning.md): they are what proves that running workflows still replay.
  *
- * Usage: tsx test/replay/record.ts [outDir]   (default test/replay/histories)
+ * Usage: tsx test/replay/record.ts [outDir] [scenario…]   (default test/replay/histories, every scenario)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/config';
 import { sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { RECONCILIATIONS } from '../../src/shared/reconciliation';
-import { fundCardUpdate, freezeCardUpdate, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
+import { cardStateQuery, deleteCardUpdate, fundCardUpdate, freezeCardUpdate, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
 import { ensureTemporalCli } from '../../tools/temporal-cli';
 import { startDevServer } from '../../tools/dev-server';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
@@ -103,6 +103,17 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
       await save('provider-entity-payout-reordered', stack.client.workflow.getHandle(entityWorkflowId('payout', merOrderNo)));
     },
   },
+  'card-deleted': {
+    sandbox: { cardProvisioningMs: 300 },
+    async record(stack, save) {
+      const { cardId } = await issue(stack);
+      const card = stack.client.workflow.getHandle(entityWorkflowId('card', cardId));
+      await card.executeUpdate(deleteCardUpdate);
+      // The card workflow reads the card until the provider says DELETED (card-deletion-followed).
+      await waitUntil(async () => (await card.query(cardStateQuery)).status === 'DELETED', 30_000, 'the card workflow sees DELETED');
+      await save('card-lifecycle-deleted', card);
+    },
+  },
   reconciliation: {
     // Windows of 1 s and the sandbox counting in the same windows: the paced reads take seconds.
     sandbox: { cardProvisioningMs: 100, rateLimit: { windowMs: 1000, general: 100, sensitive: 70, balance: 70 } },
@@ -147,7 +158,9 @@ async function main(): Promise<void> {
   const server = await startDevServer({ cliPath, headless: true });
   process.env.TEST_TEMPORAL_ADDRESS = server.address;
   try {
-    for (const [name, scenario] of Object.entries(SCENARIOS)) {
+    // `npm run record-histories -- NAME…` records those scenarios only (the others' files are left as they are).
+    const only = process.argv.slice(3);
+    for (const [name, scenario] of Object.entries(SCENARIOS).filter(([n]) => only.length === 0 || only.includes(n))) {
       process.stderr.write(`recording ${name}\n`);
       const stack = await startStack(scenario.sandbox ?? {}, { ...REPLAY_CODEC_ENV, ...scenario.env });
       try {

@@ -3,14 +3,16 @@
  * A change to src/workflows/** that breaks determinism for a workflow that may be running fails
  * here: ship it behind a patch marker instead (docs/versioning.md). The histories in
  * before-versioned-keys/ (before the idempotency-key patches) and before-one-way-waiting/ (flows
- * that polled by themselves), before-money-edges/, before-coalesced-reads/ and before-reconcile-updates/
- * (card workflows before MoneyMovedHour, and no reconciliation histories yet) stand for workflows
- * still running and must keep replaying.
+ * that polled by themselves), before-money-edges/, before-coalesced-reads/, before-reconcile-updates/
+ * (card workflows before MoneyMovedHour, and no reconciliation histories yet) and before-schedule-names/
+ * (the reconciliation workflows under their former camelCase types) stand for workflows still running
+ * and must keep replaying.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
+import { RECONCILIATIONS } from '../../src/shared/reconciliation';
 import { createDataConverter } from '../../src/codec/payload-codec';
 import { REPLAY_CODEC_ENV } from './codec';
 import { loadHistory } from './load-history';
@@ -38,7 +40,8 @@ describe('replay of recorded histories', () => {
 
   test('covers every workflow type', () => {
     const types = new Set(files.map((f) => workflowType(f)));
-    for (const t of ['issueCard', 'fundCard', 'withdrawFromCard', 'cardLifecycle', 'providerEntity', 'onboardCardholder', 'purchaseEsim', 'rechargeEsim', 'trackPayout', 'sendPayout']) {
+    const reconciliations = Object.values(RECONCILIATIONS).flatMap((r) => [r.workflowType, r.formerWorkflowType]);
+    for (const t of ['issueCard', 'fundCard', 'withdrawFromCard', 'cardLifecycle', 'providerEntity', 'onboardCardholder', 'purchaseEsim', 'rechargeEsim', 'trackPayout', 'sendPayout', ...reconciliations]) {
       expect(types).toContain(t);
     }
   });
