@@ -13,7 +13,7 @@ import type { BinCache } from '../provider/bin-cache';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
 import { toCardView } from '../shared/card-rules';
-import { DIFFERENCE_KINDS, EXPECTED_FLOW_MS, countByKind, readBudget, summariseReport, type DriftReport, type ReadBudget, type WindowedRead } from '../shared/reconciliation';
+import { DIFFERENCE_KINDS, EXPECTED_FLOW_MS, RECONCILIATIONS, countByKind, readBudget, summariseReport, type DriftReport, type ReadBudget, type WindowedRead } from '../shared/reconciliation';
 import { RATE_QUEUE_LIMITS } from '../shared/task-queues';
 import type { CardView } from '../shared/types';
 import { providerCall } from './provider-call';
@@ -88,15 +88,17 @@ export function createReconciliationActivities({ provider, bins, reconciliationM
       return { before, after: after.map((b) => b.cardBinId) };
     },
 
-    /** Ends a run: the gauges of its difference kinds (zeros included) and one summary log line. */
+    /** Ends a run: the gauges of its difference kinds (zeros included), when it ended, and one summary log line. */
     async recordReport(report: DriftReport): Promise<void> {
       const counts = countByKind(report.differences);
-      for (const kind of DIFFERENCE_KINDS[report.kind]) reconciliationMetrics?.differences(kind, counts[kind] ?? 0);
+      const name = RECONCILIATIONS[report.kind].scheduleId;
+      for (const kind of DIFFERENCE_KINDS[report.kind]) reconciliationMetrics?.differences(name, kind, counts[kind] ?? 0);
       if (report.kind === 'stuck') {
         const byFlow: Record<string, number> = Object.fromEntries(Object.keys(EXPECTED_FLOW_MS).map((k) => [k, 0]));
         for (const d of report.differences) byFlow[d.ids.flowKind] = (byFlow[d.ids.flowKind] ?? 0) + 1;
         for (const [flowKind, n] of Object.entries(byFlow)) reconciliationMetrics?.stuck(flowKind, n);
       }
+      reconciliationMetrics?.ran(name, Date.parse(report.finishedAt) || Date.now());
       Context.current().log.info(summariseReport(report), { reconciliation: report.kind, checked: report.checked, differences: counts, corrected: report.corrected });
     },
   };

@@ -64,21 +64,28 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
 }
 
 export interface ReconciliationMetrics {
-  /** The differences the last run of a reconciliation found, by difference kind (CONTRACTS §9). */
-  differences(kind: string, count: number): void;
+  /** The differences the last run of a reconciliation (its schedule's name) found, by difference kind (CONTRACTS §9). */
+  differences(reconciliation: string, kind: string, count: number): void;
   /** Flows the last sweep found stuck, by flow kind. */
   stuck(flowKind: string, count: number): void;
+  /** When a run of the reconciliation ended (epoch ms). */
+  ran(reconciliation: string, at: number): void;
 }
 
 /**
  * Worker: what the reconciliation schedules found (issue 22). Gauges, not counters: each run
- * replaces its kind's figure, so an alert reads "differences now", not "differences ever".
+ * replaces its kind's figure, so an alert reads "differences now", not "differences ever". Each
+ * worker holds the figures of the runs it made; `reconciliation_last_run_timestamp_seconds` says
+ * which worker made the latest run of each reconciliation, so alerts read that worker's figures
+ * only (deploy/prometheus/alerts.yml), and page when a reconciliation stops running.
  */
 export function reconciliationMetrics(registry: Registry): ReconciliationMetrics {
-  const differences = new Gauge({ name: 'reconciliation_differences', help: 'Differences found by the last reconciliation run, by difference kind', labelNames: ['kind'], registers: [registry] });
-  const stuck = new Gauge({ name: 'flows_stuck', help: 'Flows the last sweep-stuck run found stuck, by flow kind', labelNames: ['flow_kind'], registers: [registry] });
+  const differences = new Gauge({ name: 'reconciliation_differences', help: 'Differences found by the last reconciliation run this worker made, by reconciliation and difference kind', labelNames: ['reconciliation', 'kind'], registers: [registry] });
+  const stuck = new Gauge({ name: 'flows_stuck', help: 'Flows the last sweep-stuck run this worker made found stuck, by flow kind', labelNames: ['flow_kind'], registers: [registry] });
+  const lastRun = new Gauge({ name: 'reconciliation_last_run_timestamp_seconds', help: 'When the last run of each reconciliation this worker made ended (Unix seconds)', labelNames: ['reconciliation'], registers: [registry] });
   return {
-    differences: (kind, count) => differences.set({ kind }, count),
+    differences: (reconciliation, kind, count) => differences.set({ reconciliation, kind }, count),
     stuck: (flowKind, count) => stuck.set({ flow_kind: flowKind }, count),
+    ran: (reconciliation, at) => lastRun.set({ reconciliation }, Math.floor(at / 1000)),
   };
 }

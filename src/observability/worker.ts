@@ -18,7 +18,7 @@ import { startObservabilityServer, temporalReachable } from './server';
 export interface WorkerObservability {
   url?: string;
   providerObserver?: ProviderCallObserver;
-  /** What reconciliation runs found: reconciliation_differences{kind}, flows_stuck{flow_kind}. */
+  /** What reconciliation runs found: reconciliation_differences{reconciliation,kind}, flows_stuck{flow_kind}, reconciliation_last_run_timestamp_seconds{reconciliation}. */
   reconciliation?: ReconciliationMetrics;
   close(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 /**
  * A run's report reaches the worker's metrics and log (activities/reconciliation.ts recordReport):
- * reconciliation_differences{kind} for every kind of that reconciliation (zeros included, so a
+ * reconciliation_differences{reconciliation,kind} for every kind of that reconciliation (zeros included, so a
  * corrected difference stops alerting), flows_stuck{flow_kind}, one summary line.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -27,16 +27,20 @@ test('the last run of each reconciliation sets its gauges and logs one summary l
   await env.run(recordReport, report('cards', [{ kind: 'card-balance-differs', ids: { cardId: 'a' } }, { kind: 'card-balance-differs', ids: { cardId: 'b' } }, { kind: 'card-unknown-at-provider', ids: { cardId: 'c' } }]));
   await env.run(recordReport, report('stuck', [{ kind: 'flow-stuck', ids: { workflowId: 'w', flowKind: 'sendPayout' } }]));
   let text = await registry.metrics();
-  expect(text).toContain('reconciliation_differences{kind="card-balance-differs"} 2');
-  expect(text).toContain('reconciliation_differences{kind="card-unknown-at-provider"} 1');
-  expect(text).toContain('reconciliation_differences{kind="card-status-differs"} 0');
+  expect(text).toContain('reconciliation_differences{reconciliation="reconcile-cards",kind="card-balance-differs"} 2');
+  expect(text).toContain('reconciliation_differences{reconciliation="reconcile-cards",kind="card-unknown-at-provider"} 1');
+  expect(text).toContain('reconciliation_differences{reconciliation="reconcile-cards",kind="card-status-differs"} 0');
   expect(text).toContain('flows_stuck{flow_kind="sendPayout"} 1');
   expect(text).toContain('flows_stuck{flow_kind="fundCard"} 0');
+  // When each ended (the report's finishedAt): alerts read the figures of the worker that made the latest run.
+  expect(text).toContain(`reconciliation_last_run_timestamp_seconds{reconciliation="reconcile-cards"} ${Date.parse('2026-11-23T00:01:00.000Z') / 1000}`);
+  expect(text).toContain(`reconciliation_last_run_timestamp_seconds{reconciliation="sweep-stuck"} ${Date.parse('2026-11-23T00:01:00.000Z') / 1000}`);
+  expect(text).not.toContain('reconciliation_last_run_timestamp_seconds{reconciliation="reconcile-money"}');
   expect(lines).toEqual(['reconcile-cards: 10 checked, 3 difference(s) (2 card-balance-differs, 1 card-unknown-at-provider), 0 corrected', 'sweep-stuck: 10 checked, 1 difference(s) (1 flow-stuck), 0 corrected']);
 
   await env.run(recordReport, report('cards', []));
   text = await registry.metrics();
-  expect(text).toContain('reconciliation_differences{kind="card-balance-differs"} 0');
+  expect(text).toContain('reconciliation_differences{reconciliation="reconcile-cards",kind="card-balance-differs"} 0');
   expect(lines[2]).toBe('reconcile-cards: 10 checked, no difference');
   logged.mockRestore();
 });
