@@ -12,6 +12,7 @@ import { cardMovementsQuery, cardReadSignal, cardStateQuery } from '../shared/me
 import type { CardView } from '../shared/types';
 import { describeFlow, flowSearchAttributes, type FlowStatus } from '../starter/status';
 import { isCardMovement, moneyClaimOf, type FlowOutcome, type MoneyClaim } from '../shared/reconcile-checks';
+import { latestReport } from '../temporal/reconciliation-reports';
 
 export interface FlowRow {
   workflowId: string;
@@ -136,6 +137,12 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
         }),
       );
       return { items, nextPageToken: page.nextPageToken };
+    },
+
+    /** The BIN ids the last completed refresh-bins run on the task queue reported; null when none did. */
+    async lastReportedBins({ taskQueue }: { taskQueue: string }): Promise<string[] | null> {
+      const bins = (await latestReport(temporal, taskQueue, 'bins'))?.report.bins;
+      return Array.isArray(bins) ? bins : null;
     },
 
     /** One page of flows, as visibility lists them. */

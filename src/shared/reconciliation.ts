@@ -80,6 +80,8 @@ export interface DriftReport {
   differences: Difference[];
   /** How many of the differences were corrected in our own view (a card workflow's cached card). */
   corrected: number;
+  /** refresh-bins: the provider's BIN ids as the run read them, the baseline of the next run on any worker. */
+  bins?: string[];
 }
 
 export interface ReconcileInput {

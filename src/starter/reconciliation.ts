@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { RECONCILIATIONS, type DriftReport, type ReconcileInput, type ReconcileKind } from '../shared/reconciliation';
+import { latestReport } from '../temporal/reconciliation-reports';
 
 export interface ReconcileTarget {
   client: Client;
@@ -33,18 +34,8 @@ export type LatestReport = { kind: ReconcileKind; workflowId: string; report: Dr
 export async function latestReports(target: ReconcileTarget, kinds: readonly ReconcileKind[]): Promise<LatestReport[]> {
   return Promise.all(
     kinds.map(async (kind): Promise<LatestReport> => {
-      const { workflowType, formerWorkflowType } = RECONCILIATIONS[kind];
-      // Under either name: the last report may be of a run made before the rename.
-      const query = `WorkflowType IN ('${workflowType}', '${formerWorkflowType}') AND TaskQueue = '${target.taskQueue.replace(/'/g, "''")}' AND ExecutionStatus = 'Completed'`;
-      let latest: { workflowId: string; runId: string } | undefined;
-      // Visibility lists closed runs newest first: the first one listed is the last report.
-      for await (const run of target.client.workflow.list({ query, pageSize: 1 })) {
-        latest = { workflowId: run.workflowId, runId: run.runId };
-        break;
-      }
-      if (!latest) return { kind };
-      const report = (await target.client.workflow.getHandle(latest.workflowId, latest.runId).result()) as DriftReport;
-      return { kind, workflowId: latest.workflowId, report };
+      const latest = await latestReport(target.client, target.taskQueue, kind);
+      return latest ? { kind, ...latest } : { kind };
     }),
   );
 }

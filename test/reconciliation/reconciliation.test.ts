@@ -198,6 +198,26 @@ describe('reconciliation on Temporal Schedules', () => {
     expect(runs.length).toBeGreaterThanOrEqual(3);
   });
 
+  test("refresh-bins compares against the last run's report: a run on a fresh worker (its BIN cache empty) still reports what the provider added and withdrew", async () => {
+    await stack.stopWorkers();
+    const worker = spawnWorker(stack, { PROVIDER_RATE_WINDOW_MS: String(WINDOW_MS), RECONCILE_BUDGET_SHARE: '0.01' });
+    try {
+      const added = `bin_newer_${Date.now()}`;
+      await sandbox.addCardBin({ cardBinId: added, bin: '400001', brand: 'VISA', issuingCountry: 'SG', currency: 'USD' });
+      await sandbox.removeCardBin(seeded.cardBinId);
+      const report = await runSchedule('bins');
+      expect(kindsAndIds(report)).toEqual([
+        { kind: 'bin-added', ids: { cardBinId: added } },
+        { kind: 'bin-removed', ids: { cardBinId: seeded.cardBinId } },
+      ]);
+      expect(report.bins).toContain(added);
+      expect(report.bins).not.toContain(seeded.cardBinId);
+    } finally {
+      await worker.kill();
+      await stack.startWorkers();
+    }
+  });
+
   test("a run reads within its share of each window (one read here), each read behind the flows' calls (lowest priority)", async () => {
     const workflowId = await triggerSchedule(schedules, 'cards');
     const handle = stack.client.workflow.getHandle(workflowId);

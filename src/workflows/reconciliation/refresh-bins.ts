@@ -1,21 +1,32 @@
 /**
  * refresh-bins (daily): the BIN cache refreshed from GET /card-bins now, not when its 24 hours
- * run out; BINs the provider added or withdrew since the cache was filled are reported.
+ * run out; BINs the provider added or withdrew since the last run are reported. The last run's
+ * list is its report's `bins`, so the baseline is the same whichever worker runs it, and after a
+ * restart; without a report that lists them (the first run), the running worker's cache is it.
  */
+import { patched } from '@temporalio/workflow';
 import type { Difference, DriftReport, ReconcileInput } from '../../shared/reconciliation';
 import { providerCalls } from '../lib/provider';
-import { runReconciliation } from './run';
+import { mainQueue, runReconciliation, temporalSide } from './run';
+
+/** docs/versioning.md: before it, a run compared against the running worker's cache alone (empty on a fresh worker: nothing reported). */
+export const BINS_AGAINST_LAST_REPORT_PATCH = 'refresh-bins-against-last-report';
 
 export async function refreshBins(input: ReconcileInput = {}): Promise<DriftReport> {
   const reads = providerCalls('reconcile');
-  return runReconciliation('bins', input, () => 'GET /card-bins', async () => {
+  let bins: string[] | undefined;
+  const report = await runReconciliation('bins', input, () => 'GET /card-bins', async () => {
+    const reported = patched(BINS_AGAINST_LAST_REPORT_PATCH) ? await temporalSide.lastReportedBins({ taskQueue: mainQueue() }) : null;
     const { before, after } = await reads.reconcileRefreshBins();
+    bins = after;
+    const known = reported ?? before;
     const differences: Difference[] = [];
-    if (before) {
-      for (const id of after) if (!before.includes(id)) differences.push({ kind: 'bin-added', ids: { cardBinId: id }, provider: id });
-      for (const id of before) if (!after.includes(id)) differences.push({ kind: 'bin-removed', ids: { cardBinId: id }, ours: id });
+    if (known) {
+      for (const id of after) if (!known.includes(id)) differences.push({ kind: 'bin-added', ids: { cardBinId: id }, provider: id });
+      for (const id of known) if (!after.includes(id)) differences.push({ kind: 'bin-removed', ids: { cardBinId: id }, ours: id });
     }
     // The cache now holds the provider's list: every difference is corrected in our view.
     return { checked: after.length, corrected: differences.length, differences, nextPageToken: null };
   });
+  return bins === undefined ? report : { ...report, bins };
 }
