@@ -51,8 +51,13 @@ export function createReconciliationActivities({ provider, bins, reconciliationM
     return resetAt === undefined ? {} : { windowResetAt: resetAt };
   };
   return {
-    /** The pace a run keeps (its share of the window of the endpoints it reads), from the worker's configuration. */
-    async readReconcileBudget(): Promise<ReadBudget> {
+    /**
+     * The pace a run keeps (its share of the window of the endpoints it reads), from the worker's
+     * configuration. Every run and continued run asks it first, so it also marks the reconciliation
+     * alive (ReconciliationNotRun); runs started before they named themselves here mark nothing.
+     */
+    async readReconcileBudget({ reconciliation }: { reconciliation?: string } = {}): Promise<ReadBudget> {
+      if (reconciliation !== undefined) reconciliationMetrics?.active(reconciliation, Date.now());
       return readBudget(reconcileBudget.windowMs, reconcileBudget.share, [RATE_QUEUE_LIMITS['card-read'], RATE_QUEUE_LIMITS.general]);
     },
 

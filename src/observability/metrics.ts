@@ -70,6 +70,8 @@ export interface ReconciliationMetrics {
   stuck(flowKind: string, count: number): void;
   /** When a run of the reconciliation ended (epoch ms). */
   ran(reconciliation: string, at: number): void;
+  /** When a run of the reconciliation started, continued-as-new or ended (epoch ms): it is alive. */
+  active(reconciliation: string, at: number): void;
 }
 
 /**
@@ -77,15 +79,21 @@ export interface ReconciliationMetrics {
  * replaces its kind's figure, so an alert reads "differences now", not "differences ever". Each
  * worker holds the figures of the runs it made; `reconciliation_last_run_timestamp_seconds` says
  * which worker made the latest run of each reconciliation, so alerts read that worker's figures
- * only (deploy/prometheus/alerts.yml), and page when a reconciliation stops running.
+ * only (deploy/prometheus/alerts.yml); `reconciliation_last_active_timestamp_seconds` pages when a
+ * reconciliation stops running (a long run counts as alive at each continue-as-new).
  */
 export function reconciliationMetrics(registry: Registry): ReconciliationMetrics {
   const differences = new Gauge({ name: 'reconciliation_differences', help: 'Differences found by the last reconciliation run this worker made, by reconciliation and difference kind', labelNames: ['reconciliation', 'kind'], registers: [registry] });
   const stuck = new Gauge({ name: 'flows_stuck', help: 'Flows the last sweep-stuck run this worker made found stuck, by flow kind', labelNames: ['flow_kind'], registers: [registry] });
   const lastRun = new Gauge({ name: 'reconciliation_last_run_timestamp_seconds', help: 'When the last run of each reconciliation this worker made ended (Unix seconds)', labelNames: ['reconciliation'], registers: [registry] });
+  const lastActive = new Gauge({ name: 'reconciliation_last_active_timestamp_seconds', help: 'When a run of each reconciliation last started, continued-as-new or ended on this worker (Unix seconds)', labelNames: ['reconciliation'], registers: [registry] });
   return {
     differences: (reconciliation, kind, count) => differences.set({ reconciliation, kind }, count),
     stuck: (flowKind, count) => stuck.set({ flow_kind: flowKind }, count),
-    ran: (reconciliation, at) => lastRun.set({ reconciliation }, Math.floor(at / 1000)),
+    ran: (reconciliation, at) => {
+      lastRun.set({ reconciliation }, Math.floor(at / 1000));
+      lastActive.set({ reconciliation }, Math.floor(at / 1000));
+    },
+    active: (reconciliation, at) => lastActive.set({ reconciliation }, Math.floor(at / 1000)),
   };
 }

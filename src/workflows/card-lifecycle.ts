@@ -30,7 +30,7 @@ import { runEntityLoop, wireInbox } from './lib/entity-loop';
 import { EntityWatch } from './lib/entity-watch';
 import { moveMoney } from './lib/money-movement';
 import { CardBalance, type BalanceRead } from './lib/card-balance';
-import { followDeletion } from './lib/card-deletion';
+import { DeletionFollower, type DeletionFollow } from './lib/card-deletion';
 import { providerCalls } from './lib/provider';
 
 const MAX_RECENT_TRANSACTIONS = 50;
@@ -68,6 +68,8 @@ export interface CardLifecycleInput {
   maxHistoryEvents?: number;
   /** The card's last balance read from the provider (lib/card-balance.ts). */
   balanceRead?: BalanceRead;
+  /** The follow of a deleted card to DELETED (lib/card-deletion.ts), carried across continue-as-new. */
+  deletionFollow?: DeletionFollow;
 }
 
 export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLifecycleState> {
@@ -91,6 +93,7 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
 
   const watch = new EntityWatch(inbox, input.watch);
   const balance = new CardBalance(cardId, inbox, input.balanceRead);
+  const deletion = new DeletionFollower(inbox, balance, input.deletionFollow);
   wireInbox(inbox, watch, (event) => {
     recordTransaction(transactions, event);
     if (event.eventType === 'CARD_TRANSACTION') void balance.refresh();
@@ -176,7 +179,7 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   setHandler(freezeCardUpdate, () => change({ cardId, action: 'freeze' }), { validator: open });
   setHandler(unfreezeCardUpdate, () => change({ cardId, action: 'unfreeze' }), { validator: open });
   // The provider says DELETING and no webhook tells when it is DELETED: the workflow reads until then.
-  setHandler(deleteCardUpdate, () => change({ cardId, action: 'delete' }).then((card) => (followDeletion(inbox, balance), card)), { validator: open });
+  setHandler(deleteCardUpdate, () => change({ cardId, action: 'delete' }).then((card) => (deletion.follow(true), card)), { validator: open });
   setHandler(setPinUpdate, ({ pin }) => change({ cardId, action: 'pin', pin }), {
     validator: (args) => (open(), rejectIf(pinErrors(args?.pin))),
   });
@@ -195,7 +198,7 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   });
 
   // A run continued while the card was DELETING goes on following it.
-  followDeletion(inbox, balance);
+  deletion.follow();
   await runEntityLoop(inbox, {
     isFinal: () => inbox.state.status === 'DELETED',
     lingerMs: input.lingerMs,
@@ -209,6 +212,7 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
         operationsApplied,
         updateOutcomes: [...outcomes],
         balanceRead: balance.last,
+        deletionFollow: deletion.state,
       }),
   });
   return state();

@@ -1,6 +1,7 @@
 /**
  * Every expression of deploy/prometheus/alerts.yml and deploy/grafana/*.json names a series that
- * exists: one our processes declare (src/observability/*.ts), `up` (Prometheus' own), or one a
+ * exists: one our processes declare (src/observability/*.ts), `up` (Prometheus' own), one the rules
+ * file records (`- record:`), or one a
  * real worker's /metrics exports (the Temporal SDK's, scraped here from a worker process on the
  * run's dev server after a workflow task failed and an activity failed, so its failure counters
  * and latency histograms are there; their names carry no _total and latencies are milliseconds).
@@ -21,6 +22,11 @@ function alertExpressions(): string[] {
   const text = readFileSync(join(ROOT, 'deploy/prometheus/alerts.yml'), 'utf8');
   // `expr:` on one line, or a block scalar (`expr: |`) whose indented lines follow.
   return [...text.matchAll(/expr: (?:\|\n((?:\s{10,}.*\n)+)|(.*)\n)/g)].map((m) => (m[1] ?? m[2]).trim());
+}
+
+/** The series the rules file records itself (`- record: name`). */
+function recordedSeries(): string[] {
+  return [...readFileSync(join(ROOT, 'deploy/prometheus/alerts.yml'), 'utf8').matchAll(/- record: (\S+)/g)].map((m) => m[1]);
 }
 
 function dashboardExpressions(): string[] {
@@ -44,7 +50,7 @@ describe('the series that alerts and dashboard name', () => {
   afterAll(async () => worker?.stop());
 
   test('the expressions are found and parsed', () => {
-    expect(alertExpressions().length).toBe([...readFileSync(join(ROOT, 'deploy/prometheus/alerts.yml'), 'utf8').matchAll(/- alert: /g)].length);
+    expect(alertExpressions().length).toBe([...readFileSync(join(ROOT, 'deploy/prometheus/alerts.yml'), 'utf8').matchAll(/- (alert|record): /g)].length);
     expect(dashboardExpressions().length).toBeGreaterThan(10);
     expect(seriesNamed('histogram_quantile(0.95, sum by (le, task_queue) (rate(x_bucket{a=~"b|c"}[5m]))) > 2 and on (job) up == 0')).toEqual(['x_bucket', 'up']);
   });
@@ -74,7 +80,7 @@ describe('the series that alerts and dashboard name', () => {
         const names = await exported();
         return names.has('temporal_workflow_task_execution_failed') && names.has('temporal_activity_schedule_to_start_latency');
       }, 60_000, 'the SDK failure counter and latency histograms');
-      const known = new Set([...ourDeclaredSeries(ROOT), ...(await exported()), 'up']);
+      const known = new Set([...ourDeclaredSeries(ROOT), ...(await exported()), ...recordedSeries(), 'up']);
       const unknown = [...alertExpressions(), ...dashboardExpressions()].flatMap((expr) =>
         seriesNamed(expr)
           .filter((s) => !known.has(declaredName(s, known)))

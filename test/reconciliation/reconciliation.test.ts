@@ -199,6 +199,8 @@ describe('reconciliation on Temporal Schedules', () => {
   });
 
   test("refresh-bins compares against the last run's report: a run on a fresh worker (its BIN cache empty) still reports what the provider added and withdrew", async () => {
+    // The baseline: a run that reports the provider's list as it is now (whatever the tests before it did).
+    expect((await runSchedule('bins')).bins).toContain(seeded.cardBinId);
     await stack.stopWorkers();
     const worker = spawnWorker(stack, { PROVIDER_RATE_WINDOW_MS: String(WINDOW_MS), RECONCILE_BUDGET_SHARE: '0.01' });
     try {

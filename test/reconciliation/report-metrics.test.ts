@@ -19,7 +19,7 @@ const report = (kind: DriftReport['kind'], differences: DriftReport['differences
 
 test('the last run of each reconciliation sets its gauges and logs one summary line', async () => {
   const registry = createRegistry();
-  const { recordReport } = createReconciliationActivities({ provider: {} as never, bins: {} as never, reconciliationMetrics: reconciliationMetrics(registry), reconcileBudget: { windowMs: 60_000, share: 0.1 } });
+  const { recordReport, readReconcileBudget } = createReconciliationActivities({ provider: {} as never, bins: {} as never, reconciliationMetrics: reconciliationMetrics(registry), reconcileBudget: { windowMs: 60_000, share: 0.1 } });
   const env = new MockActivityEnvironment();
   const lines: string[] = [];
   const logged = jest.spyOn(env.context.log, 'info').mockImplementation((message: string) => void lines.push(message));
@@ -36,6 +36,12 @@ test('the last run of each reconciliation sets its gauges and logs one summary l
   expect(text).toContain(`reconciliation_last_run_timestamp_seconds{reconciliation="reconcile-cards"} ${Date.parse('2026-11-23T00:01:00.000Z') / 1000}`);
   expect(text).toContain(`reconciliation_last_run_timestamp_seconds{reconciliation="sweep-stuck"} ${Date.parse('2026-11-23T00:01:00.000Z') / 1000}`);
   expect(text).not.toContain('reconciliation_last_run_timestamp_seconds{reconciliation="reconcile-money"}');
+  expect(text).toContain(`reconciliation_last_active_timestamp_seconds{reconciliation="reconcile-cards"} ${Date.parse('2026-11-23T00:01:00.000Z') / 1000}`);
+  // A run (or a continued one) starting marks its reconciliation alive: a long run does not look dead.
+  const before = Math.floor(Date.now() / 1000);
+  await env.run(readReconcileBudget, { reconciliation: 'reconcile-money' });
+  const alive = Number(/reconciliation_last_active_timestamp_seconds\{reconciliation="reconcile-money"\} (\d+)/.exec(await registry.metrics())?.[1]);
+  expect(alive).toBeGreaterThanOrEqual(before);
   expect(lines).toEqual(['reconcile-cards: 10 checked, 3 difference(s) (2 card-balance-differs, 1 card-unknown-at-provider), 0 corrected', 'sweep-stuck: 10 checked, 1 difference(s) (1 flow-stuck), 0 corrected']);
 
   await env.run(recordReport, report('cards', []));

@@ -192,6 +192,25 @@ describe('money through the card workflow', () => {
     expect(added).toBeLessThanOrEqual(2);
   });
 
+  test('a card deleted twice is followed once until the provider says DELETED', async () => {
+    stack = await startStack({ cardProvisioningMs: 50 });
+    const card = await issueTestCard(stack, 1000);
+    const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
+    await waitUntil(async () => (await handle.query(cardStateQuery)).status === 'ENABLE', 20_000, 'the card enabled');
+    const reads = async () => ((await handle.fetchHistory()).events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'getCard').length;
+    const before = await reads();
+    // The provider takes 6 s to delete: a follower reads at about 1, 3 and 7 s.
+    await stack.control('PUT', '/config', { cardProvisioningMs: 6_000 });
+    expect((await handle.executeUpdate(deleteCardUpdate)).status).toBe('DELETING');
+    // The second delete out of step with the first follower's reads, so a second follower's would not share them.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await handle.executeUpdate(deleteCardUpdate)).status).toBe('DELETING');
+    await waitUntil(async () => (await handle.query(cardStateQuery)).status === 'DELETED', 30_000, 'the card workflow sees DELETED');
+    // Each delete reads the card once after it; one follower adds 3 reads (a second would add 2 more).
+    expect((await reads()) - before).toBeLessThanOrEqual(2 + 3);
+    expect((await handle.query(cardStateQuery)).card).toMatchObject({ status: 'DELETED', availableBalance: 0 });
+  });
+
   test('a caller-key retry after the client lost the answer moves money once', async () => {
     stack = await startStack({ cardProvisioningMs: 50 });
     const card = await issueTestCard(stack, 1000);

@@ -38,6 +38,11 @@ export class CardBalance {
     this.inbox.observe(card.status, { ...card }, readAt);
   }
 
+  /** True when this workflow reads its card (started after card-balance-refresh, or replaying a history that did). */
+  reads(): boolean {
+    return patched(CARD_BALANCE_REFRESH_PATCH);
+  }
+
   /** The read under way, and the one queued behind it for everyone who asked meanwhile. */
   private current?: Promise<void>;
   private next?: Promise<void>;
@@ -50,7 +55,7 @@ export class CardBalance {
    * moving money faster than its endpoint's window piled up reads without end.
    */
   refresh(): Promise<void> {
-    if (!patched(CARD_BALANCE_REFRESH_PATCH)) return Promise.resolve();
+    if (!this.reads()) return Promise.resolve();
     if (!patched(CARD_BALANCE_COALESCED_PATCH)) return this.read();
     if (this.next) return this.next;
     if (!this.current) {

@@ -13,27 +13,70 @@ import type { EntityInbox } from './entity-inbox';
 /** docs/versioning.md: card workflows that deleted their card before it wait for reconcile-cards to see DELETED. */
 export const CARD_DELETION_FOLLOWED_PATCH = 'card-deletion-followed';
 
-const FIRST_READ_AFTER_MS = 1_000;
+const FIRST_INTERVAL_MS = 1_000;
 const MAX_INTERVAL_MS = 5 * 60_000;
 /** A day: reconcile-cards (daily) takes over after it. */
 const FOLLOW_FOR_MS = 24 * 3_600_000;
 
-/**
- * Starts following when the card is DELETING (after a delete, or in a run continued while it
- * was); returns at once otherwise. Runs beside the workflow's loop: it ends the workflow only
- * through the status it reads (DELETED is final).
- */
-export function followDeletion(inbox: EntityInbox, balance: CardBalance): void {
-  const deleting = () => inbox.state.status === 'DELETING';
-  if (!deleting() || !patched(CARD_DELETION_FOLLOWED_PATCH)) return;
-  void (async () => {
-    const until = Date.now() + FOLLOW_FOR_MS;
-    let interval = FIRST_READ_AFTER_MS;
-    while (Date.now() < until) {
-      if (await condition(() => !deleting(), Math.min(interval, Math.max(1, until - Date.now())))) return;
-      await balance.refresh();
-      if (!deleting()) return;
-      interval = Math.min(interval * 2, MAX_INTERVAL_MS);
+/** Where a follow stands: carried across continue-as-new, so neither its day nor its pace starts over. */
+export interface DeletionFollow {
+  until: number;
+  intervalMs: number;
+}
+
+export class DeletionFollower {
+  #follow: DeletionFollow | undefined;
+  #running = false;
+
+  constructor(
+    private readonly inbox: EntityInbox,
+    private readonly balance: CardBalance,
+    follow?: DeletionFollow,
+  ) {
+    this.#follow = follow;
+  }
+
+  /** The follow under way (or ended), for continue-as-new. */
+  get state(): DeletionFollow | undefined {
+    return this.#follow;
+  }
+
+  /**
+   * Follows the card while it is DELETING: after a delete (`afterDelete`: a follow whose day ran
+   * out starts anew), or in a run continued while it was (the follow carries on where it was).
+   * Does nothing otherwise, or when a follow already runs (a repeated delete). It ends the
+   * workflow only through the status it reads (DELETED is final).
+   */
+  follow(afterDelete = false): void {
+    if (this.#running || !this.#deleting() || !this.balance.reads() || !patched(CARD_DELETION_FOLLOWED_PATCH)) return;
+    this.#running = true;
+    if (afterDelete && this.#follow && this.#follow.until <= Date.now()) this.#follow = undefined;
+    this.#follow ??= { until: Date.now() + FOLLOW_FOR_MS, intervalMs: FIRST_INTERVAL_MS };
+    // A cancelled workflow ends its loop; this background read has nothing to add to that.
+    void this.#run()
+      .catch(() => undefined)
+      .finally(() => (this.#running = false));
+  }
+
+  #deleting(): boolean {
+    return this.inbox.state.status === 'DELETING';
+  }
+
+  async #run(): Promise<void> {
+    const follow = this.#follow!;
+    while (Date.now() < follow.until) {
+      const wait = Math.max(1, Math.min(follow.intervalMs, follow.until - Date.now()));
+      let left = await condition(() => !this.#deleting(), wait);
+      if (!left) {
+        await this.balance.refresh();
+        left = !this.#deleting();
+      }
+      if (left) {
+        // The card left DELETING (our read, a webhook or reconciliation said so): a later delete follows afresh.
+        this.#follow = undefined;
+        return;
+      }
+      follow.intervalMs = Math.min(follow.intervalMs * 2, MAX_INTERVAL_MS);
     }
-  })();
+  }
 }

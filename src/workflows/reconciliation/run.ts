@@ -54,7 +54,7 @@ export async function runReconciliation(kind: ReconcileKind, input: ReconcileInp
   let done = false;
   setHandler(reconcileProgressQuery, () => ({ kind, pages: progress.pages, checked: progress.checked, differences: progress.differences.length, corrected: progress.corrected, done }));
   const pageSize = input?.pageSize ?? DEFAULT_PAGE_SIZE;
-  const pacer = patched(PACED_READS) ? new ReadPacer(await temporalSide.readReconcileBudget(), progress.nextReadAt, patched(PACED_BY_RESET)) : undefined;
+  const pacer = patched(PACED_READS) ? new ReadPacer(await temporalSide.readReconcileBudget({ reconciliation: RECONCILIATIONS[kind].scheduleId }), progress.nextReadAt, patched(PACED_BY_RESET)) : undefined;
   let pagesThisRun = 0;
   while (progress.pageToken !== null) {
     if (pagesThisRun >= (input?.pagesPerRun ?? PAGES_PER_RUN) || workflowInfo().continueAsNewSuggested) {
