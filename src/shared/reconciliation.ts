@@ -179,3 +179,8 @@ export function parseDuration(text: string): number | undefined {
   const scale = unit === 'ms' ? 1 : unit.startsWith('s') ? 1000 : unit.startsWith('m') ? 60_000 : unit.startsWith('h') ? 3_600_000 : 86_400_000;
   return n > 0 ? n * scale : undefined;
 }
+
+/** A visibility string literal (no quote can end it early). Pure: workflows and clients build their queries with it. */
+export function literal(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}

@@ -4,7 +4,7 @@
  * CLI (`drift`) and by refresh-bins (the BIN list the last run reported is its next run's baseline).
  */
 import type { Client } from '@temporalio/client';
-import { RECONCILIATIONS, type DriftReport, type ReconcileKind } from '../shared/reconciliation';
+import { RECONCILIATIONS, literal, type DriftReport, type ReconcileKind } from '../shared/reconciliation';
 
 export interface LatestRun {
   workflowId: string;
@@ -15,7 +15,7 @@ export interface LatestRun {
 export async function latestReport(client: Client, taskQueue: string, kind: ReconcileKind): Promise<LatestRun | undefined> {
   const { workflowType, formerWorkflowType } = RECONCILIATIONS[kind];
   // Under either name: the last report may be of a run made before the rename.
-  const query = `WorkflowType IN ('${workflowType}', '${formerWorkflowType}') AND TaskQueue = '${taskQueue.replace(/'/g, "''")}' AND ExecutionStatus = 'Completed'`;
+  const query = `WorkflowType IN (${literal(workflowType)}, ${literal(formerWorkflowType)}) AND TaskQueue = ${literal(taskQueue)} AND ExecutionStatus = 'Completed'`;
   // Visibility lists closed runs newest first: the first one listed is the last report.
   for await (const run of client.workflow.list({ query, pageSize: 1 })) {
     const report = (await client.workflow.getHandle(run.workflowId, run.runId).result()) as DriftReport;

@@ -4,10 +4,10 @@
  * (its view is corrected, never the provider's); a card the provider does not know is reported.
  */
 import { compareCard } from '../../shared/reconcile-checks';
-import type { DriftReport, ReconcileInput } from '../../shared/reconciliation';
+import { literal, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
 import { entityQueue } from '../../shared/task-queues';
 import { providerCalls } from '../lib/provider';
-import { literal, mainQueue, runReconciliation, temporalSide } from './run';
+import { mainQueue, runReconciliation, temporalSide } from './run';
 
 export async function reconcileCards(input: ReconcileInput = {}): Promise<DriftReport> {
   const reads = providerCalls('reconcile');

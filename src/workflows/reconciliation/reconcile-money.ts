@@ -10,9 +10,9 @@ import { patched } from '@temporalio/workflow';
 import { hoursBetween } from '../../shared/search-attributes';
 import { entityQueue } from '../../shared/task-queues';
 import { compareClaim, type MoneyClaim, type ProviderSide } from '../../shared/reconcile-checks';
-import { MONEY_FLOW_KINDS, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
+import { MONEY_FLOW_KINDS, literal, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
 import { providerCalls, type ProviderCalls } from '../lib/provider';
-import { literal, mainQueue, runReconciliation, temporalSide } from './run';
+import { mainQueue, runReconciliation, temporalSide } from './run';
 
 const CLOSED = ['Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut'];
 /** Card workflows are listed by the hours of the look-back, the last 31 days of it at most (744 hours: a query of bounded size). */

@@ -94,7 +94,3 @@ export function mainQueue(): string {
   return mainQueueOf(workflowInfo().taskQueue);
 }
 
-/** A visibility string literal (no quote can end it early). */
-export function literal(value: string): string {
-  return `'${value.replace(/'/g, "''")}'`;
-}

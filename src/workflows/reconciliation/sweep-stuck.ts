@@ -3,8 +3,8 @@
  * (EXPECTED_FLOW_MS), or waiting on a provider status we do not know (their ProviderStatus
  * search attribute), each with where it waits. It reads Temporal only.
  */
-import { EXPECTED_FLOW_MS, parseDuration, type Difference, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
-import { literal, mainQueue, runReconciliation, temporalSide } from './run';
+import { EXPECTED_FLOW_MS, literal, parseDuration, type Difference, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
+import { mainQueue, runReconciliation, temporalSide } from './run';
 
 export async function sweepStuck(input: ReconcileInput = {}): Promise<DriftReport> {
   const kinds = Object.keys(EXPECTED_FLOW_MS);
