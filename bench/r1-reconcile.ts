@@ -59,6 +59,8 @@ export interface R1Result {
   tailPhysicalLimitMs: number;
   durationRatio: number;
   differences: number;
+  /** The differences by kind, and whether each card is one of the N cards or one the load made. */
+  differencesFound: Record<string, number>;
 }
 
 /**
@@ -76,7 +78,7 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
   let workers = await fleet(windowMs);
 
   log(`R1: ${cards} cards with their card workflows`);
-  await makeCards(stack, cards);
+  const cardIds = await makeCards(stack, cards);
   const temporal = stack.client();
   const cardWorkflows = `WorkflowType = 'cardLifecycle' AND ExecutionStatus = 'Running' AND TaskQueue = '${entityQueue(queue)}'`;
   await until('every card workflow running', async () => ((await temporal.workflow.count(cardWorkflows)).count >= cards ? true : undefined), 10 * 60_000, 1000);
@@ -125,7 +127,7 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
   const handle = await temporal.workflow.start(RECONCILIATIONS.cards.workflowType, { taskQueue: queue, workflowId, args: [{ pageSize: 10, pagesPerRun }], workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE });
   const checkedAt: number[] = [0];
   let done = false;
-  const result = patiently(() => handle.result()).then((r) => ((done = true), r as { checked: number; differences: unknown[] }));
+  const result = patiently(() => handle.result()).then((r) => ((done = true), r as { checked: number; differences: Array<{ kind: string; ids: Record<string, string> }> }));
   let window = windowMs;
   const measureWindow = async () => {
     await Promise.race([sleep(untilBoundary(window)), result]);
@@ -202,10 +204,22 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
     tailPhysicalLimitMs,
     durationRatio: round(tailMs / tailPhysicalLimitMs),
     differences: report.differences.length,
+    differencesFound: whereDifferencesAre(report.differences, new Set(cardIds), new Set(moneyCards)),
   };
   log(`R1: ${JSON.stringify(result1)}`);
   await client.close();
   return result1;
+}
+
+/** Counts differences by kind and by whose card it is: one the load moved money on, another of the N, or one the load issued. */
+function whereDifferencesAre(differences: Array<{ kind: string; ids: Record<string, string> }>, made: ReadonlySet<string>, moneyCards: ReadonlySet<string>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const d of differences) {
+    const whose = moneyCards.has(d.ids.cardId) ? 'money card' : made.has(d.ids.cardId) ? 'the N' : 'issued by the load';
+    const key = `${d.kind} (${whose})`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
 }
 
 /** Answers 429 per endpoint between two snapshots of the sandbox's counters (from the start when `from` is undefined); endpoints with none left out. */
@@ -239,10 +253,11 @@ async function patiently<T>(ask: () => Promise<T>): Promise<T> {
   }
 }
 
-async function makeCards(stack: BenchStack, count: number): Promise<void> {
+async function makeCards(stack: BenchStack, count: number): Promise<string[]> {
   const provider = createProviderClient(stack.config('bench').provider);
   try {
-    await mapLimit(Array.from({ length: count }, (_, i) => i), 16, () => provider.createCard({ cardBinId: 'bin_visa_basic', initialAmount: 1_000, firstName: 'Recon', lastName: 'Card' }));
+    const made = await mapLimit(Array.from({ length: count }, (_, i) => i), 16, () => provider.createCard({ cardBinId: 'bin_visa_basic', initialAmount: 1_000, firstName: 'Recon', lastName: 'Card' }));
+    return made.map((card) => card.cardId);
   } finally {
     await provider.close();
   }
