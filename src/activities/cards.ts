@@ -73,6 +73,16 @@ export function createCardActivities({ provider, temporal, bins, sealer }: CardA
     /**
      * The action alone (freeze, unfreeze, PIN, contact, delete). Any 2xx is success whatever its
      * body; the card's state is read afterwards with getCard (card-lifecycle.ts).
+     *
+     * DELETE /cards/{cardId} is the one action that moves money: the provider returns the card's
+     * whole balance to the wallet when the deletion completes.
+     *
+     * | DELETE /cards/{cardId} (no key in the spec; "permanently close") | |
+     * |---|---|
+     * | key | none: the card is the key, and a deletion moves its whole balance once |
+     * | retry, crash, 5xx, timeout, answer cut off | DELETE again (the card workflow's retry policy): a card already DELETING or DELETED has nothing left to move, so a repeat moves no money (the sandbox answers it as a no-op; a provider that refuses it fails the update, and the card's state is still read) |
+     * | restart of the workflow ID | the card workflow is per card and long-lived; a delete is an update on it, sent again only if the caller sends it again, and the validator refuses it once the card is DELETED |
+     * | after it | the card workflow reads GET /cards/{cardId} until DELETED (lib/card-deletion.ts): reads only |
      */
     async applyCardChange(change: CardChange): Promise<void> {
       return providerCall(() => applyChange(provider, change));
