@@ -18,13 +18,13 @@ import { FailureType, type FailureTypeName } from '../shared/failures';
 import { phaseOf } from '../shared/statuses';
 import { operationOfEarlierRun, type KeyOrigin } from './earlier-key';
 import { anEarlierRunScheduled } from './earlier-runs';
-import { contradicts, fromOperation, idempotencyConflict, outcomeUnknown, postReconcilingFirst } from './idempotent-post';
+import { contradicts, fromOperation, idempotencyConflict, outcomeUnknown, postReconcilingFirst, type Recalled } from './idempotent-post';
 import { logExtraFields, providerCall } from './provider-call';
 
 export type EsimOrderRequest = (
   | { kind: 'purchase'; planNo: string; idempotencyKey: string }
   | { kind: 'recharge'; esimNo: string; idempotencyKey: string; extra?: Record<string, unknown> }
-) & { keyOrigin?: KeyOrigin };
+) & { keyOrigin?: KeyOrigin; sentBefore?: boolean };
 
 const ENDPOINT = { purchase: 'POST /esim/purchase', recharge: 'POST /esim/recharge' } as const;
 
@@ -32,9 +32,9 @@ const ENDPOINT = { purchase: 'POST /esim/purchase', recharge: 'POST /esim/rechar
 const REASON_TYPES: ReadonlySet<FailureTypeName> = new Set([FailureType.PlanUnavailable, FailureType.InsufficientFunds]);
 
 export function createEsimActivities({ provider, temporal }: { provider: ProviderClient; temporal: Client }) {
-  /** What an earlier attempt under the key left: its order, its definitive failure, or nothing yet. */
-  async function reconcile(req: EsimOrderRequest, op: Operation): Promise<EsimOrder | undefined> {
-    if (op.orderNo) return assertOurs(req, await provider.getEsimOrder(op.orderNo));
+  /** What an earlier attempt under the key left: its order (and whether it shows it is ours), its definitive failure, or nothing yet. */
+  async function reconcile(req: EsimOrderRequest, op: Operation): Promise<Recalled<EsimOrder> | undefined> {
+    if (op.orderNo) return ownership(req, await provider.getEsimOrder(op.orderNo));
     if (phaseOf('operation', op.status) === 'failed') throw earlierFailure(req.idempotencyKey, op.failureReason);
     // No order shown (the spec shows only the status). A purchase: the POST under the same key
     // answers the same order with no second charge, or IdempotencyInProgress until there is one.
@@ -43,12 +43,17 @@ export function createEsimActivities({ provider, temporal }: { provider: Provide
     return undefined;
   }
 
-  async function placeUnder(req: EsimOrderRequest): Promise<EsimOrder> {
+  /**
+   * Posts under the key, reconciling first when an earlier attempt, re-scheduling or run may have
+   * sent it. `recall` defaults to GET /operations/{key}; a restart passes the record it found.
+   */
+  function placeUnder(req: EsimOrderRequest, sentBefore: boolean, recall = fromOperation(provider, req.idempotencyKey, (earlier) => reconcile(req, earlier))): Promise<EsimOrder> {
     return postReconcilingFirst({
       idempotencyKey: req.idempotencyKey,
       endpoint: ENDPOINT[req.kind],
       idempotentBySpec: req.kind === 'purchase',
-      recall: fromOperation(provider, req.idempotencyKey, (earlier) => reconcile(req, earlier)),
+      sentBefore,
+      recall,
       post: () => place(req),
     });
   }
@@ -65,17 +70,14 @@ export function createEsimActivities({ provider, temporal }: { provider: Provide
     async placeEsimOrder(req: EsimOrderRequest): Promise<EsimOrder> {
       return providerCall(async () => {
         const earlier = await operationOfEarlierRun(temporal, provider, req);
-        if (!earlier && req.kind === 'recharge' && (await anEarlierRunScheduled(temporal, 'placeEsimOrder'))) {
-          // Posted at most once per unknown outcome, across runs too: an earlier run of this workflow ID
-          // sent it, and under its key the provider shows nothing (the spec promises no record).
-          const known = await fromOperation(provider, req.idempotencyKey, (op) => reconcile(req, op))();
-          if (known) return known;
-          throw outcomeUnknown({ idempotencyKey: req.idempotencyKey, endpoint: ENDPOINT.recharge }, 'an earlier run of this workflow ID sent it and the provider shows no record of it');
+        if (earlier) {
+          // A restart whose earlier run charged under another key: that key's order, confirmed as any recalled one.
+          const adopted = { ...req, idempotencyKey: earlier.idempotencyKey };
+          return placeUnder(adopted, true, () => reconcile(adopted, earlier.operation));
         }
-        if (!earlier) return placeUnder(req);
-        // A restart whose earlier run charged under another key: that key's order, or its POST again (purchase only).
-        const adopted = { ...req, idempotencyKey: earlier.idempotencyKey };
-        return (await reconcile(adopted, earlier.operation)) ?? placeUnder(adopted);
+        // Posted at most once per unknown outcome, across runs too: an earlier run of this workflow ID may have sent it.
+        const sentByEarlierRun = req.kind === 'recharge' && (await anEarlierRunScheduled(temporal, 'placeEsimOrder'));
+        return placeUnder(req, req.sentBefore === true || sentByEarlierRun);
       });
     },
 
@@ -95,13 +97,16 @@ export function createEsimActivities({ provider, temporal }: { provider: Provide
 }
 
 /**
- * An order found under our key must be for what we asked, as far as the spec's order fields show
- * it: a recharge renews one eSIM (`esimNo`). The spec shows no plan and no type on an order, so a
- * purchase's order is compared with nothing.
+ * An order found under our key is ours when it shows what we asked: a recharge renews one eSIM
+ * (`esimNo`), a purchase buys one plan (`planNo`, which the spec does not show on an order: a
+ * provider that does not show it leaves the purchase to be confirmed by its POST under the key).
+ * An order that shows another eSIM or plan was placed under our key for another request.
  */
-function assertOurs(req: EsimOrderRequest, order: EsimOrder): EsimOrder {
-  if (req.kind === 'recharge' && contradicts(order, { esimNo: req.esimNo })) throw idempotencyConflict(req.idempotencyKey, 'esimNo');
-  return order;
+function ownership(req: EsimOrderRequest, order: EsimOrder): Recalled<EsimOrder> {
+  const ours = req.kind === 'recharge' ? { esimNo: req.esimNo } : { planNo: req.planNo };
+  const [field, value] = Object.entries(ours)[0];
+  if (contradicts(order, ours)) throw idempotencyConflict(req.idempotencyKey, field);
+  return { outcome: order, ours: order[field] === value };
 }
 
 function earlierFailure(idempotencyKey: string, reason: string | undefined): ApplicationFailure {

@@ -19,7 +19,7 @@ import { classifyMessage } from '../provider/errors';
 import { phaseOf } from '../shared/statuses';
 import type { MoneyMovementKind } from '../shared/types';
 import { operationOfEarlierRun, type KeyOrigin } from './earlier-key';
-import { fromOperation, postReconcilingFirst, readOperation } from './idempotent-post';
+import { contradicts, fromOperation, idempotencyConflict, postReconcilingFirst, readAfterEffect, readOperation, type Recalled } from './idempotent-post';
 import { providerCall } from './provider-call';
 
 export interface OperationOutcome {
@@ -40,6 +40,8 @@ export interface MoveMoneyRequest {
   idempotencyKey: string;
   /** Present when the key was derived from the workflow ID: a restart looks for an earlier run's key. */
   keyOrigin?: KeyOrigin;
+  /** The workflow scheduled this movement's POST before (workflows/lib/provider.ts SentBefore). */
+  sentBefore?: boolean;
 }
 
 export function createFundingActivities({ provider, temporal }: { provider: ProviderClient; temporal: Client }) {
@@ -47,22 +49,25 @@ export function createFundingActivities({ provider, temporal }: { provider: Prov
     async moveMoney(req: MoveMoneyRequest): Promise<OperationOutcome> {
       return providerCall(async () => {
         const earlier = await operationOfEarlierRun(temporal, provider, req);
-        if (earlier) return { ...outcomeOf(earlier.operation), idempotencyKey: earlier.idempotencyKey };
-        return postReconcilingFirst({
-          idempotencyKey: req.idempotencyKey,
-          endpoint: req.kind === 'funding' ? 'POST /cards/{cardId}/funding' : 'POST /cards/{cardId}/withdrawal',
+        // A restart continues under the key its earlier run used, which is confirmed as any recalled record is.
+        const key = earlier?.idempotencyKey ?? req.idempotencyKey;
+        const spec = { idempotencyKey: key, endpoint: req.kind === 'funding' ? 'POST /cards/{cardId}/funding' : 'POST /cards/{cardId}/withdrawal' };
+        const outcome = await postReconcilingFirst({
+          ...spec,
           idempotentBySpec: true,
-          recall: fromOperation(provider, req.idempotencyKey, outcomeOf),
+          sentBefore: req.sentBefore === true || earlier !== undefined,
+          recall: earlier ? async () => recalled(req, key, earlier.operation) : fromOperation(provider, key, (op) => recalled(req, key, op)),
           post: async () => {
             const call = req.kind === 'funding' ? provider.fundCard.bind(provider) : provider.withdrawFromCard.bind(provider);
-            const answer = await call(req.cardId, { amount: req.amount }, { idempotencyKey: req.idempotencyKey });
+            const answer = await call(req.cardId, { amount: req.amount }, { idempotencyKey: key });
             if (answer.success === true) return { status: 'COMPLETED', operationId: answer.operationId };
-            // Not a plain success: the operation's record says what happened.
-            const recorded = await readOperation(provider, req.idempotencyKey);
+            // Not a plain success: the record of the key our POST was just answered under says what happened.
+            const recorded = await readAfterEffect(spec, () => readOperation(provider, key));
             if (recorded) return outcomeOf(recorded);
             return answer.success === false ? failed(answer.message) : { status: 'PROCESSING' };
           },
         });
+        return earlier ? { ...outcome, idempotencyKey: key } : outcome;
       });
     },
 
@@ -74,6 +79,20 @@ export function createFundingActivities({ provider, temporal }: { provider: Prov
       });
     },
   };
+}
+
+/**
+ * A record found under our key is ours when it names our card and amount (and, when it shows a
+ * type, our kind); when it names another card or amount, the key was used for another request.
+ * A record that shows neither (the spec shows only `status`) is not taken as ours: the POST under
+ * the same key confirms it (idempotent-post.ts).
+ */
+function recalled(req: MoveMoneyRequest, idempotencyKey: string, op: OperationAnswer): Recalled<OperationOutcome> {
+  if (contradicts(op, { cardId: req.cardId, amount: req.amount })) throw idempotencyConflict(idempotencyKey, op.cardId !== undefined && op.cardId !== req.cardId ? 'cardId' : 'amount');
+  const kindShown = op.type === undefined || op.type === null || new RegExp(req.kind === 'funding' ? 'fund' : 'withdraw', 'i').test(op.type);
+  // A FAILED record moved nothing, whoever made it: the key is terminal for this request either way.
+  const failed = phaseOf('operation', op.status) === 'failed';
+  return { outcome: outcomeOf(op), ours: failed || (op.cardId === req.cardId && op.amount === req.amount && kindShown) };
 }
 
 /**

@@ -13,12 +13,12 @@ import type { ProviderClient } from '../provider/client';
 import type { PayoutAnswer } from '../provider/answers';
 import { isProviderError } from '../provider/errors';
 import type { CreatePayoutRequest } from '../provider/api';
-import { contradicts, idempotencyConflict, postReconcilingFirst } from './idempotent-post';
+import { contradicts, idempotencyConflict, postReconcilingFirst, type Recalled } from './idempotent-post';
 import { logExtraFields, providerCall } from './provider-call';
 
 export function createPayoutActivities({ provider }: { provider: ProviderClient }) {
   return {
-    async createPayout({ request, idempotencyKey }: { request: CreatePayoutRequest; idempotencyKey: string }): Promise<PayoutAnswer> {
+    async createPayout({ request, idempotencyKey, sentBefore }: { request: CreatePayoutRequest; idempotencyKey: string; sentBefore?: boolean }): Promise<PayoutAnswer> {
       logExtraFields('createPayout', request.extra);
       return providerCall(() =>
         postReconcilingFirst({
@@ -26,6 +26,7 @@ export function createPayoutActivities({ provider }: { provider: ProviderClient 
           endpoint: 'POST /payouts',
           idempotentBySpec: true,
           recallFirst: true,
+          sentBefore,
           recall: () => findPayout(provider, request, idempotencyKey),
           post: () => provider.createPayout(request, { idempotencyKey }),
         }),
@@ -39,13 +40,17 @@ export function createPayoutActivities({ provider }: { provider: ProviderClient 
   };
 }
 
-/** The payout an earlier attempt created, if any; one under our merOrderNo for another request is a conflict. */
-async function findPayout(provider: ProviderClient, request: CreatePayoutRequest, idempotencyKey: string): Promise<PayoutAnswer | undefined> {
+/**
+ * The payout an earlier attempt created, if any. It is ours when it shows our amount and nothing
+ * it shows contradicts our request; one under our merOrderNo for another request is a conflict;
+ * one that shows no amount is confirmed by the POST under our key (the original order, or 409).
+ */
+async function findPayout(provider: ProviderClient, request: CreatePayoutRequest, idempotencyKey: string): Promise<Recalled<PayoutAnswer> | undefined> {
   try {
     const found = await provider.getPayout(request.merOrderNo);
     const ours = { arriveAmount: request.arriveAmount, arriveCurrency: request.arriveCurrency, payeeAccountNo: request.payeeAccountNo };
     if (contradicts(found, ours, samePayoutField)) throw idempotencyConflict(idempotencyKey, 'the payout found under this merOrderNo');
-    return found;
+    return { outcome: found, ours: found.arriveAmount === request.arriveAmount };
   } catch (err) {
     if (isProviderError(err, 'NotFound')) return undefined;
     throw err;

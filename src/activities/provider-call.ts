@@ -93,22 +93,30 @@ export function currentAttempt(): number {
 /**
  * What an attempt of a POST left behind, kept in the activity's heartbeat details so that the
  * next attempt reads it: `maybe` once the request may have left, `no` when it failed in a way
- * that proves it took no effect (a 4xx, a refused connection). A lost heartbeat leaves the
- * earlier note, or none: both read as `maybe`, the safe side.
+ * that proves it took no effect (a 4xx, a refused connection). A note names its attempt: the
+ * heartbeat that says `maybe` is sent asynchronously, so a worker killed just after sending can
+ * leave an older attempt's `no` on the server. Only the attempt just before may clear the next
+ * one; a lost heartbeat, an older note or none reads as `maybe`, the safe side.
  */
-export type AttemptNote = { sent: 'maybe' | 'no' };
+export type AttemptNote = { sent: 'maybe' | 'no'; attempt?: number };
 const attemptNotes = new WeakMap<Context, AttemptNote>();
 
-export function noteAttempt(note: AttemptNote): void {
+export function noteAttempt(note: Pick<AttemptNote, 'sent'>): void {
   const ctx = currentContext();
   if (!ctx) return;
-  attemptNotes.set(ctx, note);
-  ctx.heartbeat(note);
+  const named = { ...note, attempt: ctx.info.attempt };
+  attemptNotes.set(ctx, named);
+  ctx.heartbeat(named);
 }
 
 /** True when an earlier attempt of this activity may have reached the provider and taken effect. */
 export function earlierAttemptMayHaveTakenEffect(): boolean {
   const ctx = currentContext();
   if (!ctx || ctx.info.attempt <= 1) return false;
-  return (ctx.info.heartbeatDetails as AttemptNote | undefined)?.sent !== 'no';
+  return !earlierAttemptProvedNothingSent(ctx.info.heartbeatDetails as AttemptNote | undefined, ctx.info.attempt);
+}
+
+/** The note proves nothing was sent only when the attempt just before this one wrote it. */
+export function earlierAttemptProvedNothingSent(note: AttemptNote | undefined, attempt: number): boolean {
+  return note?.sent === 'no' && note.attempt === attempt - 1;
 }

@@ -32,8 +32,9 @@ export const ERROR_TRAITS: Readonly<Record<ProviderErrorType, Traits>> = {
   // The retry signs again with a fresh nonce, so it cannot collide twice.
   NonceReused: { retryable: yes, mayHaveTakenEffect: no },
   IdempotencyConflict: { retryable: no, mayHaveTakenEffect: no },
-  // The first attempt under this key is still running; a retry later returns its outcome.
-  IdempotencyInProgress: { retryable: yes, mayHaveTakenEffect: no },
+  // The first attempt under this key is still running and may yet take effect: the retry reconciles
+  // first, then asks again; it returns the first attempt's outcome.
+  IdempotencyInProgress: { retryable: yes, mayHaveTakenEffect: yes },
   IdempotencyKeyTerminal: { retryable: no, mayHaveTakenEffect: no },
   InsufficientFunds: { retryable: no, mayHaveTakenEffect: no },
   PlanUnavailable: { retryable: no, mayHaveTakenEffect: no },
@@ -229,7 +230,9 @@ function typeByStatus(status: number): ProviderErrorType {
   if (status === 401 || status === 403) return 'InvalidSignature';
   if (status === 404) return 'NotFound';
   if (status === 408) return 'Timeout';
-  if (status === 409) return 'IdempotencyConflict';
+  // The spec's 409 has four meanings; one we cannot read is "in progress" until proven otherwise: the
+  // retry reconciles under the key (a conflict is then shown by the record or the same POST's wording).
+  if (status === 409) return 'IdempotencyInProgress';
   if (status === 410) return 'UploadUrlExpired';
   if (status === 413) return 'FileTooLarge';
   if (status === 415) return 'ValidationFailed';

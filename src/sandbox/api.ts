@@ -70,6 +70,7 @@ async function serveApi(sb: Sandbox, endpoint: EndpointDef, handler: ApiHandler,
   const { faults } = sb.config;
   await sb.timers.sleep(faults.latencyMs);
   const fault = pickFault(sb, endpoint);
+  if (fault === 'refused') return answer(...refusal(endpointFaults(sb, endpoint)?.refuseStatus ?? 429));
   if (fault === 'error-before') return answer(500, INTERNAL());
   if (fault === 'hang-before') {
     await sb.timers.sleep(faults.hangMs);
@@ -93,21 +94,45 @@ async function serveApi(sb: Sandbox, endpoint: EndpointDef, handler: ApiHandler,
   if (fault === 'error-after') return answer(500, INTERNAL());
   if (fault === 'hang-after') await sb.timers.sleep(faults.hangMs);
   if (fault === 'truncate-after') return sendCutOff(reply, status, presentAnswer(sb.config.profile, endpoint.key as EndpointKey, body));
+  if (status >= 400 && endpointFaults(sb, endpoint)?.opaqueErrors) return sendOpaque(reply, status);
   return answer(status, body);
 }
 
-type Fault = 'none' | 'error-before' | 'error-after' | 'hang-before' | 'hang-after' | 'truncate-after';
+type Fault = 'none' | 'error-before' | 'error-after' | 'hang-before' | 'hang-after' | 'truncate-after' | 'refused';
+
+/** A refusal before anything happens (fault `refuseRate`), worded as the provider words it. */
+function refusal(status: 403 | 404 | 429): [number, unknown] {
+  if (status === 403) return [403, new ApiError('INVALID_SIGNATURE').body];
+  if (status === 404) return [404, errorBody(404, 'NOT_FOUND')];
+  return [429, errorBody(429, 'RATE_LIMITED: rate limit exceeded, retry in 1 seconds')];
+}
+
+/** Faults struck per endpoint's fault settings: a new configuration is a new object, so its count starts at 0. */
+const faultsStruck = new WeakMap<object, number>();
 
 function pickFault(sb: Sandbox, endpoint: EndpointDef): Fault {
   const own = endpointFaults(sb, endpoint);
+  if (own?.maxFaults !== undefined && (faultsStruck.get(own) ?? 0) >= own.maxFaults) return 'none';
+  const fault = drawFault(sb, own);
+  if (own && fault !== 'none') faultsStruck.set(own, (faultsStruck.get(own) ?? 0) + 1);
+  return fault;
+}
+
+function drawFault(sb: Sandbox, own: ReturnType<typeof endpointFaults>): Fault {
   const errorRate = own?.errorRate ?? sb.config.faults.errorRate;
   const hangRate = own?.hangRate ?? sb.config.faults.hangRate;
   const r = sb.random();
-  const half = () => (own?.afterEffect || sb.random() >= 0.5 ? 'after' : 'before');
+  const half = () => (own?.afterEffect || (!own?.beforeEffect && sb.random() >= 0.5) ? 'after' : 'before');
   if (r < errorRate) return `error-${half()}`;
   if (r < errorRate + hangRate) return `hang-${half()}`;
   if (r < errorRate + hangRate + (own?.truncateRate ?? 0)) return 'truncate-after';
+  if (r < errorRate + hangRate + (own?.truncateRate ?? 0) + (own?.refuseRate ?? 0)) return 'refused';
   return 'none';
+}
+
+/** An error answer whose body is not the envelope (a proxy's page): only its status can be read. */
+function sendOpaque(reply: FastifyReply, status: number): FastifyReply {
+  return reply.code(status).header('content-type', 'text/html; charset=utf-8').send(`<html><body><h1>${status}</h1></body></html>`);
 }
 
 function endpointFaults(sb: Sandbox, endpoint: EndpointDef) {

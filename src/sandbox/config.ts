@@ -16,7 +16,18 @@ const ENDPOINT_NAMES: ReadonlySet<string> = new Set((Object.values(ENDPOINTS) as
 const ms = (max = 3_600_000) => z.number().int('must be an integer').min(0, `must be an integer between 0 and ${max}`).max(max, `must be an integer between 0 and ${max}`);
 const rate = z.number().min(0, 'must be a number between 0 and 1').max(1, 'must be a number between 0 and 1');
 const endpointFaults = z
-  .object({ errorRate: rate.optional(), hangRate: rate.optional(), truncateRate: rate.optional(), afterEffect: z.boolean('must be true or false').optional(), ignoreIdempotencyKey: z.boolean('must be true or false').optional() })
+  .object({
+    errorRate: rate.optional(),
+    hangRate: rate.optional(),
+    truncateRate: rate.optional(),
+    refuseRate: rate.optional(),
+    refuseStatus: z.union([z.literal(403), z.literal(404), z.literal(429)], 'must be 403, 404 or 429').optional(),
+    maxFaults: z.number().int('must be an integer').min(0, 'must be an integer between 0 and 1000000').max(1_000_000, 'must be an integer between 0 and 1000000').optional(),
+    opaqueErrors: z.boolean('must be true or false').optional(),
+    afterEffect: z.boolean('must be true or false').optional(),
+    beforeEffect: z.boolean('must be true or false').optional(),
+    ignoreIdempotencyKey: z.boolean('must be true or false').optional(),
+  })
   .strict();
 const count = z.number().int('must be an integer').min(1, 'must be a positive integer').max(1_000_000, 'must be at most 1000000');
 
@@ -42,7 +53,7 @@ export const sandboxConfigSchema = z.object({
   esimUsageSyncMs: ms(),
   /** Each step of a payout: PENDING → PROCESSING → terminal. */
   payoutProcessingMs: ms(),
-  /** Read-after-write lag: GET /payouts/{merOrderNo} answers 404 for a payout younger than this (0: none). */
+  /** Read-after-write lag: GET /payouts/{merOrderNo} and GET /operations/{key} answer 404 for a record younger than this (0: none). */
   readLagMs: ms(600_000),
   /** How long an accepted idempotent write stays PROCESSING before its side effect (0: none). */
   operationProcessingMs: ms(60_000),
@@ -78,9 +89,14 @@ export const sandboxConfigSchema = z.object({
     /**
      * Per endpoint ("POST /kyc/cardholders/form"): its own error and hang rates, in place of the
      * global ones; `truncateRate`: share of answers cut off mid-body after the side effect (a 200
-     * whose JSON ends halfway); `afterEffect`: every error and hang strikes after the side effect;
+     * whose JSON ends halfway); `afterEffect`: every error and hang strikes after the side effect; `beforeEffect`: before it (neither: half and half);
      * `ignoreIdempotencyKey`: the endpoint takes the spec at its word and ignores X-Idempotency-Key
-     * (each call is a new request), as a provider may where the spec lists no key.
+     * (each call is a new request), as a provider may where the spec lists no key;
+     * `refuseRate`: share of calls refused before anything happens with `refuseStatus` (429, the
+     * default: another client of the project spent the window; 403: INVALID_SIGNATURE; 404); `maxFaults`:
+     * the endpoint's faults (errors, hangs, cut answers, 429s) strike at most this many times
+     * since the configuration was last set; `opaqueErrors`: its error answers (4xx, 5xx) keep
+     * their status but carry a body that is not JSON, as a proxy's error page would.
      */
     endpoints: z.record(z.string(), endpointFaults).superRefine((byEndpoint, ctx) => {
       for (const name of Object.keys(byEndpoint)) {

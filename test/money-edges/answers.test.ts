@@ -27,11 +27,13 @@ describe.each(PROFILES)('money at the edges, on the %s profile', (profile) => {
   test('a funding answered with half a JSON body after the effect completes, once', async () => {
     stack = await stackOn(profile);
     const card = await issueTestCard(stack, 1000);
-    await faults(stack, { 'POST /cards/{cardId}/funding': { truncateRate: 1 } });
+    await faults(stack, { 'POST /cards/{cardId}/funding': { truncateRate: 1, maxFaults: 1 } });
     const result = await execute('fundCard', { cardId: card.cardId, amount: 2500 });
     expect(result).toMatchObject({ cardId: card.cardId, amount: 2500, status: 'COMPLETED' });
     expect(await cardBalance(stack, card.cardId)).toBe(3500);
-    expect(await requests(stack, 'fundCard')).toBe(1);
+    // The contract profile's record names the card and amount: ours. The minimal one shows only a
+    // status, so the same POST under the key confirms it (the original answer, nothing moved again).
+    expect(await requests(stack, 'fundCard')).toBe(profile === 'contract' ? 1 : 2);
     expect((await ledger(stack)).violations).toEqual([]);
   });
 

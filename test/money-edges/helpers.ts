@@ -40,7 +40,7 @@ export async function requests(stack: Stack, endpointKey: string): Promise<numbe
 /** Per-endpoint faults (sandbox config `faults.endpoints`), replacing any set before. */
 export async function faults(stack: Stack, byEndpoint: Record<string, Record<string, unknown>>): Promise<void> {
   const current = await stack.control<{ faults: { endpoints: Record<string, unknown> } }>('GET', '/config');
-  const none = { errorRate: 0, hangRate: 0, truncateRate: 0, afterEffect: false, ignoreIdempotencyKey: false };
+  const none = { errorRate: 0, hangRate: 0, truncateRate: 0, refuseRate: 0, afterEffect: false, beforeEffect: false, opaqueErrors: false, ignoreIdempotencyKey: false };
   const cleared = Object.fromEntries(Object.keys(current.faults.endpoints).map((name) => [name, none]));
   await stack.control('PUT', '/config', { faults: { endpoints: { ...cleared, ...byEndpoint } } });
 }

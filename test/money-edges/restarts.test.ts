@@ -65,7 +65,8 @@ describe.each(PROFILES)('a restart of the same workflow ID, on the %s profile', 
     const result = await (await start('fundCard', workflowId, { cardId: card.cardId, amount: 1800 })).result();
     expect(result).toMatchObject({ status: 'COMPLETED', idempotencyKey: legacyIdempotencyKey('fund', workflowId) });
     expect(await cardBalance(stack, card.cardId)).toBe(2800);
-    expect(await requests(stack, 'fundCard')).toBe(1);
+    // A record showing only a status (minimal) is confirmed by the same POST under its key: the original answer.
+    expect(await requests(stack, 'fundCard')).toBe(profile === 'contract' ? 1 : 2);
     expect((await ledger(stack)).violations).toEqual([]);
   }, 90_000);
 

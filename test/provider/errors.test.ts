@@ -47,7 +47,9 @@ describe('errorFromResponse', () => {
     expect(errorFromResponse(502, undefined, {}, fundCard, NOW).mayHaveTakenEffect).toBe(true);
     expect(errorFromResponse(413, undefined, {}, fundCard, NOW).type).toBe('FileTooLarge');
     expect(errorFromResponse(404, { message: 'Not Found' }, {}, fundCard, NOW).type).toBe('NotFound');
-    expect(errorFromResponse(409, { message: 'SOMETHING_NEW' }, {}, fundCard, NOW).type).toBe('IdempotencyConflict');
+    // A 409 that does not say which of the spec's four it is: in progress until the record or the same POST says otherwise.
+    expect(errorFromResponse(409, { message: 'SOMETHING_NEW' }, {}, fundCard, NOW)).toMatchObject({ type: 'IdempotencyInProgress', retryable: true, mayHaveTakenEffect: true });
+    expect(errorFromResponse(409, undefined, {}, fundCard, NOW).type).toBe('IdempotencyInProgress');
     expect(errorFromResponse(429, undefined, {}, fundCard, NOW).type).toBe('RateLimited');
   });
 

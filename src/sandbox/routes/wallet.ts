@@ -10,8 +10,10 @@ export const walletRoutes = {
   getOperation: (call) => {
     const key = call.params.idempotencyKey;
     if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw validationFailed({ idempotencyKey: 'must be 1-64 characters of [a-zA-Z0-9_-]' });
-    const op = call.sandbox.idempotency.operation(key);
-    if (!op) throw notFound('operation');
+    const sb = call.sandbox;
+    const op = sb.idempotency.operation(key);
+    // The read side may not see a record younger than readLagMs yet (read-after-write lag).
+    if (!op || sb.now() - op.createdAt < sb.config.readLagMs) throw notFound('operation');
     return ok(op);
   },
 } satisfies Partial<ApiHandlers>;

@@ -52,7 +52,8 @@ export function providerCalls<C extends RateClass>(rateClass: C, { idempotencyKe
       ...(priorityKey === undefined ? {} : { priority: { priorityKey } }),
     })[name] as (...args: unknown[]) => Promise<unknown>;
     return (...args: unknown[]) => {
-      const budgeted = () => withRateBudget(() => activity(...args));
+      // A keyed call scheduled again after a 429 tells its activity that an earlier one may have sent the POST.
+      const budgeted = () => withRateBudget((again) => activity(...(again && idempotencyKey !== undefined ? sentBefore(args) : args)));
       if (rawFailures) return budgeted();
       return idempotencyKey === undefined ? typedFailures(budgeted) : underIdempotencyKey(budgeted, idempotencyKey, options.scheduleToCloseTimeout !== undefined);
     };
@@ -69,11 +70,27 @@ export function providerCalls<C extends RateClass>(rateClass: C, { idempotencyKe
  */
 export const unmeteredActivities = proxyActivities<Activities>({ ...baseOptions, heartbeatTimeout: undefined, startToCloseTimeout: '30 seconds' });
 
-/** Calls `fn` again after each 429, no sooner than the window's reset plus jitter. */
-async function withRateBudget<T>(fn: () => Promise<T>): Promise<T> {
-  for (;;) {
+/**
+ * The workflow, not the activity, remembers that a call under a key was scheduled: an activity
+ * scheduled again (a new activity, attempt 1, no heartbeat of the earlier one) learns it from its
+ * input, and reconciles before it posts (activities/idempotent-post.ts). Adding a field to an
+ * activity's input changes no command, so histories replay as they were.
+ */
+export interface SentBefore {
+  /** An earlier activity for this key was scheduled by the workflow: its POST may have reached the provider. */
+  sentBefore?: boolean;
+}
+
+function sentBefore(args: unknown[]): unknown[] {
+  const [first, ...rest] = args;
+  return typeof first === 'object' && first !== null ? [{ ...first, sentBefore: true } satisfies SentBefore, ...rest] : args;
+}
+
+/** Calls `fn` again after each 429, no sooner than the window's reset plus jitter; `again` is true from the second call on. */
+async function withRateBudget<T>(fn: (again: boolean) => Promise<T>): Promise<T> {
+  for (let again = false; ; again = true) {
     try {
-      return await fn();
+      return await fn(again);
     } catch (err) {
       const waitMs = rateLimitWait(err);
       if (waitMs === undefined) throw err;

@@ -1,0 +1,120 @@
+/**
+ * Money at the edges, the last mile (issue 29, cases 1-4): a recall that meets a 429, a record
+ * under a reused key, a 409 we cannot read, and a failed read after a call that may have taken
+ * effect. Each ends with money moved exactly once, or not at all and the flow says so, or
+ * OutcomeUnknown with the key. The sandbox's ledger is the truth.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { issueTestCard, workflowFailure } from '../helpers/flows';
+import { startStack, uniqueId, type Stack } from '../helpers/stack';
+import { PROFILES, TIMINGS, cardBalance, faults, ledger, requests, stackOn } from './helpers';
+
+const OPERATIONS = 'GET /operations/{idempotencyKey}';
+/** Short windows, so that a 429's wait for the reset stays short. */
+const SHORT_WINDOWS = { rateLimit: { windowMs: 2000, general: 100, sensitive: 70, balance: 70 } };
+
+let stack: Stack;
+afterEach(async () => stack?.close());
+
+const execute = <T = any>(type: string, input: Record<string, unknown>, workflowId = uniqueId(type)): Promise<T> =>
+  stack.client.workflow.execute(type, { taskQueue: stack.taskQueue, workflowId, args: [{ timings: TIMINGS, ...input }] });
+
+function detailsOf(failure: ApplicationFailure): Record<string, unknown> {
+  return (failure.details?.[0] ?? {}) as Record<string, unknown>;
+}
+
+describe('case 1: a recall that meets a 429 remembers that the POST was sent', () => {
+  test('a recharge whose answer is cut off and whose recall is answered 429 is charged once and ends OutcomeUnknown with its key', async () => {
+    stack = await stackOn('minimal', SHORT_WINDOWS);
+    const esim = await execute<{ esimNo: string }>('purchaseEsim', { planNo: 'epln_global_1gb' });
+    const charged = async () => (await ledger(stack)).totals.charged;
+    const before = await charged();
+    // The charge happens, its answer is cut off; the one read that follows is refused 429.
+    await faults(stack, {
+      'POST /esim/recharge': { ignoreIdempotencyKey: true, truncateRate: 1 },
+      [OPERATIONS]: { refuseRate: 1, refuseStatus: 429, maxFaults: 1 },
+    });
+    const lost = await workflowFailure(execute('rechargeEsim', { esimNo: esim.esimNo }));
+    expect(lost.type).toBe('OutcomeUnknown');
+    expect(detailsOf(lost)).toMatchObject({ idempotencyKey: expect.any(String), mayHaveTakenEffect: true });
+    expect(await requests(stack, 'rechargeEsim')).toBe(1);
+    expect((await charged()) - before).toBeGreaterThan(0);
+    expect((await ledger(stack)).violations).toEqual([]);
+  });
+});
+
+describe.each(PROFILES)('case 2: a record under the key is ours only when the provider says so (%s profile)', (profile) => {
+  test('fundCard on card B under a key card A completed with, after a failure before the effect, fails IdempotencyConflict and moves nothing on B', async () => {
+    stack = await stackOn(profile);
+    const [a, b] = [await issueTestCard(stack, 1000), await issueTestCard(stack, 1000)];
+    const idempotencyKey = uniqueId('reused').slice(0, 40);
+    await execute('fundCard', { cardId: a.cardId, amount: 1000, idempotencyKey });
+    await faults(stack, { 'POST /cards/{cardId}/funding': { errorRate: 1, beforeEffect: true, maxFaults: 1 } });
+    const conflict = await workflowFailure(execute('fundCard', { cardId: b.cardId, amount: 1000, idempotencyKey }));
+    expect(conflict.type).toBe('IdempotencyConflict');
+    expect(await cardBalance(stack, a.cardId)).toBe(2000);
+    expect(await cardBalance(stack, b.cardId)).toBe(1000);
+    expect((await ledger(stack)).violations).toEqual([]);
+  });
+});
+
+describe('case 2, for a purchase: an order under the key is ours only when the provider says so', () => {
+  // The minimal profile shows no order under the key, so the POST under it is the only check there; the contract profile names the order.
+  test("purchaseEsim under a key another plan's order was bought with fails IdempotencyConflict and is not given that order", async () => {
+    stack = await stackOn('contract');
+    const idempotencyKey = uniqueId('reused').slice(0, 40);
+    const first = await execute<{ orderNo: string }>('purchaseEsim', { planNo: 'epln_global_1gb', idempotencyKey });
+    const charged = (await ledger(stack)).totals.charged;
+    await faults(stack, { 'POST /esim/purchase': { errorRate: 1, beforeEffect: true, maxFaults: 1 } });
+    const conflict = await workflowFailure(execute('purchaseEsim', { planNo: 'epln_asia_5gb', idempotencyKey }));
+    expect(conflict.type).toBe('IdempotencyConflict');
+    expect(conflict.message).not.toContain(first.orderNo);
+    expect((await ledger(stack)).totals.charged).toBe(charged);
+  });
+});
+
+describe("case 3: a 409 we cannot read is 'in progress' until proven otherwise", () => {
+  test('a payout whose first POST timed out while the provider worked, then a 409 with an unreadable body, follows the one payout to its end', async () => {
+    // Our client gives up after 1 s; the provider takes 2.5 s to create the payout.
+    stack = await startStack({ profile: 'minimal', operationProcessingMs: 2500, payoutProcessingMs: 300 }, { PROVIDER_TIMEOUT_MS: '1000' });
+    await faults(stack, { 'POST /payouts': { opaqueErrors: true } });
+    const merOrderNo = uniqueId('po').slice(0, 32);
+    const input = { merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000, payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819' };
+    const payout = await execute<{ merOrderNo: string; status: string }>('sendPayout', input, `send-payout/${merOrderNo}`);
+    expect(payout.merOrderNo).toBe(merOrderNo);
+    expect(['SUCCESS', 'COMPLETED']).toContain(payout.status);
+    const book = await ledger(stack);
+    expect(book.totals.charged).toBeGreaterThan(0);
+    expect(book.violations).toEqual([]);
+  }, 90_000);
+});
+
+describe('case 4: a failed read after a call that may have taken effect ends OutcomeUnknown, never with the read\'s type', () => {
+  test('a funding that timed out after its effect, then a 403 on GET /operations, ends OutcomeUnknown with its key; funded once', async () => {
+    stack = await startStack({ profile: 'minimal', cardProvisioningMs: 50, faults: { hangMs: 5000 } }, { PROVIDER_TIMEOUT_MS: '1000' });
+    const card = await issueTestCard(stack, 1000);
+    await faults(stack, {
+      'POST /cards/{cardId}/funding': { hangRate: 1, afterEffect: true, maxFaults: 1 },
+      [OPERATIONS]: { refuseRate: 1, refuseStatus: 403 },
+    });
+    const unknown = await workflowFailure(execute('fundCard', { cardId: card.cardId, amount: 2500 }));
+    expect(unknown.type).toBe('OutcomeUnknown');
+    expect(detailsOf(unknown)).toMatchObject({ idempotencyKey: expect.any(String), mayHaveTakenEffect: true });
+    expect(unknown.message).toContain(String(detailsOf(unknown).idempotencyKey));
+    expect(await cardBalance(stack, card.cardId)).toBe(3500);
+    expect((await ledger(stack)).violations).toEqual([]);
+  });
+
+  test('a purchase whose answer is cut off, then a 404 on reading the order its key names, ends OutcomeUnknown; charged once', async () => {
+    stack = await stackOn('contract');
+    await faults(stack, {
+      'POST /esim/purchase': { truncateRate: 1, maxFaults: 1 },
+      'GET /esim/orders/{orderNo}': { refuseRate: 1, refuseStatus: 404 },
+    });
+    const unknown = await workflowFailure(execute('purchaseEsim', { planNo: 'epln_global_1gb' }));
+    expect(unknown.type).toBe('OutcomeUnknown');
+    expect(detailsOf(unknown)).toMatchObject({ mayHaveTakenEffect: true });
+    expect((await ledger(stack)).totals.charged).toBeGreaterThan(0);
+    expect(await requests(stack, 'purchaseEsim')).toBe(1);
+  });
+});
