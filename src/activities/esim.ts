@@ -5,9 +5,15 @@
  * |---|---|---|
  * | key | the caller's, else derived from the workflow ID (`esim`) | the same (`esimrc`), sent, but not relied on |
  * | retry, crash, 5xx, timeout | GET /operations/{key} first, then the order it names; no record: POST again under the same key | GET /operations/{key} first; no record: not posted again, OutcomeUnknown |
+ * | re-scheduled after a 429 (attempt 1 of a new activity) | `sentBefore` from the workflow: reconciles first, as a retry | the same: never posted again without a record that says it did not happen |
  * | answer cut off | the same, at once | the same, at once |
+ * | order under the key shows our plan | ours | (esimNo) ours |
+ * | order shows another plan (or eSIM) | IdempotencyConflict, nothing charged | IdempotencyConflict |
+ * | order does not show the plan (the spec shows none) | POST again under the key: the same orderNo, or 409 for another body (IdempotencyConflict) | OutcomeUnknown: cannot be confirmed, not posted again |
  * | operation shown without orderNo | POST again under the key: the spec answers the same orderNo, no second charge | OutcomeUnknown: charged, order not learnable |
- * | restart after a deploy | an earlier run's key found under GET /operations is continued (earlier-key.ts) | the same |
+ * | 409 we cannot read | in progress: the retry reconciles, then asks again, until the charge deadline (OutcomeUnknown) | the same |
+ * | a read after a call that may have charged fails (403, 404 on the order it names) | OutcomeUnknown with the key, `mayHaveTakenEffect: true`; 5xx and 429 are retried, reconciling first | the same |
+ * | restart after a deploy | an earlier run's key found under GET /operations is continued (earlier-key.ts), confirmed as any recalled order | the same; an earlier run that sent it makes the restart reconcile first |
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';

@@ -7,9 +7,15 @@
  * | case | what happens |
  * |---|---|
  * | key | the caller's, else derived from the workflow ID or the card update's ID (workflows/lib/money-movement.ts) |
- * | retry, worker crash, 5xx, timeout | the next attempt reads GET /operations/{key} first; POSTs again under the same key only when the provider has no record |
- * | answer cut off or unreadable | GET /operations/{key} at once: COMPLETED completes (with or without operationId), FAILED fails; no record: asked again, then posted under the same key |
- * | restart of the workflow ID after a deploy | before its first POST, a run whose key is derived asks under every key an earlier version could have derived (earlier-key.ts) and continues under the one the provider knows |
+ * | spec | idempotent: key optional, durable with no expiry; 409 for another body or card, while in progress, or after a definitive failure |
+ * | retry, worker crash, 5xx, timeout | the next attempt reads GET /operations/{key} first (a heartbeat note clears only the attempt right after it); POSTs again under the same key when the provider has no record |
+ * | re-scheduled after a 429 (a new activity, attempt 1) | the workflow says `sentBefore`: it reconciles first, as a retry does |
+ * | answer cut off or unreadable | GET /operations/{key} at once: a record naming our card and amount completes (or fails); no record, or one that names neither: asked again, then posted under the same key |
+ * | record under the key shows only a status (the spec's minimum) | not taken as ours: the same POST under the key answers the original (ours) or 409 (another request's: IdempotencyConflict) |
+ * | record names another card or amount | IdempotencyConflict, nothing moved |
+ * | 409 we cannot read | in progress: the retry reconciles, then asks again; bounded by the movement's deadline (then OutcomeUnknown) |
+ * | GET /operations fails after a call that may have taken effect | 5xx, timeout, 429: retried, reconciling first; 403 or any other refusal: OutcomeUnknown with the key, `mayHaveTakenEffect: true` |
+ * | restart of the workflow ID after a deploy | before its first POST, a run whose key is derived asks under every key an earlier version could have derived (earlier-key.ts) and continues under the one the provider knows, confirmed as any recalled record is |
  * | same key, other amount or card | the provider answers 409 (IdempotencyConflict); the card workflow refuses it before any call |
  */
 import type { Client } from '@temporalio/client';

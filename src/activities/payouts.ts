@@ -4,8 +4,11 @@
  * | case | POST /payouts (key required by the spec, durable; a retry returns the original order, FAILED included) |
  * |---|---|
  * | key | the caller's, else derived from the workflow ID (`payout`; the typed client's workflow ID is `send-payout/<merOrderNo>`) |
- * | every attempt, the first included | GET /payouts/{merOrderNo} first: a payout found is the answer, whatever key created it |
- * | retry, crash, 5xx, timeout, answer cut off | the lookup first; no payout: POST again under the same key |
+ * | every attempt, the first included | GET /payouts/{merOrderNo} first: a payout found that shows our amount (and nothing contradicting) is the answer, whatever key created it |
+ * | retry, crash, 5xx, timeout, answer cut off, re-scheduled after a 429 | the lookup first; no payout: POST again under the same key |
+ * | payout found that shows no amount | the POST under the key confirms it: the original order, or 409 (another request's) |
+ * | 409 we cannot read (the first POST still processing) | in progress: the retry looks up again, then posts under the key; bounded by the creation deadline (then OutcomeUnknown) |
+ * | lookup fails after a POST that may have taken effect | 5xx, 429: retried; 403 or another refusal: OutcomeUnknown with the key |
  * | restart of the workflow ID, before or after a deploy | the lookup finds the first run's payout: nothing is posted |
  * | the same merOrderNo for another payout | IdempotencyConflict, when an amount, currency or account the spec shows differs |
  */
