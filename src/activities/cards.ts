@@ -5,7 +5,8 @@
  * |---|---|
  * | key | the caller's, else derived from the workflow ID (`card`) |
  * | retry, crash, 5xx, timeout, answer cut off | POST again under the same key: within 24 h the provider answers the same card; the flow bounds attempts by time (under 24 h), then ends OutcomeUnknown |
- * | restart of the workflow ID | an earlier run's card (its CardId) is taken, nothing posted; an earlier run that posted but recorded no card: POST under its key within 24 h of it, else OutcomeUnknown |
+ * | restart of the workflow ID, key derived | an earlier run's card (its CardId) is taken, nothing posted; an earlier run that posted but recorded no card: POST under its key within 24 h of it, else OutcomeUnknown |
+ * | restart of the workflow ID, the caller's key (`issue-card/<key>`), even after the provider's 24 h | the same, among the earlier runs that were given the same key (their start input): their card is taken, nothing posted (issue 29, case 5: a POST after 24 h made a second card and moved initialAmount again); one that posted under it more than 24 h ago and recorded no card: OutcomeUnknown |
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
@@ -16,10 +17,10 @@ import { FailureType } from '../shared/failures';
 import type { BinCache } from '../provider/bin-cache';
 import type { CardBinAnswer } from '../provider/answers';
 import type { ValueSealer } from '../codec/sealed-value';
-import { createCardBody, toCardView } from '../shared/card-rules';
+import { createCardBody, isDeleteUnderWay, toCardView } from '../shared/card-rules';
 import type { CardView, ContactInput, IssueCardInput, SealedValue } from '../shared/types';
 import type { KeyOrigin } from './earlier-key';
-import { earlierRunScheduled, earlierRunsOfThisWorkflow, type EarlierRun } from './earlier-runs';
+import { earlierRunInput, earlierRunScheduled, earlierRunsOfThisWorkflow, type EarlierRun } from './earlier-runs';
 import { outcomeUnknown } from './idempotent-post';
 import { logExtraFields, providerCall } from './provider-call';
 
@@ -50,7 +51,8 @@ export function createCardActivities({ provider, temporal, bins, sealer }: CardA
 
     async createCard({ input, idempotencyKey, keyOrigin }: { input: IssueCardInput; idempotencyKey: string; keyOrigin?: KeyOrigin }): Promise<CardView> {
       return providerCall(async () => {
-        const earlier = keyOrigin ? await cardOfEarlierRun(temporal, keyOrigin) : undefined;
+        // Every key origin: a caller's key is forgotten by the provider after 24 h as a derived one is.
+        const earlier = await cardOfEarlierRun(temporal, keyOrigin ?? { callerKey: idempotencyKey });
         if (earlier?.cardId) return toCardView(await provider.getCard(earlier.cardId));
         const key = earlier?.idempotencyKey ?? idempotencyKey;
         try {
@@ -80,12 +82,14 @@ export function createCardActivities({ provider, temporal, bins, sealer }: CardA
      * | DELETE /cards/{cardId} (no key in the spec; "permanently close") | |
      * |---|---|
      * | key | none: the card is the key, and a deletion moves its whole balance once |
-     * | retry, crash, 5xx, timeout, answer cut off | DELETE again (the card workflow's retry policy): a card already DELETING or DELETED has nothing left to move, so a repeat moves no money (the sandbox answers it as a no-op; a provider that refuses it fails the update, and the card's state is still read) |
+     * | 5xx, timeout, network error (may have taken effect) | the attempt reads GET /cards/{cardId}: DELETING or DELETED means a DELETE took effect, and the delete succeeds; otherwise the attempt fails as the DELETE did |
+     * | retry, crash, answer cut off | DELETE again (the card workflow's retry policy): a card already DELETING or DELETED has nothing left to move, so a repeat moves no money (the sandbox answers it as a no-op) |
+     * | retries run out, or a repeat is refused (4xx) | the card workflow reads the card back and follows it to DELETED whatever the DELETE's fate (issue 29, case 7: before, the update failed and the view said ENABLE with the old balance until reconcile-cards); a card read DELETING or DELETED answers the update, one still ENABLE or DISABLE fails it with the DELETE's failure |
      * | restart of the workflow ID | the card workflow is per card and long-lived; a delete is an update on it, sent again only if the caller sends it again, and the validator refuses it once the card is DELETED |
      * | after it | the card workflow reads GET /cards/{cardId} until DELETED (lib/card-deletion.ts): reads only |
      */
     async applyCardChange(change: CardChange): Promise<void> {
-      return providerCall(() => applyChange(provider, change));
+      return providerCall(() => (change.action === 'delete' ? deleteOrReadBack(provider, change.cardId) : applyChange(provider, change)));
     },
 
     /**
@@ -122,12 +126,34 @@ function applyChange(provider: ProviderClient, change: CardChange): Promise<void
   }
 }
 
+/** Where the key of a POST /cards came from: derived from the workflow ID, or given by the caller. */
+type CardKeyOrigin = KeyOrigin | { callerKey: string };
+
 /**
- * What an earlier run of this workflow ID left: the card it recorded (CardId), or the key it
- * posted under when it recorded none and the provider still answers that key.
+ * DELETE; when its answer was lost in a way that may have let it take effect (5xx, timeout, network),
+ * the card is read back: a card DELETING or DELETED was deleted (by this call or an earlier one), so
+ * the delete succeeded; else the DELETE's own failure goes up for Temporal to retry. A failed read
+ * hides nothing: the DELETE's failure goes up as it came.
  */
-async function cardOfEarlierRun(temporal: Client, origin: KeyOrigin): Promise<{ cardId?: string; idempotencyKey?: string } | undefined> {
-  const runs = await earlierRunsOfThisWorkflow(temporal);
+async function deleteOrReadBack(provider: ProviderClient, cardId: string): Promise<void> {
+  try {
+    await provider.deleteCard(cardId);
+  } catch (err) {
+    if (!isProviderError(err) || !err.mayHaveTakenEffect) throw err;
+    const status = await provider.getCard(cardId).then(
+      (card) => String(card.status),
+      () => undefined,
+    );
+    if (!isDeleteUnderWay(status)) throw err;
+  }
+}
+
+/**
+ * What an earlier run of this workflow ID that posted for this request left: the card it recorded
+ * (CardId), or the key it posted under when it recorded none and the provider still answers that key.
+ */
+async function cardOfEarlierRun(temporal: Client, origin: CardKeyOrigin): Promise<{ cardId?: string; idempotencyKey?: string } | undefined> {
+  const runs = await runsForThisRequest(temporal, origin);
   const withCard = runs.find((r) => r.cardId !== undefined);
   if (withCard) return { cardId: withCard.cardId };
   for (const run of [...runs].reverse()) {
@@ -142,8 +168,20 @@ async function cardOfEarlierRun(temporal: Client, origin: KeyOrigin): Promise<{ 
   return undefined;
 }
 
-/** The key an earlier run derived: SHA-256 once it recorded the marker, FNV before (shared/ids.ts). */
-function keyOfRun(run: EarlierRun, origin: KeyOrigin): string {
+/**
+ * The earlier runs of this workflow ID that asked for this card: every one when the key is derived
+ * from the ID; with a caller's key, those started with the same key (another key is another request).
+ */
+async function runsForThisRequest(temporal: Client, origin: CardKeyOrigin): Promise<EarlierRun[]> {
+  const runs = await earlierRunsOfThisWorkflow(temporal);
+  if (!('callerKey' in origin)) return runs;
+  const same = await Promise.all(runs.map(async (run) => (await earlierRunInput<IssueCardInput>(temporal, run))?.idempotencyKey === origin.callerKey));
+  return runs.filter((_, i) => same[i]);
+}
+
+/** The key an earlier run posted under: the caller's; derived, SHA-256 once it recorded the marker, FNV before (shared/ids.ts). */
+function keyOfRun(run: EarlierRun, origin: CardKeyOrigin): string {
+  if ('callerKey' in origin) return origin.callerKey;
   const [sha256, legacy] = everyDerivedKey(origin.purpose, origin.workflowId);
   return run.sha256Keys ? sha256 : legacy;
 }

@@ -9,7 +9,7 @@
 import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';
 import type { OperationAnswer } from '../provider/answers';
-import { everyDerivedKey } from '../shared/ids';
+import { everyDerivedKey, legacyIdempotencyKey } from '../shared/ids';
 import { earlierRunsOfThisWorkflow } from './earlier-runs';
 import { readOperation } from './idempotent-post';
 
@@ -21,13 +21,17 @@ export interface KeyOrigin {
 
 export interface EarlierOperation {
   idempotencyKey: string;
-  operation: OperationAnswer;
+  /** The provider's record under that key; undefined when it shows none (yet: reads may lag behind writes). */
+  operation?: OperationAnswer;
 }
 
 /**
- * The operation an earlier run of this workflow ID left under another key than ours, if any
- * (GET /operations/{key} for each candidate). Asked on every attempt, so an attempt lost after
- * it found one cannot leave the next to post under a new key.
+ * The key an earlier run of this workflow ID used when it is not ours, and the provider's record
+ * under it (GET /operations/{key} for each candidate). Asked on every attempt, so an attempt lost
+ * after it found one cannot leave the next to post under a new key. An earlier run from before
+ * SHA-256 keys (its TemporalChangeVersion lacks the marker) may have posted under its FNV key
+ * although the provider shows nothing under it yet (read-after-write lag): its key is kept anyway,
+ * never replaced by ours, and the POST under it (idempotent) answers the original or moves once.
  */
 export async function operationOfEarlierRun(
   temporal: Client,
@@ -35,11 +39,14 @@ export async function operationOfEarlierRun(
   req: { idempotencyKey: string; keyOrigin?: KeyOrigin },
 ): Promise<EarlierOperation | undefined> {
   if (!req.keyOrigin) return undefined;
-  if ((await earlierRunsOfThisWorkflow(temporal)).length === 0) return undefined;
+  const earlierRuns = await earlierRunsOfThisWorkflow(temporal);
+  if (earlierRuns.length === 0) return undefined;
   for (const key of everyDerivedKey(req.keyOrigin.purpose, req.keyOrigin.workflowId)) {
     if (key === req.idempotencyKey) continue;
     const operation = await readOperation(provider, key);
     if (operation) return { idempotencyKey: key, operation };
   }
-  return undefined;
+  const legacyKey = legacyIdempotencyKey(req.keyOrigin.purpose, req.keyOrigin.workflowId);
+  const beforeSha256 = earlierRuns.some((run) => !run.sha256Keys);
+  return beforeSha256 && legacyKey !== req.idempotencyKey ? { idempotencyKey: legacyKey } : undefined;
 }

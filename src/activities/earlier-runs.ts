@@ -2,14 +2,17 @@
  * What earlier runs of a workflow ID did. Two uses:
  * - a flow whose provider call takes no idempotency key (the KYC form) records the call's outcome
  *   in its memo, so that a repeated start with the same workflow ID finds it and does not call again;
+ *   whether a run scheduled the call at all comes from its history (a run lost mid-call recorded nothing);
  * - a money flow whose key is derived from its workflow ID asks, before its first POST, whether an
  *   earlier run of that ID exists; only then does it look for what that run may have moved under
- *   any key an earlier version could have derived (docs/idempotency.md, "A restart").
+ *   any key an earlier version could have derived (docs/idempotency.md, "A restart"); issueCard
+ *   also with a caller's key, among the runs started with that key (their start input).
  * Both read visibility, which may lag a moment behind a run that has just closed.
  */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { status } from '@grpc/grpc-js';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { SHA256_KEYS_PATCH } from '../shared/ids';
 
 /** An earlier run of the workflow ID an activity runs for. */
@@ -36,7 +39,28 @@ export function createEarlierRunActivities({ temporal }: { temporal: Client }) {
       }
       return found.sort((a, b) => b.startTime - a.startTime).map((f) => f.value);
     },
+
+    /**
+     * Per other run of `workflowId`, newest first: its memo value under `key`, and whether it
+     * scheduled any of `activityTypes` (its history). A run that scheduled a call without a key
+     * and recorded nothing may have made it: a run lost mid-call leaves no memo.
+     */
+    async earlierRunRecords({ workflowId, runId, key, activityTypes }: { workflowId: string; runId: string; key: string; activityTypes: string[] }): Promise<EarlierRunRecord[]> {
+      const runs = (await otherRuns(temporal, workflowId, runId)).sort((a, b) => b.startTime.getTime() - a.startTime.getTime());
+      return Promise.all(
+        runs.map(async (run) => ({
+          ...(run.memo?.[key] === undefined ? {} : { value: run.memo[key] }),
+          scheduled: await scheduledIn(temporal, { workflowId, runId: run.runId }, activityTypes),
+        })),
+      );
+    },
   };
+}
+
+/** What one earlier run recorded in its memo, and whether it scheduled the calls asked about. */
+export interface EarlierRunRecord {
+  value?: unknown;
+  scheduled: boolean;
 }
 
 /** The other runs of the workflow ID the running activity belongs to, oldest first (none outside an activity). */
@@ -49,9 +73,25 @@ export async function earlierRunsOfThisWorkflow(temporal: Client): Promise<Earli
 
 /** True when an earlier run scheduled the activity `activityType` (its history says so). */
 export async function earlierRunScheduled(temporal: Client, run: EarlierRun, activityType: string): Promise<boolean> {
+  return scheduledIn(temporal, { workflowId: activityInfo()!.workflowExecution!.workflowId, runId: run.runId }, [activityType]);
+}
+
+async function scheduledIn(temporal: Client, run: { workflowId: string; runId: string }, activityTypes: string[]): Promise<boolean> {
+  const history = await temporal.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+  return (history.events ?? []).some((e) => activityTypes.includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''));
+}
+
+/** The input an earlier run of this workflow ID was started with (decoded through our codec); undefined when it has none. */
+export async function earlierRunInput<T>(temporal: Client, run: EarlierRun): Promise<T | undefined> {
   const workflowId = activityInfo()!.workflowExecution!.workflowId;
-  const history = await temporal.workflow.getHandle(workflowId, run.runId).fetchHistory();
-  return (history.events ?? []).some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType);
+  // The first event alone (a page of one): the run's history may be long.
+  const page = await temporal.workflowService.getWorkflowExecutionHistory({
+    namespace: temporal.options.namespace,
+    execution: { workflowId, runId: run.runId },
+    maximumPageSize: 1,
+  });
+  const started = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
+  return decodeFromPayloadsAtIndex<T | undefined>(temporal.workflow.options.loadedDataConverter, 0, started?.input?.payloads);
 }
 
 /** True when an earlier run of this workflow ID scheduled the activity `activityType`. */

@@ -79,7 +79,8 @@ export function createEsimActivities({ provider, temporal }: { provider: Provide
         if (earlier) {
           // A restart whose earlier run charged under another key: that key's order, confirmed as any recalled one.
           const adopted = { ...req, idempotencyKey: earlier.idempotencyKey };
-          return placeUnder(adopted, true, () => reconcile(adopted, earlier.operation));
+          const { operation } = earlier;
+          return placeUnder(adopted, true, operation ? () => reconcile(adopted, operation) : undefined);
         }
         // Posted at most once per unknown outcome, across runs too: an earlier run of this workflow ID may have sent it.
         const sentByEarlierRun = req.kind === 'recharge' && (await anEarlierRunScheduled(temporal, 'placeEsimOrder'));

@@ -62,7 +62,7 @@ export function createFundingActivities({ provider, temporal }: { provider: Prov
           ...spec,
           idempotentBySpec: true,
           sentBefore: req.sentBefore === true || earlier !== undefined,
-          recall: earlier ? async () => recalled(req, key, earlier.operation) : fromOperation(provider, key, (op) => recalled(req, key, op)),
+          recall: earlier?.operation ? async () => recalled(req, key, earlier.operation!) : fromOperation(provider, key, (op) => recalled(req, key, op)),
           post: async () => {
             const call = req.kind === 'funding' ? provider.fundCard.bind(provider) : provider.withdrawFromCard.bind(provider);
             const answer = await call(req.cardId, { amount: req.amount }, { idempotencyKey: key });

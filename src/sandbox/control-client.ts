@@ -85,6 +85,12 @@ export class SandboxControlClient {
   completeFailedOperation = (idempotencyKey: string) => this.call('POST', `/operations/${idempotencyKey}/complete`);
   /** The payout's status changes at the provider with no webhook, whatever it was. */
   rewritePayoutStatus = (merOrderNo: string, status: string) => this.call('POST', `/payouts/${merOrderNo}/rewrite`, { status });
+  /**
+   * Moves the sandbox's idempotency-key clock forward by `advanceMs` (a positive integer, at most a
+   * year), so a key the provider keeps for a while (POST /cards: 24 h) expires now; resolves the
+   * total offset. Signatures, nonces, timers and records keep the real clock. Reset sets it back.
+   */
+  advanceClock = (advanceMs: number) => this.call<{ offsetMs: number }>('POST', '/clock', { advanceMs });
   addCardBin = (bin: Record<string, unknown>) => this.call('POST', '/card-bins', bin);
   removeCardBin = (cardBinId: string) => this.call<{ ok: boolean }>('POST', `/card-bins/${cardBinId}/remove`);
 

@@ -44,6 +44,13 @@ export class Sandbox {
   idempotency: IdempotencyStore;
   rateLimiter: RateLimiter;
   stats = new Map<string, EndpointStats>();
+  /**
+   * How far the control API moved the idempotency keys' clock (POST /sandbox/clock), so a test can
+   * see the 24 h key cache of POST /cards expire. Signatures and nonces keep the real clock: ours must agree with it.
+   */
+  clockOffsetMs = 0;
+  /** The idempotency store's clock: the real one, moved forward by clockOffsetMs. */
+  readonly keyClock = (): number => this.now() + this.clockOffsetMs;
 
   constructor(private readonly opts: SandboxOptions) {
     this.apiKey = opts.apiKey;
@@ -53,7 +60,7 @@ export class Sandbox {
     this.nonces = new NonceCache(undefined, this.now);
     this.config = defaultSandboxConfig(opts.webhookUrl);
     this.ledger = new Ledger(this.now);
-    this.idempotency = new IdempotencyStore(this.now);
+    this.idempotency = new IdempotencyStore(this.keyClock);
     this.rateLimiter = new RateLimiter(() => this.config.rateLimit, this.now);
     this.webhooks = new WebhookDispatcher({
       config: () => this.config,
@@ -71,8 +78,9 @@ export class Sandbox {
     this.webhooks.reset();
     this.config = defaultSandboxConfig(this.opts.webhookUrl);
     this.state = new SandboxState();
+    this.clockOffsetMs = 0;
     this.ledger = new Ledger(this.now);
-    this.idempotency = new IdempotencyStore(this.now);
+    this.idempotency = new IdempotencyStore(this.keyClock);
     this.rateLimiter = new RateLimiter(() => this.config.rateLimit, this.now);
     this.stats = new Map();
   }

@@ -54,13 +54,52 @@ export function issueCardErrors(input: IssueCardInput, bin?: BinConditions): Fie
   return errors;
 }
 
-export function moneyMovementErrors(kind: MoneyMovementKind, input: { cardId?: unknown; amount?: unknown; idempotencyKey?: unknown }): FieldErrors {
+export function moneyMovementErrors(kind: MoneyMovementKind, input: { cardId?: unknown; amount?: unknown; idempotencyKey?: unknown; timings?: unknown }): FieldErrors {
   const errors: FieldErrors = {};
   if (typeof input.cardId !== 'string' || input.cardId.length === 0) errors.cardId = 'is required';
   const request = kind === 'funding' ? fundCardRequest : withdrawFromCardRequest;
   Object.assign(errors, request.errors({ amount: input.amount }));
   if (input.idempotencyKey !== undefined) Object.assign(errors, keyErrors(input.idempotencyKey));
+  Object.assign(errors, moneyTimingsErrors(input.timings));
   return errors;
+}
+
+/**
+ * A movement's waits are ours to bound, not the caller's: a PROCESSING movement holds the card's
+ * queue (freeze, delete) until its deadline, so a deadline of a month jams the card for a month.
+ */
+export const MAX_MONEY_WAIT_MS = 86_400_000;
+const MONEY_WAITS = ['deadlineMs', 'pollInitialIntervalMs', 'pollMaxIntervalMs'] as const;
+const TIMINGS_FIELD = 'timings';
+
+/** Field errors of a money movement's `timings` (`timings.deadlineMs`, …): each wait an integer from 1 ms to a day. */
+export function moneyTimingsErrors(timings: unknown): FieldErrors {
+  if (timings === undefined) return {};
+  if (typeof timings !== 'object' || timings === null || Array.isArray(timings)) return { [TIMINGS_FIELD]: 'must be an object' };
+  const errors: FieldErrors = {};
+  for (const field of MONEY_WAITS) {
+    const value = (timings as Record<string, unknown>)[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_MONEY_WAIT_MS) {
+      errors[`${TIMINGS_FIELD}.${field}`] = `must be an integer from 1 to ${MAX_MONEY_WAIT_MS} (milliseconds; at most a day)`;
+    }
+  }
+  return errors;
+}
+
+/** True when one of `errors` is about `timings` (moneyTimingsErrors). */
+export function hasTimingsErrors(errors: FieldErrors): boolean {
+  return Object.keys(errors).some((field) => field === TIMINGS_FIELD || field.startsWith(`${TIMINGS_FIELD}.`));
+}
+
+/** `errors` without those about `timings`: the rule as it was before timings were checked. */
+export function withoutTimingsErrors(errors: FieldErrors): FieldErrors {
+  return Object.fromEntries(Object.entries(errors).filter(([field]) => field !== TIMINGS_FIELD && !field.startsWith(`${TIMINGS_FIELD}.`)));
+}
+
+/** A card a delete reached: DELETING until the provider has returned its balance to the wallet, then DELETED. */
+export function isDeleteUnderWay(status: string | undefined): boolean {
+  return status === 'DELETING' || status === 'DELETED';
 }
 
 export function pinErrors(pin: unknown): FieldErrors {

@@ -6,7 +6,7 @@
  * and recent transactions by query, and continues-as-new before its history grows large.
  */
 import { ApplicationFailure, continueAsNew, currentUpdateInfo, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { contactErrors, describeErrors, hasErrors, moneyMovementErrors, pinErrors } from '../shared/card-rules';
+import { contactErrors, describeErrors, hasErrors, isDeleteUnderWay, moneyMovementErrors, pinErrors } from '../shared/card-rules';
 import { FailureType, type FieldErrors } from '../shared/failures';
 import {
   cardMoneyMovedSignal,
@@ -26,7 +26,7 @@ import { CARD_ID, FLOW_KIND, MONEY_MOVED_HOUR, hourOf } from '../shared/search-a
 import type { CardLifecycleState, CardTransaction, CardView, MoneyMovementKind, MoneyMovementResult, MoneyRequest, ProviderEvent, UpdateOutcome, WatchPlan } from '../shared/types';
 import type { CardChange } from '../activities/cards';
 import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inbox';
-import { runEntityLoop, wireInbox } from './lib/entity-loop';
+import { DEFAULT_MAX_HISTORY_EVENTS, runEntityLoop, wireInbox } from './lib/entity-loop';
 import { EntityWatch } from './lib/entity-watch';
 import { moveMoney } from './lib/money-movement';
 import { CardBalance, type BalanceRead } from './lib/card-balance';
@@ -36,6 +36,8 @@ import { providerCalls } from './lib/provider';
 const MAX_RECENT_TRANSACTIONS = 50;
 /** Money movements answered by update ID, carried across continue-as-new; the oldest are forgotten first. */
 const MAX_REMEMBERED_UPDATES = 500;
+/** How soon an update refused while the run rolls over may be sent again: a continue-as-new takes a workflow task. */
+const OVERDUE_RETRY_AFTER_MS = 1000;
 /**
  * docs/versioning.md: a keyless movement's key comes from its update ID (what the caller repeats
  * on retry), no longer from a counter that a failed movement did not advance.
@@ -54,6 +56,11 @@ const CLOSED_STATUSES = ['DELETED'];
  * success); the card's state comes from GET /cards/{cardId} after it.
  */
 export const CARD_STATE_FROM_GET_PATCH = 'card-state-from-get';
+/**
+ * docs/versioning.md: a delete whose DELETE failed reads the card back (and answers DELETING or
+ * DELETED); before, the update failed unread. `patched()` is called only on that failure.
+ */
+export const DELETE_READ_BACK_PATCH = 'card-delete-read-back';
 
 export interface CardLifecycleInput {
   cardId: string;
@@ -119,8 +126,7 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
     serialise(async () => {
       let card: CardView;
       if (patched(CARD_STATE_FROM_GET_PATCH)) {
-        await general.applyCardChange(request);
-        card = await general.getCard({ cardId });
+        card = await applyThenRead(request);
       } else {
         card = await general.changeCard(request);
       }
@@ -128,6 +134,27 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
       operationsApplied++;
       return card;
     });
+  /**
+   * The action, then the card as GET /cards/{cardId} answers it. A delete that failed may still have
+   * taken effect (an earlier attempt's answer lost, every retry 5xx, a repeat refused): the card is
+   * read back whatever the DELETE's fate. DELETING or DELETED answers the update (the follow then
+   * takes the view to DELETED and the balance the provider returned); a card the delete did not
+   * reach, or a read that failed too, fails it with the DELETE's failure.
+   */
+  const applyThenRead = async (request: CardChange): Promise<CardView> => {
+    try {
+      await general.applyCardChange(request);
+    } catch (err) {
+      if (request.action !== 'delete' || !patched(DELETE_READ_BACK_PATCH)) throw err;
+      const card = await general.getCard({ cardId }).catch(() => undefined);
+      if (!card || !isDeleteUnderWay(card.status)) {
+        if (card) inbox.set(card.status, { ...card }, Date.now());
+        throw err;
+      }
+      return card;
+    }
+    return general.getCard({ cardId });
+  };
   const move = (kind: MoneyMovementKind) => (args: { amount: number; idempotencyKey?: string; timings?: object }) => {
     const updateId = currentUpdateInfo()?.id;
     const request: MoneyRequest = { kind, amount: args.amount, ...(args.idempotencyKey === undefined ? {} : { idempotencyKey: args.idempotencyKey }) };
@@ -174,7 +201,8 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   };
   const requestsUnderKey = (key: string): MoneyRequest[] =>
     [...running.values(), ...[...outcomes.values()].map((o) => o.request)].filter((r): r is MoneyRequest => r?.idempotencyKey === key);
-  const open = () => rejectIf(CLOSED_STATUSES.includes(inbox.state.status ?? '') ? { cardId: `card is ${inbox.state.status}` } : {});
+  const maxHistory = input.maxHistoryEvents ?? DEFAULT_MAX_HISTORY_EVENTS;
+  const open = () => (refuseWhileOverdue(cardId, maxHistory), rejectIf(CLOSED_STATUSES.includes(inbox.state.status ?? '') ? { cardId: `card is ${inbox.state.status}` } : {}));
 
   setHandler(freezeCardUpdate, () => change({ cardId, action: 'freeze' }), { validator: open });
   setHandler(unfreezeCardUpdate, () => change({ cardId, action: 'unfreeze' }), { validator: open });
@@ -246,6 +274,24 @@ function serialiser() {
     tail = run.catch(() => undefined);
     return run;
   };
+}
+
+/**
+ * A run continues as new once every update it accepted has finished (entity-loop.ts), so a steady
+ * stream of updates, each accepted while another runs, kept it from ever rolling over until
+ * Temporal's history limit ended it. Past its limit by a tenth, the run takes no new update: those
+ * it holds finish and it rolls over. The refusal is written nothing to history (a validator), and
+ * the same update, sent again in a moment under its update ID, lands on the new run.
+ */
+function refuseWhileOverdue(cardId: string, maxHistory: number): void {
+  const limit = maxHistory + Math.ceil(maxHistory / 10);
+  if (workflowInfo().historyLength <= limit) return;
+  throw ApplicationFailure.create({
+    type: FailureType.RateLimited,
+    message: `card/${cardId} is continuing as new after a steady stream of updates: nothing was done; send this update again, under the same update ID, in a moment`,
+    details: [{ retryAfterMs: OVERDUE_RETRY_AFTER_MS, historyLength: workflowInfo().historyLength, limit }],
+    nonRetryable: true,
+  });
 }
 
 /** A validator that throws refuses the update before it is written to history. */

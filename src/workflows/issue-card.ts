@@ -78,7 +78,8 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
 
   /** A stale BIN is refreshed and the request checked again against it before one more try. */
   async function createCard(req: IssueCardInput, key: string): Promise<CardView> {
-    // A key derived from the workflow ID: a restart of that ID finds the earlier run's card first (activities/cards.ts).
+    // A restart of the workflow ID finds the earlier run's card first, whoever gave the key (activities/cards.ts):
+    // only a derived key needs its origin to say which keys an earlier version could have derived.
     const keyOrigin = req.idempotencyKey === undefined ? { keyOrigin: { purpose: 'card', workflowId: workflowInfo().workflowId } } : {};
     // Under the key, attempts bounded by time: all within the provider's 24 h, where the key answers the same card.
     const calls = providerCalls('general', { idempotencyKey: key, retry: cardRetry, scheduleToCloseTimeout: CARD_POST_WINDOW });

@@ -14,9 +14,14 @@
  *   again only after a failure that certainly did not reach the provider, and ends
  *   SubmissionOutcomeUnknown after one that may have (a 500, a timeout, a lost worker);
  * - the outcome is recorded in the workflow's memo, and a repeated start with the same
- *   workflow ID reads earlier runs' memos first: a known cardholder is waited for, not
- *   submitted again; after an unknown outcome it submits, and a DuplicateCardholder answer
- *   then says that the earlier submission evidently went through.
+ *   workflow ID reads earlier runs' memos (and whether they scheduled a submission) first: a
+ *   known cardholder is waited for, not submitted again; after an outcome no run could learn
+ *   (unknown, or a run lost mid-submission) it is not submitted again either, and the run ends
+ *   OutcomeUnknown for an operator to settle (marker kyc-restart-never-resubmits). The
+ *   provider's duplicate check cannot stand in: it ignores REJECTED cardholders, so a restart
+ *   after a REJECTED submission would charge a second fee. A new submission is a new workflow ID.
+ *   (Before the marker: after an unknown outcome it submitted, and DuplicateCardholder then said
+ *   that the earlier submission evidently went through.)
  */
 import { log, patched, setHandler, sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { KycSubmitted } from '../activities/kyc';
@@ -40,7 +45,18 @@ interface SubmissionRecord {
   verificationUrl?: string;
   /** The submission failed in a way that may have taken effect. */
   outcomeUnknown?: boolean;
+  /** The submission failed in a way that certainly did not take effect (marker kyc-restart-never-resubmits). */
+  notSubmitted?: boolean;
 }
+
+/** What earlier runs left: a cardholder to wait for, or whether one of them may have submitted. */
+interface EarlierSubmission extends SubmissionRecord {
+  /** Some earlier run scheduled a submission whose outcome it did not learn (recorded only under the marker). */
+  mayHaveSubmitted?: boolean;
+}
+
+/** The activities that submit (and may charge the fee): one per mode. */
+const SUBMIT_ACTIVITIES = ['submitKycForm', 'submitKycManual', 'startHostedKyc'];
 
 /** Tries of a submission whose failures certainly did not reach the provider (refused connection, reused nonce). */
 const SUBMIT_TRIES = 5;
@@ -54,9 +70,15 @@ export async function onboardCardholder(input: OnboardInput): Promise<OnboardCar
     log.warn(MANUAL_KYC_DEPRECATION);
     progress.warnings.push(MANUAL_KYC_DEPRECATION);
   }
-  const earlier = await earlierSubmission();
-  if (!earlier.cardholderId && earlier.outcomeUnknown && progress.mode === 'hosted' && patched(HOSTED_KYC_ONCE_PATCH)) refuseHostedResubmission();
-  const known = earlier.cardholderId ? { id: earlier.cardholderId, verificationUrl: earlier.verificationUrl } : await submit(input, earlier.outcomeUnknown === true);
+  // Asked before the lookup it chooses: a run that took the new lookup holds the marker before it.
+  const neverResubmit = patched(KYC_RESTART_NEVER_RESUBMITS_PATCH);
+  const earlier = neverResubmit ? await earlierSubmissions() : await earlierSubmission();
+  if (neverResubmit) {
+    if (!earlier.cardholderId && earlier.mayHaveSubmitted) refuseResubmission(progress.mode);
+  } else if (!earlier.cardholderId && earlier.outcomeUnknown && progress.mode === 'hosted' && patched(HOSTED_KYC_ONCE_PATCH)) refuseHostedResubmission();
+  const known = earlier.cardholderId
+    ? { id: earlier.cardholderId, verificationUrl: earlier.verificationUrl }
+    : await submit(input, earlier.outcomeUnknown === true, neverResubmit);
   const cardholderId = known.id;
   Object.assign(progress, { cardholderId, ...(known.verificationUrl ? { verificationUrl: known.verificationUrl } : {}) });
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: 'PENDING' }]);
@@ -91,23 +113,57 @@ function refuseHostedResubmission(): never {
   );
 }
 
+/**
+ * docs/versioning.md: a restart of the workflow ID never submits again after an earlier run that
+ * may have submitted and did not learn the outcome (unknown, or lost mid-submission), in any mode:
+ * the duplicate check ignores REJECTED cardholders, so a second submission could charge a second fee.
+ */
+export const KYC_RESTART_NEVER_RESUBMITS_PATCH = 'kyc-restart-never-resubmits';
+
+const SUBMIT_ENDPOINT = { form: 'POST /kyc/cardholders/form', manual: 'POST /kyc/cardholders/manual', hosted: 'POST /kyc/cardholders/auto' } as const;
+
+function refuseResubmission(mode: OnboardingProgress['mode']): never {
+  const endpoint = SUBMIT_ENDPOINT[mode];
+  return failWith(
+    FailureType.OutcomeUnknown,
+    `an earlier run of this workflow ID sent the KYC submission (${endpoint}) and could not learn its outcome; a restart does not send it again, ` +
+      'since the provider takes no key, offers no lookup without the cardholder id, and accepts a second submission (and its fee) once the first is REJECTED. ' +
+      'Find the cardholder at the provider to settle it, or submit anew under a new workflow ID (a new request)',
+    [{ endpoint, workflowId: workflowInfo().workflowId, mayHaveTakenEffect: true }],
+  );
+}
+
 function assertValid(errors: FieldErrors): void {
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid KYC submission: ${describeErrors(errors)}`, [{ errors }]);
 }
 
 /** What earlier runs with this workflow ID recorded, the newest that knows a cardholder first. */
-async function earlierSubmission(): Promise<SubmissionRecord> {
+async function earlierSubmission(): Promise<EarlierSubmission> {
   const { workflowId, runId } = workflowInfo();
   const records = (await unmeteredActivities.earlierRunMemos({ workflowId, runId, key: KYC_SUBMISSION_MEMO })) as SubmissionRecord[];
   return records.find((r) => typeof r?.cardholderId === 'string') ?? { outcomeUnknown: records.some((r) => r?.outcomeUnknown === true) };
 }
 
+/**
+ * What earlier runs with this workflow ID recorded, and whether one of them may have submitted:
+ * an unknown outcome, or a submission scheduled with nothing recorded after it (a run lost mid-call).
+ */
+async function earlierSubmissions(): Promise<EarlierSubmission> {
+  const { workflowId, runId } = workflowInfo();
+  const runs = await unmeteredActivities.earlierRunRecords({ workflowId, runId, key: KYC_SUBMISSION_MEMO, activityTypes: SUBMIT_ACTIVITIES });
+  const records = runs.map((r) => (r.value ?? {}) as SubmissionRecord);
+  const known = records.find((r) => typeof r.cardholderId === 'string');
+  if (known) return known;
+  const mayHaveSubmitted = runs.some((r, i) => records[i].outcomeUnknown === true || (r.scheduled && records[i].notSubmitted !== true));
+  return { mayHaveSubmitted };
+}
+
 type SubmitCall = (acts: ProviderCalls<'general'>) => Promise<KycSubmitted>;
 
 /** Documents checked, uploaded, submission sent once; the cardholder's id, recorded in the memo. */
-async function submit(input: OnboardInput, earlierOutcomeUnknown: boolean): Promise<KycSubmitted> {
+async function submit(input: OnboardInput, earlierOutcomeUnknown: boolean, recordNotSubmitted: boolean): Promise<KycSubmitted> {
   const call = await submission(input);
-  const submitted = await submitOnce(call, earlierOutcomeUnknown);
+  const submitted = await submitOnce(call, earlierOutcomeUnknown, recordNotSubmitted);
   const record: SubmissionRecord = { cardholderId: submitted.id, ...(submitted.verificationUrl ? { verificationUrl: submitted.verificationUrl } : {}) };
   upsertMemo({ [KYC_SUBMISSION_MEMO]: record });
   return submitted;
@@ -137,7 +193,7 @@ async function uploadAll(slots: DocumentSlot[]): Promise<Record<string, string>>
   return Object.fromEntries(tokens);
 }
 
-async function submitOnce(call: SubmitCall, earlierOutcomeUnknown: boolean): Promise<KycSubmitted> {
+async function submitOnce(call: SubmitCall, earlierOutcomeUnknown: boolean, recordNotSubmitted: boolean): Promise<KycSubmitted> {
   try {
     return await submitWithSafeRetries(call);
   } catch (err) {
@@ -147,10 +203,14 @@ async function submitOnce(call: SubmitCall, earlierOutcomeUnknown: boolean): Pro
       failWith(
         FailureType.SubmissionOutcomeUnknown,
         `the KYC submission failed (${cause?.type ?? 'no answer'}) in a way that may have taken effect; it was not repeated, because the provider offers no way to reconcile it. ` +
-          'A new start with the same workflow ID submits again: the provider then refuses a duplicate (DuplicateCardholder) if the first one went through',
+          (recordNotSubmitted
+            ? 'A new start with the same workflow ID does not submit again (it ends OutcomeUnknown); find the cardholder at the provider, or submit anew under a new workflow ID'
+            : 'A new start with the same workflow ID submits again: the provider then refuses a duplicate (DuplicateCardholder) if the first one went through'),
         [{ cause: cause?.type }],
       );
     }
+    // A restart may submit again only after a run that says its submission did not take effect.
+    if (recordNotSubmitted) upsertMemo({ [KYC_SUBMISSION_MEMO]: { notSubmitted: true } satisfies SubmissionRecord });
     if (cause?.type === FailureType.DuplicateCardholder) failWith(cause.type, duplicateMessage(earlierOutcomeUnknown), cause.details ?? []);
     if (isFailureType(cause?.type)) failWith(cause.type, cause.message, cause.details ?? []);
     throw err;

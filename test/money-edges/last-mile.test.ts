@@ -5,6 +5,8 @@
  * OutcomeUnknown with the key. The sandbox's ledger is the truth.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { createProviderClient } from '../../src/provider/client';
+import { legacyIdempotencyKey } from '../../src/shared/ids';
 import { issueTestCard, workflowFailure } from '../helpers/flows';
 import { startStack, uniqueId, type Stack } from '../helpers/stack';
 import { PROFILES, TIMINGS, cardBalance, faults, ledger, requests, stackOn } from './helpers';
@@ -116,5 +118,23 @@ describe('case 4: a failed read after a call that may have taken effect ends Out
     expect(detailsOf(unknown)).toMatchObject({ mayHaveTakenEffect: true });
     expect((await ledger(stack)).totals.charged).toBeGreaterThan(0);
     expect(await requests(stack, 'purchaseEsim')).toBe(1);
+  });
+});
+
+describe('suspected: a read-after-write 404 under the old key during the key-scheme switch', () => {
+  test('a restart of a fundCard whose earlier run funded under its FNV key, while GET /operations still lags, funds nothing more', async () => {
+    // The provider's read side does not see an operation younger than 30 s yet.
+    stack = await stackOn('minimal', { readLagMs: 30_000 });
+    const card = await issueTestCard(stack, 1000);
+    const workflowId = uniqueId('fund-lag');
+    // The first run, as the version before SHA-256 keys ran it: started, its POST sent under the FNV key, then lost.
+    await stack.stopWorkers();
+    await (await stack.client.workflow.start('fundCard', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId: card.cardId, amount: 1800, timings: TIMINGS }] })).terminate('test: the first run of an older version');
+    await createProviderClient(stack.config.provider).fundCard(card.cardId, { amount: 1800 }, { idempotencyKey: legacyIdempotencyKey('fund', workflowId) });
+    await stack.startWorkers();
+    const result = await execute('fundCard', { cardId: card.cardId, amount: 1800 }, workflowId);
+    expect(result).toMatchObject({ status: 'COMPLETED', idempotencyKey: legacyIdempotencyKey('fund', workflowId) });
+    expect(await cardBalance(stack, card.cardId)).toBe(2800);
+    expect((await ledger(stack)).violations).toEqual([]);
   });
 });

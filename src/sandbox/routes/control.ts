@@ -53,6 +53,14 @@ const schemas = {
   esimOutcome: z.object({ status: z.enum(['ISSUED', 'FAILED'], 'must be ISSUED or FAILED') }),
   esimUsage: z.object({ dataUsedMb: z.number('must be a non-negative integer').int('must be a non-negative integer').min(0, 'must be a non-negative integer') }),
   // Either spelling (CONTRACTS §8): SUCCESS and CANCELED are read as COMPLETED and CANCELLED.
+  // At most a year: enough to pass any key cache the spec names (24 h), small enough to stay a safe integer when added.
+  clock: z.object({
+    advanceMs: z
+      .number('must be a positive integer of milliseconds, at most 31536000000 (a year)')
+      .int('must be a positive integer of milliseconds, at most 31536000000 (a year)')
+      .positive('must be a positive integer of milliseconds, at most 31536000000 (a year)')
+      .max(365 * 24 * 60 * 60 * 1000, 'must be a positive integer of milliseconds, at most 31536000000 (a year)'),
+  }),
   payoutStatus: z.object({
     status: z.preprocess((v) => (typeof v === 'string' ? ourPayoutStatus(v) : v), z.enum(PAYOUT_STATUSES, `must be one of ${PAYOUT_STATUSES.join(', ')}, SUCCESS, CANCELED`)),
   }),
@@ -99,6 +107,13 @@ export function registerControlRoutes(app: FastifyInstance, sb: Sandbox): void {
     if (!result.ok) throw new ControlError(400, 'VALIDATION_FAILED', `invalid configuration: ${Object.keys(result.errors).join(', ')}`, result.errors);
     sb.config = result.config;
     return sb.config;
+  });
+
+  // The idempotency keys' clock only (POST /cards forgets its keys after 24 h); never back, and reset() sets it back to 0.
+  route('POST', '/clock', (req) => {
+    const { advanceMs } = body(req, schemas.clock);
+    sb.clockOffsetMs += advanceMs;
+    return { offsetMs: sb.clockOffsetMs };
   });
 
   const wallet = () => ({ availableBalance: sb.ledger.balance(WALLET), currency: 'USD' });

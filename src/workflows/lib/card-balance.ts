@@ -3,7 +3,8 @@
  * runs, after each transaction webhook, when a standalone fundCard/withdrawFromCard on the card
  * completes, and when reconciliation hands it the provider's card. Webhooks carry no balance,
  * so without these reads the view kept CARD_CREATED's figure. Each read keeps the time it was
- * made: an older read never overwrites a newer one, and `cardState` shows the time beside the balance.
+ * made and the provider's `updatedAt`: an older read never overwrites a newer one by either, and
+ * `cardState` shows the time beside the balance.
  */
 import { log, patched } from '@temporalio/workflow';
 import type { CardView } from '../../shared/types';
@@ -17,10 +18,19 @@ export const CARD_BALANCE_COALESCED_PATCH = 'card-balance-coalesced';
 
 const refreshRetry = { retry: { maximumAttempts: 3, maximumInterval: '5 seconds' } } as const;
 
+/**
+ * docs/versioning.md: a read the provider's own `updatedAt` shows older than the one held (a lagging
+ * answer, stamped later than the state it shows) is not taken; before, the later stamp won. `patched()`
+ * is called only when the two rules disagree.
+ */
+export const CARD_READ_PROVIDER_ORDER_PATCH = 'card-read-provider-order';
+
 export interface BalanceRead {
   availableBalance: number;
   totalConsumption?: number;
   readAt: number;
+  /** The card's `updatedAt` as the provider answered it: the provider's own order of its answers. */
+  updatedAt?: number;
 }
 
 export class CardBalance {
@@ -31,11 +41,23 @@ export class CardBalance {
     public last?: BalanceRead,
   ) {}
 
-  /** Takes a read of the card unless a newer one is held: its status under the inbox's ordering rule, its balance as read. */
+  /**
+   * Takes a read of the card unless a newer one is held: its status under the inbox's ordering rule, its
+   * balance as read. A read is stamped when it starts, which says nothing of how old the provider's
+   * answer is (read lag): where both carry the provider's `updatedAt`, an older one is not taken.
+   */
   apply(card: CardView, readAt: number): void {
     if (this.last && this.last.readAt > readAt) return;
-    this.last = { availableBalance: card.availableBalance, readAt, ...(card.totalConsumption === undefined ? {} : { totalConsumption: card.totalConsumption }) };
+    if (this.#olderThanHeld(card) && patched(CARD_READ_PROVIDER_ORDER_PATCH)) return;
+    const consumption = card.totalConsumption === undefined ? {} : { totalConsumption: card.totalConsumption };
+    this.last = { availableBalance: card.availableBalance, readAt, ...consumption, ...(card.updatedAt === undefined ? {} : { updatedAt: card.updatedAt }) };
     this.inbox.observe(card.status, { ...card }, readAt);
+  }
+
+  /** The provider answered this card as it was before the one held (its `updatedAt` is earlier). */
+  #olderThanHeld(card: CardView): boolean {
+    const held = this.last?.updatedAt;
+    return held !== undefined && typeof card.updatedAt === 'number' && card.updatedAt < held;
   }
 
   /** True when this workflow reads its card (started after card-balance-refresh, or replaying a history that did). */

@@ -14,7 +14,7 @@ import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attribu
 import { isUnknownStatus, phaseOf } from '../../shared/statuses';
 import { idempotencyKeyFor } from './keys';
 import { FailureType } from '../../shared/failures';
-import { describeErrors, hasErrors, moneyMovementErrors } from '../../shared/card-rules';
+import { describeErrors, hasErrors, hasTimingsErrors, moneyMovementErrors, withoutTimingsErrors } from '../../shared/card-rules';
 import type { MoneyMovementInput, MoneyMovementKind, MoneyMovementResult } from '../../shared/types';
 import { failWith, providerCalls } from './provider';
 import { DEFAULT_TIMINGS, recordUnknownStatus } from './await-outcome';
@@ -28,8 +28,16 @@ export const MONEY_DEADLINE_MS = 4 * 60 * 60 * 1000;
 /** docs/versioning.md: movements end OutcomeUnknown at their deadline; before, they polled without end. */
 export const MONEY_DEADLINE_PATCH = 'money-movement-deadline';
 
+/**
+ * docs/versioning.md: a movement whose `timings` break the rule (moneyTimingsErrors: a deadline above
+ * a day, or negative) fails ValidationFailed before any call; before, it ran with them. `patched()`
+ * is called only when the timings break the rule, so other histories hold no marker.
+ */
+export const MONEY_TIMINGS_CHECKED_PATCH = 'money-timings-checked';
+
 export function validateMoneyMovement(kind: MoneyMovementKind, input: MoneyMovementInput): void {
-  const errors = moneyMovementErrors(kind, input);
+  let errors = moneyMovementErrors(kind, input);
+  if (hasTimingsErrors(errors) && !patched(MONEY_TIMINGS_CHECKED_PATCH)) errors = withoutTimingsErrors(errors);
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid ${kind}: ${describeErrors(errors)}`, [{ errors }]);
 }
 
