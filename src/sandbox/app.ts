@@ -7,6 +7,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import { API_BASE_PATH } from '../provider/api';
 import { endpointsForPath, isLoopback, rateHeadersForUnrouted, registerApiRoutes, send } from './api';
 import { ApiError, errorBody } from './errors';
+import { lingerUntilRequestEnds } from './lingering-close';
 import { cardRoutes } from './routes/cards';
 import { registerControlRoutes } from './routes/control';
 import { esimRoutes } from './routes/esim';
@@ -34,6 +35,9 @@ export function buildSandboxApp(sb: Sandbox): FastifyInstance {
     const key = req.endpointKey ?? (req.url.startsWith(API_BASE_PATH) ? 'unmatched' : undefined);
     if (key) sb.recordAnswer(key, reply.statusCode);
   });
+  // An answer given before the body has fully arrived (413 above all) is held open until the
+  // rest is read, so the client gets it instead of a reset.
+  app.addHook('onSend', async (req, reply, payload) => lingerUntilRequestEnds(req, reply, payload));
 
   registerApiRoutes(app, sb, { ...cardRoutes, ...walletRoutes, ...kycRoutes, ...payoutRoutes, ...esimRoutes });
   registerUploadRoutes(app, sb);
