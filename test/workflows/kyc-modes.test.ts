@@ -51,7 +51,7 @@ describe('onboardCardholder: manual and hosted', () => {
     expect((await stack.control('GET', '/stats')).endpoints.createPresignedUpload?.requests ?? 0).toBe(0);
   });
 
-  test('a form submission whose answer was lost ends SubmissionOutcomeUnknown; a new start then meets DuplicateCardholder', async () => {
+  test('a form submission whose answer was lost ends SubmissionOutcomeUnknown; a new start of the same workflow ID does not submit again (OutcomeUnknown, one fee)', async () => {
     // Every form submission answers 500, half of them after the cardholder was created (and its fee charged).
     stack = await startStack({ kycReviewMs: 60_000, faults: { endpoints: { 'POST /kyc/cardholders/form': { errorRate: 1 } } } });
     const charged = async (): Promise<number> => (await stack.control('GET', '/ledger')).totals.charged;
@@ -70,9 +70,14 @@ describe('onboardCardholder: manual and hosted', () => {
     expect((await stack.control('GET', '/stats')).endpoints.submitKycForm.requests).toBeGreaterThan(0);
 
     await stack.control('PUT', '/config', { faults: { endpoints: { 'POST /kyc/cardholders/form': { errorRate: 0 } } } });
+    // Issue 29, case 6: the duplicate check ignores REJECTED cardholders, so a restart never submits again (marker kyc-restart-never-resubmits).
+    const submissions = (await stack.control('GET', '/stats')).endpoints.submitKycForm.requests;
+    const feesBefore = await charged();
     const again = await workflowFailure(stack.client.workflow.execute('onboardCardholder', { taskQueue: stack.taskQueue, workflowId: workflowId!, args: [input!] }));
-    expect(again.type).toBe('DuplicateCardholder');
-    expect(again.message).toContain('evidently went through');
+    expect(again.type).toBe('OutcomeUnknown');
+    expect(again.message).toContain('does not send it again');
+    expect((await stack.control('GET', '/stats')).endpoints.submitKycForm.requests).toBe(submissions);
+    expect(await charged()).toBe(feesBefore);
   });
 
   test('per-endpoint faults are validated: an unknown endpoint is refused naming the rule', async () => {
