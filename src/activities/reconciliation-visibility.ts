@@ -10,8 +10,9 @@ import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { cardMovementsQuery, cardReadSignal, cardStateQuery } from '../shared/messages';
 import type { CardView } from '../shared/types';
-import { describeFlow, flowSearchAttributes, type FlowStatus } from '../starter/status';
-import { isCardMovement, moneyClaimOf, type FlowOutcome, type MoneyClaim } from '../shared/reconcile-checks';
+import { definedOnly, describeFlow, flowSearchAttributes, type FlowStatus } from '../starter/status';
+import { moneyClaimOf, type FlowAsked, type FlowOutcome, type MoneyClaim } from '../shared/reconcile-checks';
+import { isSettled } from '../temporal/settlements';
 import { latestReport } from '../temporal/reconciliation-reports';
 
 export interface FlowRow {
@@ -64,37 +65,45 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
     return { items, nextPageToken: next };
   };
 
-  /** The idempotency key a card movement's caller gave and the amount it asked for, from its start input (decoded through our codec). */
-  const movementAskedBy = async (row: FlowRow): Promise<{ callerKey?: string; amount?: number }> => {
-    // The first event alone (a page of one): a running movement's history may hold many polls.
+  /**
+   * What a flow was asked (its caller's key, amount and merOrderNo, from its start input decoded
+   * through our codec) and the card it recorded (its CardId search attribute).
+   */
+  const askedBy = async (row: FlowRow): Promise<FlowAsked> => {
+    // The first event alone (a page of one): a running flow's history may hold many polls.
     const page = await temporal.workflowService.getWorkflowExecutionHistory({
       namespace: temporal.options.namespace,
       execution: { workflowId: row.workflowId, runId: row.runId },
       maximumPageSize: 1,
     });
     const started = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
-    const input = await decodeFromPayloadsAtIndex<{ idempotencyKey?: unknown; amount?: unknown } | undefined>(temporal.workflow.options.loadedDataConverter, 0, started?.input?.payloads);
-    return {
-      ...(typeof input?.idempotencyKey === 'string' ? { callerKey: input.idempotencyKey } : {}),
-      ...(typeof input?.amount === 'number' ? { amount: input.amount } : {}),
-    };
+    const input = await decodeFromPayloadsAtIndex<Record<string, unknown> | undefined>(temporal.workflow.options.loadedDataConverter, 0, started?.input?.payloads);
+    const text = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+    return definedOnly({ callerKey: text(input?.idempotencyKey), amount: typeof input?.amount === 'number' ? input.amount : undefined, merOrderNo: text(input?.merOrderNo), cardId: row.searchAttributes.CardId });
   };
 
   /**
-   * What a flow said: its result, or its failure's type and details (decoded through our codec); one
-   * that is still running, or ended without a word, and moves card money, brings its caller's key
-   * (only those are looked up by it: other kinds' inputs are not read) and, running, its amount.
+   * What a flow said: its result, or its failure's type and details (decoded through our codec);
+   * a flow that did not complete (failed, closed without a word, or still running) also brings
+   * what it was asked, for the keys and ids its outcome does not name.
    */
-  const outcomeOf = async (row: FlowRow, flowKind: string): Promise<FlowOutcome> => {
-    if (row.status === 'RUNNING') return { running: true, ...(isCardMovement(flowKind) ? await movementAskedBy(row) : {}) };
-    if (row.status !== 'COMPLETED' && row.status !== 'FAILED') return { closed: row.status, ...(isCardMovement(flowKind) ? { callerKey: (await movementAskedBy(row)).callerKey } : {}) };
+  const outcomeOf = async (row: FlowRow): Promise<FlowOutcome> => {
+    if (row.status === 'RUNNING') return { running: true, ...(await askedBy(row)) };
+    if (row.status !== 'COMPLETED' && row.status !== 'FAILED') return { closed: row.status, ...(await askedBy(row)) };
     try {
       return { result: await temporal.workflow.getHandle(row.workflowId, row.runId).result() };
     } catch (err) {
       const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
-      if (cause instanceof ApplicationFailure) return { failure: { type: cause.type ?? 'ApplicationFailure', details: [...(cause.details ?? [])] } };
-      return { failure: { type: cause?.name ?? 'Failure', details: [] } };
+      const failure = cause instanceof ApplicationFailure ? { type: cause.type ?? 'ApplicationFailure', details: [...(cause.details ?? [])] } : { type: cause?.name ?? 'Failure', details: [] };
+      return { failure, ...(await askedBy(row)) };
     }
+  };
+
+  /** The workflow IDs among `claims` that an operator settled (`starter settle`): reconciliation no longer reports them. */
+  const settledAmong = async (claims: MoneyClaim[]): Promise<Set<string>> => {
+    const ended = [...new Set(claims.filter((c) => c.ourPhase === 'failed').map((c) => c.workflowId))];
+    const settled = await Promise.all(ended.map((id) => isSettled(temporal, id)));
+    return new Set(ended.filter((_, i) => settled[i]));
   };
 
   /** A card workflow's money updates settled since `sinceMs`, as claims (a failure whose details name no key is looked up by its caller's). */
@@ -104,8 +113,10 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
       .filter((m) => m.at !== undefined && m.at >= sinceMs && m.request !== undefined)
       .map((m) => {
         const flowKind = m.request?.kind === 'withdrawal' ? 'withdrawFromCard' : 'fundCard';
-        const outcome: FlowOutcome = 'result' in m ? { result: m.result } : { failure: { type: m.failure.type ?? 'ApplicationFailure', details: m.failure.details }, callerKey: m.request?.idempotencyKey };
-        const claim = moneyClaimOf(workflowId, flowKind, outcome);
+        const callerKey = m.request?.idempotencyKey;
+        const outcome: FlowOutcome = 'result' in m ? { result: m.result } : { failure: { type: m.failure.type ?? 'ApplicationFailure', details: m.failure.details }, ...(callerKey ? { callerKey } : {}) };
+        // A keyless update derived its key from its update ID (card-lifecycle.ts, marker money-keys-from-update-id).
+        const claim = moneyClaimOf(workflowId, flowKind, outcome, `${workflowId}/${m.request?.kind}/update/${m.updateId}`);
         return claim && { ...claim, amount: claim.amount ?? m.request?.amount, updateId: m.updateId };
       });
   };
@@ -121,10 +132,12 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
         page.items.map(async (row): Promise<Array<MoneyClaim | undefined>> => {
           if (row.type === 'cardLifecycle') return cardMovementClaims(row.workflowId, req.sinceMs ?? 0);
           const flowKind = row.searchAttributes.FlowKind ?? row.type;
-          return [moneyClaimOf(row.workflowId, flowKind, await outcomeOf(row, flowKind))];
+          return [moneyClaimOf(row.workflowId, flowKind, await outcomeOf(row))];
         }),
       );
-      return { items: claims.flat().filter((c): c is MoneyClaim => c !== undefined), nextPageToken: page.nextPageToken, listed: page.items.length };
+      const items = claims.flat().filter((c): c is MoneyClaim => c !== undefined);
+      const settled = await settledAmong(items);
+      return { items: items.filter((c) => !settled.has(c.workflowId)), nextPageToken: page.nextPageToken, listed: page.items.length };
     },
 
     /** One page of running card workflows, each with its own view of the card (its cardState query). */

@@ -22,6 +22,8 @@ import { ENDPOINTS } from '../provider/api/endpoints';
 /** What the provider says of one thing we asked about; `known: false` when it has no record of it. */
 export interface ProviderRecord extends WindowedRead {
   known: boolean;
+  /** The key that answered, when not the one asked first. */
+  ref?: string;
   status?: string;
   amount?: number;
 }
@@ -68,9 +70,13 @@ export function createReconciliationActivities({ provider, bins, reconciliationM
       return card === undefined ? { known: false, readAt, ...window } : { known: true, card: toCardView(card), readAt, ...window };
     },
 
-    async reconcileReadOperation({ idempotencyKey }: { idempotencyKey: string }): Promise<ProviderRecord> {
-      const op = await unlessUnknown(() => provider.getOperation(idempotencyKey));
-      return { ...(op === undefined ? { known: false } : { known: true, status: op.status, amount: op.amount }), ...windowOf(ENDPOINTS.getOperation) };
+    /** The operation under the key; when it has none, under each of `alsoUnder` (keys an earlier version derived) until one answers. */
+    async reconcileReadOperation({ idempotencyKey, alsoUnder = [] }: { idempotencyKey: string; alsoUnder?: string[] }): Promise<ProviderRecord> {
+      for (const key of [idempotencyKey, ...alsoUnder]) {
+        const op = await unlessUnknown(() => provider.getOperation(key));
+        if (op !== undefined) return { known: true, status: op.status, amount: op.amount, ...(key === idempotencyKey ? {} : { ref: key }), ...windowOf(ENDPOINTS.getOperation) };
+      }
+      return { known: false, ...windowOf(ENDPOINTS.getOperation) };
     },
 
     async reconcileReadPayout({ merOrderNo }: { merOrderNo: string }): Promise<ProviderRecord> {

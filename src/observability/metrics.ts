@@ -97,3 +97,73 @@ export function reconciliationMetrics(registry: Registry): ReconciliationMetrics
     active: (reconciliation, at) => lastActive.set({ reconciliation }, Math.floor(at / 1000)),
   };
 }
+
+export interface UnsettledOutcomesSource {
+  /** The flows that ended OutcomeUnknown and are not settled (temporal/settlements.ts unsettledOutcomes), each with its workflow type. */
+  read(): Promise<ReadonlyArray<{ type: string }>>;
+  /** The flow kinds shown at 0 when none of theirs is unsettled (shared/outcome-unknown.ts OUTCOME_UNKNOWN_FLOWS). */
+  kinds: readonly string[];
+  /** Told of a failed read: once, and again only after a read succeeded. */
+  onReadFailed(err: unknown): void;
+  /** No read begins sooner than this after the last one began (default 10 s): scrapes in between share its figures. */
+  minIntervalMs?: number;
+  /** How long a scrape waits for a read under way before it answers with the last figures (default 2 s). */
+  scrapeWaitMs?: number;
+  /** A read not answered by then has failed (default 30 s), and the next scrape may begin another. */
+  readTimeoutMs?: number;
+}
+
+/**
+ * Worker: `outcome_unknown_unsettled{flow_kind}`, the flows that ended OutcomeUnknown and that nobody
+ * settled yet (issue 29), by workflow type, zeros included. Read from Temporal's visibility when
+ * scraped, at most once per `minIntervalMs`; a slow or failing Temporal never fails or holds up
+ * /metrics: a scrape waits `scrapeWaitMs` at most, and a failed read keeps the last figures (none
+ * before the first read answered: not knowing is not zero). Every worker reads the same visibility,
+ * so the alert takes the max across workers (deploy/prometheus/alerts.yml OutcomeUnknownUnsettled).
+ */
+export function outcomeUnknownMetrics(registry: Registry, source: UnsettledOutcomesSource): void {
+  const { minIntervalMs = 10_000, scrapeWaitMs = 2_000, readTimeoutMs = 30_000 } = source;
+  let counts: ReadonlyMap<string, number> | undefined;
+  let reading: Promise<void> | undefined;
+  let lastBegun = Number.NEGATIVE_INFINITY;
+  let failing = false;
+  const read = async () => {
+    try {
+      const flows = await within(source.read(), readTimeoutMs);
+      const next = new Map(source.kinds.map((kind) => [kind, 0]));
+      for (const { type } of flows) next.set(type, (next.get(type) ?? 0) + 1);
+      counts = next;
+      failing = false;
+    } catch (err) {
+      if (!failing) source.onReadFailed(err);
+      failing = true;
+    }
+  };
+  new Gauge({
+    name: 'outcome_unknown_unsettled',
+    help: 'Flows that ended OutcomeUnknown (or SubmissionOutcomeUnknown) and have no settlement yet (starter settle), by flow kind (workflow type)',
+    labelNames: ['flow_kind'],
+    registers: [registry],
+    async collect() {
+      if (reading === undefined && Date.now() - lastBegun >= minIntervalMs) {
+        lastBegun = Date.now();
+        reading = read().finally(() => {
+          reading = undefined;
+        });
+      }
+      if (reading !== undefined) await within(reading, scrapeWaitMs).catch(() => undefined);
+      this.reset();
+      for (const [flowKind, count] of counts ?? []) this.set({ flow_kind: flowKind }, count);
+    },
+  });
+}
+
+/** `promise`, or a rejection once `ms` have passed (the timer does not hold the process open). */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
+}

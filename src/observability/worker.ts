@@ -4,14 +4,18 @@
  * Prometheus exporter (schedule-to-start latency, slots, sticky cache, …) is served behind
  * our own provider metrics, with liveness and readiness.
  */
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config';
 import type { Logger } from '../logging';
 import type { ProviderCallObserver } from '../provider/transport';
+import { createDataConverter } from '../codec/payload-codec';
+import { OUTCOME_UNKNOWN_FLOWS } from '../shared/outcome-unknown';
 import { clientConnectionOptions } from '../temporal/connection';
+import { unsettledOutcomes } from '../temporal/settlements';
 import { freePort } from '../ports';
-import { createRegistry, providerMetrics, reconciliationMetrics, type ReconciliationMetrics } from './metrics';
+import { createRegistry, outcomeUnknownMetrics, providerMetrics, reconciliationMetrics, type ReconciliationMetrics } from './metrics';
 import { forwardSdkLogs } from './sdk-logs';
 import { startObservabilityServer, temporalReachable } from './server';
 
@@ -44,6 +48,7 @@ export async function startWorkerObservability(config: Config, log: Logger): Pro
   if (config.metricsPort === undefined) return { close: closeLogs };
 
   const registry = createRegistry();
+  unsettledOutcomesGauge(registry, config, connection, log);
   const server = await startObservabilityServer({
     port: config.metricsPort,
     host: config.listenHost,
@@ -60,4 +65,25 @@ export async function startWorkerObservability(config: Config, log: Logger): Pro
       await closeLogs();
     },
   };
+}
+
+/** How long one read of the unsettled flows may take, its visibility pages together. */
+const UNSETTLED_READ_DEADLINE_MS = 10_000;
+
+/**
+ * outcome_unknown_unsettled on this worker's registry: the unsettled OutcomeUnknown flows of its main
+ * task queue, read over the process's one lazy connection (with our codec: visibility answers carry
+ * memos). A failed read is logged once, the figures kept (metrics.ts outcomeUnknownMetrics).
+ */
+function unsettledOutcomesGauge(registry: Registry, config: Config, connection: Connection, log: Logger): void {
+  const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
+  outcomeUnknownMetrics(registry, {
+    read: () => connection.withDeadline(Date.now() + UNSETTLED_READ_DEADLINE_MS, () => unsettledOutcomes(client, config.temporal.taskQueue)),
+    kinds: OUTCOME_UNKNOWN_FLOWS,
+    onReadFailed: (err) =>
+      log.warn('could not read the unsettled OutcomeUnknown flows from Temporal: outcome_unknown_unsettled keeps its last figures', {
+        taskQueue: config.temporal.taskQueue,
+        error: (err as Error).message,
+      }),
+  });
 }

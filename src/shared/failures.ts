@@ -152,7 +152,7 @@ export const FLOW_FAILURES = {
   fundCard: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'OutcomeUnknown'],
   withdrawFromCard: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'OutcomeUnknown'],
   /** The updates of `card/<cardId>` (fund, withdraw, freeze, unfreeze, PIN, contact, delete, reveal). */
-  cardLifecycle: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'OutcomeUnknown'],
+  cardLifecycle: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'OutcomeUnknown', 'RateLimited'],
   onboardCardholder: [
     'ValidationFailed',
     'FileTooLarge',
@@ -178,6 +178,8 @@ export const FLOW_FAILURES = {
   ],
   trackPayout: ['ValidationFailed', 'NotFound', 'PayoutTrackingTimedOut'],
   sendPayout: ['ValidationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'PayoutTrackingTimedOut', 'OutcomeUnknown'],
+  /** An operator's settlement (starter settle): OutcomeUnknown while the provider still processes it. */
+  settleOutcome: ['ValidationFailed', 'NotFound', 'OutcomeUnknown'],
   walletBalance: [],
   esimPlans: [],
   /** The reconciliation runs (CONTRACTS §9), under both their names: a difference is a finding in the report, never a failure. */

@@ -4,32 +4,43 @@
  * whether a card workflow's view matches the provider's card.
  */
 import type { Difference, WindowedRead } from './reconciliation';
-import { deriveIdempotencyKey } from './ids';
+import { everyDerivedKey } from './ids';
 import { phaseOf, type Phase } from './statuses';
 import type { CardView } from './types';
 
-/** How a closed flow ended: its result, its failure, or another close (timed out, terminated, cancelled). */
-/** A closed flow's outcome; one that ended without a word (timed out, terminated) brings the key its caller gave, if any. */
 /**
- * What a money flow (or a card workflow's money update) says: its result; its failure (with the
- * caller's key, for a failure whose details name none); how it closed without a word; or that it is
- * still running, with the caller's key and the amount it asked for.
+ * What a flow was asked and recorded, where its outcome does not say: the caller's key, the amount
+ * and merOrderNo of its start input, and the card it recorded (issueCard's CardId).
+ */
+export interface FlowAsked {
+  callerKey?: string;
+  amount?: number;
+  merOrderNo?: string;
+  cardId?: string;
+}
+
+/**
+ * What a money flow (or a card workflow's money update) says: its result; its failure; how it
+ * closed without a word (timed out, terminated, cancelled); or that it is still running. All but
+ * the result bring what the flow was asked, for the keys and ids its outcome does not name.
  */
 export type FlowOutcome =
   | { result: unknown }
-  | { failure: { type: string; details: unknown[] }; callerKey?: string }
-  | { closed: string; callerKey?: string }
-  | { running: true; callerKey?: string; amount?: number };
+  | ({ failure: { type: string; details: unknown[] } } & FlowAsked)
+  | ({ closed: string } & FlowAsked)
+  | ({ running: true } & FlowAsked);
 
-export type ClaimResource = 'operation' | 'payout' | 'esimOrder';
+export type ClaimResource = 'operation' | 'payout' | 'esimOrder' | 'card';
 
 /** What one money flow says it did, and where the provider keeps its side. */
 export interface MoneyClaim {
   workflowId: string;
   flowKind: string;
   resource: ClaimResource;
-  /** The idempotency key, merOrderNo or orderNo the provider knows it by. */
+  /** The idempotency key, merOrderNo, orderNo or cardId the provider knows it by. */
   ref: string;
+  /** Other keys an earlier version of the flow could have derived (FNV before SHA-256): asked when `ref` shows nothing. */
+  alsoUnder?: string[];
   ourPhase: Phase;
   /** Our word for it: the result's status, the failure's type, or how the flow closed. */
   ourStatus: string;
@@ -42,49 +53,79 @@ export interface MoneyClaim {
 /** What the provider says of it; `known: false`: it has no record. */
 export interface ProviderSide extends WindowedRead {
   known: boolean;
+  /** The key that answered, when it is one of the claim's `alsoUnder`. */
+  ref?: string;
   status?: string;
   amount?: number;
 }
 
-const MOVEMENT_PURPOSE: Record<string, string> = { fundCard: 'fund', withdrawFromCard: 'wdr' };
+/** The purpose each flow kind derives its key with when the caller gives none (shared/ids.ts). */
+const KEY_PURPOSE: Record<string, string> = { fundCard: 'fund', withdrawFromCard: 'wdr', purchaseEsim: 'esim', rechargeEsim: 'esimrc' };
+const MOVEMENT_KINDS = ['fundCard', 'withdrawFromCard'];
+const ESIM_KINDS = ['purchaseEsim', 'rechargeEsim'];
 
 /** Whether a flow kind moves card money under an idempotency key (its caller's, or one derived from its workflow ID). */
 export function isCardMovement(flowKind: string): boolean {
-  return flowKind in MOVEMENT_PURPOSE;
+  return MOVEMENT_KINDS.includes(flowKind);
 }
+
+/**
+ * Failures that say this request moved nothing: refused before any call (ValidationFailed), or its
+ * key answers another request (IdempotencyConflict: what is under the key is not ours to compare).
+ */
+const NOTHING_MOVED = ['ValidationFailed', 'IdempotencyConflict'];
 /** An eSIM flow failed this way after the provider charged and refunded in full: its operation may say COMPLETED, and no money is missing. */
 const SETTLED_ESIM_FAILURES = ['EsimRefunded'];
 
-/** The claim of a money flow (closed, or running: then only its key and amount), or undefined when it never reached the provider (e.g. ValidationFailed) or says nothing checkable. */
-export function moneyClaimOf(workflowId: string, flowKind: string, outcome: FlowOutcome): MoneyClaim | undefined {
+/**
+ * The claim of a money flow, or undefined when it says nothing checkable (it never reached the
+ * provider, or the provider offers no lookup of it: an issueCard that recorded no card). Every way
+ * a flow ends is covered: a result; a failure (OutcomeUnknown and the rest); a close without a word
+ * (terminated, timed out, cancelled); still running (card movements only: their amount).
+ * `keyScope` is what a keyless flow derived its key from (its workflow ID; a card update's update ID).
+ */
+export function moneyClaimOf(workflowId: string, flowKind: string, outcome: FlowOutcome, keyScope: string | undefined = workflowId): MoneyClaim | undefined {
+  if ('result' in outcome) return resultClaim(workflowId, flowKind, outcome.result);
+  if ('failure' in outcome && (NOTHING_MOVED.includes(outcome.failure.type) || (ESIM_KINDS.includes(flowKind) && SETTLED_ESIM_FAILURES.includes(outcome.failure.type)))) return undefined;
   const base = { workflowId, flowKind };
-  if ('result' in outcome) {
-    const r = (outcome.result ?? {}) as Record<string, unknown>;
-    if (flowKind in MOVEMENT_PURPOSE && typeof r.idempotencyKey === 'string') {
-      return { ...base, resource: 'operation', ref: r.idempotencyKey, ourPhase: 'succeeded', ourStatus: String(r.status ?? 'COMPLETED'), amount: num(r.amount), cardId: str(r.cardId) };
-    }
-    if ((flowKind === 'sendPayout' || flowKind === 'trackPayout') && typeof r.merOrderNo === 'string') {
-      const status = String(r.status);
-      return { ...base, resource: 'payout', ref: r.merOrderNo, ourPhase: phaseOf('payout', status), ourStatus: status, amount: num(r.arriveAmount) };
-    }
-    if ((flowKind === 'purchaseEsim' || flowKind === 'rechargeEsim') && typeof r.orderNo === 'string') {
-      const status = String(r.status);
-      return { ...base, resource: 'esimOrder', ref: r.orderNo, ourPhase: phaseOf('esimOrder', status), ourStatus: status };
-    }
-    return undefined;
+  const running = 'running' in outcome;
+  const ourStatus = 'failure' in outcome ? outcome.failure.type : 'closed' in outcome ? outcome.closed : 'RUNNING';
+  const ended = { ourPhase: 'failed' as const, ourStatus };
+  const details = 'failure' in outcome ? outcome.failure.details : [];
+  if (flowKind === 'sendPayout') return running || !outcome.merOrderNo ? undefined : { ...base, resource: 'payout', ref: outcome.merOrderNo, ...ended };
+  if (flowKind === 'issueCard') {
+    // The spec looks a card up by its id only (POST /cards is not an operation): a run that recorded none is settled by hand.
+    const cardId = outcome.cardId ?? fieldIn(details, 'cardId');
+    return running || !cardId ? undefined : { ...base, resource: 'card', ref: cardId, ...ended };
   }
-  if ('failure' in outcome) {
-    const key = keyIn(outcome.failure.details) ?? outcome.callerKey;
-    const checkable = flowKind in MOVEMENT_PURPOSE || ((flowKind === 'purchaseEsim' || flowKind === 'rechargeEsim') && !SETTLED_ESIM_FAILURES.includes(outcome.failure.type));
-    if (!key || !checkable) return undefined;
-    return { ...base, resource: 'operation', ref: key, ourPhase: 'failed', ourStatus: outcome.failure.type };
+  const purpose = KEY_PURPOSE[flowKind];
+  if (!purpose || (running && !isCardMovement(flowKind))) return undefined;
+  const given = fieldIn(details, 'idempotencyKey') ?? outcome.callerKey;
+  const keys = given ? [given] : keyScope ? everyDerivedKey(purpose, keyScope) : [];
+  if (keys.length === 0) return undefined;
+  const [ref, ...alsoUnder] = keys;
+  const under = { resource: 'operation' as const, ref, ...(alsoUnder.length > 0 ? { alsoUnder } : {}) };
+  if (running) return { ...base, ...under, ourPhase: 'pending', ourStatus, amount: outcome.amount };
+  return { ...base, ...under, ...ended };
+}
+
+/** A completed flow's claim: its key or order and what it says it moved. */
+function resultClaim(workflowId: string, flowKind: string, result: unknown): MoneyClaim | undefined {
+  const base = { workflowId, flowKind };
+  const r = (result ?? {}) as Record<string, unknown>;
+  if (isCardMovement(flowKind) && typeof r.idempotencyKey === 'string') {
+    return { ...base, resource: 'operation', ref: r.idempotencyKey, ourPhase: 'succeeded', ourStatus: String(r.status ?? 'COMPLETED'), amount: num(r.amount), cardId: str(r.cardId) };
   }
-  // Running, or timed out, terminated or cancelled without details: the caller's key, or the one a keyless movement derives from its workflow ID.
-  const purpose = MOVEMENT_PURPOSE[flowKind];
-  if (!purpose) return undefined;
-  const ref = outcome.callerKey ?? deriveIdempotencyKey(purpose, workflowId);
-  if ('running' in outcome) return { ...base, resource: 'operation', ref, ourPhase: 'pending', ourStatus: 'RUNNING', amount: outcome.amount };
-  return { ...base, resource: 'operation', ref, ourPhase: 'failed', ourStatus: outcome.closed };
+  if ((flowKind === 'sendPayout' || flowKind === 'trackPayout') && typeof r.merOrderNo === 'string') {
+    const status = String(r.status);
+    return { ...base, resource: 'payout', ref: r.merOrderNo, ourPhase: phaseOf('payout', status), ourStatus: status, amount: num(r.arriveAmount) };
+  }
+  if (ESIM_KINDS.includes(flowKind) && typeof r.orderNo === 'string') {
+    const status = String(r.status);
+    return { ...base, resource: 'esimOrder', ref: r.orderNo, ourPhase: phaseOf('esimOrder', status), ourStatus: status };
+  }
+  // A completed issueCard's card is reconcile-cards' to compare, with the card workflow's view.
+  return undefined;
 }
 
 /** The difference between a claim and the provider's side, if any. A provider still PROCESSING is no difference yet. */
@@ -93,10 +134,11 @@ export function compareClaim(claim: MoneyClaim, provider: ProviderSide): Differe
   const ours = claim.ourPhase;
   const difference = (kind: Difference['kind']): Difference => ({
     kind,
-    ids: idsOf(claim),
+    ids: idsOf(claim, provider.ref),
     ours: definedOnly({ status: claim.ourStatus, amount: claim.amount }),
     ...(provider.known ? { provider: definedOnly({ status: provider.status, amount: provider.amount }) } : {}),
     workflowId: claim.workflowId,
+    flowKind: claim.flowKind,
   });
   if (ours === 'succeeded' && (theirs === 'unknown' || theirs === 'failed' || theirs === 'cancelled')) return difference('done-not-at-provider');
   if ((ours === 'failed' || ours === 'cancelled') && theirs === 'succeeded') return difference('moved-unaccounted');
@@ -120,16 +162,18 @@ export function compareCard(ours: { cardId: string; workflowId: string; status?:
   return out;
 }
 
-function idsOf(claim: MoneyClaim): Record<string, string> {
+function idsOf(claim: MoneyClaim, answeredUnder = claim.ref): Record<string, string> {
   if (claim.resource === 'payout') return { merOrderNo: claim.ref };
   if (claim.resource === 'esimOrder') return { orderNo: claim.ref };
-  return definedOnly({ idempotencyKey: claim.ref, cardId: claim.cardId, updateId: claim.updateId }) as Record<string, string>;
+  if (claim.resource === 'card') return { cardId: claim.ref };
+  return definedOnly({ idempotencyKey: answeredUnder, cardId: claim.cardId, updateId: claim.updateId }) as Record<string, string>;
 }
 
-function keyIn(details: unknown[]): string | undefined {
+/** The first non-empty string `field` among a failure's details. */
+function fieldIn(details: unknown[], field: string): string | undefined {
   for (const d of details) {
-    const key = (d as { idempotencyKey?: unknown } | null)?.idempotencyKey;
-    if (typeof key === 'string' && key) return key;
+    const value = (d as Record<string, unknown> | null)?.[field];
+    if (typeof value === 'string' && value) return value;
   }
   return undefined;
 }

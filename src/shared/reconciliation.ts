@@ -69,6 +69,8 @@ export interface Difference {
   provider?: unknown;
   /** The flow to look at, when one is involved. */
   workflowId?: string;
+  /** What kind of flow it is (fundCard, sendPayout, issueCard, …), when one is involved. */
+  flowKind?: string;
 }
 
 export interface DriftReport {

@@ -16,6 +16,7 @@ import { onboardCardholderErrors } from '../shared/kyc-rules';
 import { renderFields, renderTable } from './output';
 import { definedOnly } from './status';
 import { RECONCILE_COMMANDS } from './reconcile-commands';
+import { settle } from './settle-command';
 
 export interface CommandContext {
   /** Connects on first use: parsing never needs Temporal. */
@@ -398,6 +399,7 @@ export const COMMANDS: Record<string, Command<any>> = {
   unfreeze: cardChange('unfreeze'),
   delete: cardChange('delete'),
   status,
+  settle,
 };
 
 export function defaultText(outcome: CommandOutcome): string {

@@ -40,9 +40,11 @@ export async function requests(stack: Stack, endpointKey: string): Promise<numbe
 /** Per-endpoint faults (sandbox config `faults.endpoints`), replacing any set before. */
 export async function faults(stack: Stack, byEndpoint: Record<string, Record<string, unknown>>): Promise<void> {
   const current = await stack.control<{ faults: { endpoints: Record<string, unknown> } }>('GET', '/config');
-  const none = { errorRate: 0, hangRate: 0, truncateRate: 0, refuseRate: 0, afterEffect: false, beforeEffect: false, opaqueErrors: false, ignoreIdempotencyKey: false };
+  // The sandbox merges each endpoint's fields into what it held: every field is given, so none is left from before (no limit: maxFaults at its maximum).
+  const none = { errorRate: 0, hangRate: 0, truncateRate: 0, refuseRate: 0, refuseStatus: 429, maxFaults: 1_000_000, afterEffect: false, beforeEffect: false, opaqueErrors: false, ignoreIdempotencyKey: false };
   const cleared = Object.fromEntries(Object.keys(current.faults.endpoints).map((name) => [name, none]));
-  await stack.control('PUT', '/config', { faults: { endpoints: { ...cleared, ...byEndpoint } } });
+  const given = Object.fromEntries(Object.entries(byEndpoint).map(([name, fields]) => [name, { ...none, ...fields }]));
+  await stack.control('PUT', '/config', { faults: { endpoints: { ...cleared, ...given } } });
 }
 
 /**

@@ -1,6 +1,6 @@
 /** What reconciliation compares (src/shared/reconcile-checks.ts): pure, so tested without I/O. */
 import { compareCard, compareClaim, moneyClaimOf, type MoneyClaim } from '../../src/shared/reconcile-checks';
-import { deriveIdempotencyKey } from '../../src/shared/ids';
+import { deriveIdempotencyKey, legacyIdempotencyKey } from '../../src/shared/ids';
 import { parseDuration, readBudget } from '../../src/shared/reconciliation';
 
 const funding = (outcome: Parameters<typeof moneyClaimOf>[2]) => moneyClaimOf('fund-card/1', 'fundCard', outcome);
@@ -20,7 +20,8 @@ describe('moneyClaimOf', () => {
   test('a running movement claims its key and amount, pending; a failure whose details name no key falls back to the caller\'s', () => {
     expect(funding({ running: true, callerKey: 'order-9', amount: 700 })).toMatchObject({ ref: 'order-9', ourPhase: 'pending', ourStatus: 'RUNNING', amount: 700 });
     expect(funding({ failure: { type: 'InsufficientFunds', details: [] }, callerKey: 'order-10' })).toMatchObject({ ref: 'order-10', ourPhase: 'failed' });
-    expect(funding({ failure: { type: 'InsufficientFunds', details: [] } })).toBeUndefined();
+    // No key anywhere: the keys the flow derived from its workflow ID, SHA-256 first, then the FNV one an earlier version used.
+    expect(funding({ failure: { type: 'InsufficientFunds', details: [] } })).toMatchObject({ ref: deriveIdempotencyKey('fund', 'fund-card/1'), alsoUnder: [legacyIdempotencyKey('fund', 'fund-card/1')] });
     expect(moneyClaimOf('p', 'sendPayout', { running: true })).toBeUndefined();
   });
 
@@ -29,6 +30,22 @@ describe('moneyClaimOf', () => {
     expect(moneyClaimOf('e', 'purchaseEsim', { result: { orderNo: 'eord_1', status: 'ISSUED' } })).toMatchObject({ resource: 'esimOrder', ref: 'eord_1', ourPhase: 'succeeded' });
     expect(moneyClaimOf('e', 'purchaseEsim', { failure: { type: 'EsimRefunded', details: [{ idempotencyKey: 'k' }] } })).toBeUndefined();
     expect(moneyClaimOf('e', 'purchaseEsim', { failure: { type: 'OutcomeUnknown', details: [{ idempotencyKey: 'k' }] } })).toMatchObject({ resource: 'operation', ref: 'k' });
+  });
+
+  test('every end of every money flow is a claim (issue 29, case 8): a payout by its merOrderNo, an issueCard by the card it recorded, an eSIM under its derived keys', () => {
+    expect(moneyClaimOf('p', 'sendPayout', { failure: { type: 'OutcomeUnknown', details: [] }, merOrderNo: 'po-2' })).toMatchObject({ resource: 'payout', ref: 'po-2', ourPhase: 'failed', ourStatus: 'OutcomeUnknown' });
+    expect(moneyClaimOf('p', 'sendPayout', { closed: 'TERMINATED', merOrderNo: 'po-3' })).toMatchObject({ resource: 'payout', ref: 'po-3', ourStatus: 'TERMINATED' });
+    expect(moneyClaimOf('i', 'issueCard', { closed: 'TIMED_OUT', cardId: 'crd_9' })).toMatchObject({ resource: 'card', ref: 'crd_9', ourPhase: 'failed' });
+    expect(moneyClaimOf('i', 'issueCard', { failure: { type: 'CardProvisioningTimedOut', details: [{ cardId: 'crd_8' }] } })).toMatchObject({ resource: 'card', ref: 'crd_8' });
+    expect(moneyClaimOf('i', 'issueCard', { failure: { type: 'OutcomeUnknown', details: [{ idempotencyKey: 'k' }] } })).toBeUndefined();
+    expect(moneyClaimOf('i', 'issueCard', { result: { cardId: 'crd_7', status: 'ENABLE' } })).toBeUndefined();
+    expect(moneyClaimOf('e', 'rechargeEsim', { closed: 'TERMINATED' })).toMatchObject({ resource: 'operation', ref: deriveIdempotencyKey('esimrc', 'e'), alsoUnder: [legacyIdempotencyKey('esimrc', 'e')] });
+    expect(moneyClaimOf('e', 'purchaseEsim', { running: true })).toBeUndefined();
+  });
+
+  test('a failure that says this request moved nothing is no claim: refused before any call, or a key that answers another request', () => {
+    expect(funding({ failure: { type: 'IdempotencyConflict', details: [{ idempotencyKey: 'k' }] } })).toBeUndefined();
+    expect(moneyClaimOf('p', 'sendPayout', { failure: { type: 'ValidationFailed', details: [] }, merOrderNo: 'po-4' })).toBeUndefined();
   });
 });
 

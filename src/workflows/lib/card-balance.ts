@@ -44,20 +44,25 @@ export class CardBalance {
   /**
    * Takes a read of the card unless a newer one is held: its status under the inbox's ordering rule, its
    * balance as read. A read is stamped when it starts, which says nothing of how old the provider's
-   * answer is (read lag): where both carry the provider's `updatedAt`, an older one is not taken.
+   * answer is (read lag): where both carry the provider's `updatedAt`, the provider's order decides,
+   * both ways (an older answer stamped later is not taken; a newer one stamped earlier is).
    */
   apply(card: CardView, readAt: number): void {
-    if (this.last && this.last.readAt > readAt) return;
-    if (this.#olderThanHeld(card) && patched(CARD_READ_PROVIDER_ORDER_PATCH)) return;
+    const staleByStamp = this.last !== undefined && this.last.readAt > readAt;
+    const order = this.#providerOrder(card);
+    const disagree = (order === 'older' && !staleByStamp) || (order === 'newer' && staleByStamp);
+    const stale = disagree && patched(CARD_READ_PROVIDER_ORDER_PATCH) ? order === 'older' : staleByStamp;
+    if (stale) return;
     const consumption = card.totalConsumption === undefined ? {} : { totalConsumption: card.totalConsumption };
-    this.last = { availableBalance: card.availableBalance, readAt, ...consumption, ...(card.updatedAt === undefined ? {} : { updatedAt: card.updatedAt }) };
+    this.last = { availableBalance: card.availableBalance, readAt: Math.max(readAt, this.last?.readAt ?? readAt), ...consumption, ...(card.updatedAt === undefined ? {} : { updatedAt: card.updatedAt }) };
     this.inbox.observe(card.status, { ...card }, readAt);
   }
 
-  /** The provider answered this card as it was before the one held (its `updatedAt` is earlier). */
-  #olderThanHeld(card: CardView): boolean {
+  /** How the provider orders this answer against the one held, by its `updatedAt`; undefined when either lacks it or they are equal. */
+  #providerOrder(card: CardView): 'older' | 'newer' | undefined {
     const held = this.last?.updatedAt;
-    return held !== undefined && typeof card.updatedAt === 'number' && card.updatedAt < held;
+    if (held === undefined || typeof card.updatedAt !== 'number' || card.updatedAt === held) return undefined;
+    return card.updatedAt < held ? 'older' : 'newer';
   }
 
   /** True when this workflow reads its card (started after card-balance-refresh, or replaying a history that did). */

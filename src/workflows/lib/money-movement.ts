@@ -16,7 +16,7 @@ import { idempotencyKeyFor } from './keys';
 import { FailureType } from '../../shared/failures';
 import { describeErrors, hasErrors, hasTimingsErrors, moneyMovementErrors, withoutTimingsErrors } from '../../shared/card-rules';
 import type { MoneyMovementInput, MoneyMovementKind, MoneyMovementResult } from '../../shared/types';
-import { failWith, providerCalls } from './provider';
+import { failWith, providerCalls, readAfterEffect } from './provider';
 import { DEFAULT_TIMINGS, recordUnknownStatus } from './await-outcome';
 import { tellCardWorkflow } from './tell-card';
 
@@ -74,7 +74,8 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
     if (bounded && Date.now() + interval > deadlineAt) unsettled(outcome.status);
     await sleep(interval);
     interval = Math.min(interval * 2, input.timings?.pollMaxIntervalMs ?? DEFAULT_TIMINGS.pollMaxIntervalMs);
-    outcome = await acts().getOperation({ idempotencyKey });
+    const lastStatus = outcome.status;
+    outcome = await readAfterEffect(() => acts().getOperation({ idempotencyKey }), `${kind} under key ${idempotencyKey}`, { idempotencyKey, cardId: input.cardId, amount: input.amount, lastStatus });
   }
   if (phaseOf('operation', outcome.status) === 'failed') {
     const type = outcome.failureType === FailureType.InsufficientFunds ? FailureType.InsufficientFunds : FailureType.OperationFailed;

@@ -1,9 +1,11 @@
 /**
  * reconcile-money (hourly): every money flow on our queue that closed in the look-back window or
  * is still running (fundCard, withdrawFromCard, sendPayout, trackPayout, purchaseEsim,
- * rechargeEsim), and every money update a card workflow settled in it, against the provider's
- * record: GET /operations/{key}, GET /payouts/{merOrderNo}, GET /esim/orders/{orderNo}. A running
- * card movement is checked for its amount only (its outcome is not in yet; how long it has run is
+ * rechargeEsim, and issueCard for its initialAmount), and every money update a card workflow
+ * settled in it, against the provider's record: GET /operations/{key} (under every key a version
+ * could have derived), GET /payouts/{merOrderNo}, GET /esim/orders/{orderNo}, GET /cards/{cardId}.
+ * Every end is compared (completed, failed, OutcomeUnknown, terminated, timed out) but a settled
+ * one (`starter settle`); a running card movement for its amount only (how long it has run is
  * sweep-stuck's). It reads only, within reconciliation's share of each window.
  */
 import { patched } from '@temporalio/workflow';
@@ -19,10 +21,12 @@ const CLOSED = ['Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut'];
 const CARD_UPDATES_LOOK_BACK_MS = 31 * 24 * 3_600_000;
 /** Marker: runs also list running money flows and the card workflows that moved money in the look-back (MoneyMovedHour). */
 const RUNNING_AND_CARD_UPDATES = 'reconcile-money-running-and-card-updates';
+/** Marker (docs/versioning.md): runs also list issueCard, whose initialAmount moves money (a run that ended without its card). */
+const EVERY_MONEY_FLOW = 'reconcile-money-every-flow';
 
 export async function reconcileMoney(input: ReconcileInput = {}): Promise<DriftReport> {
   const reads = providerCalls('reconcile');
-  const kinds = MONEY_FLOW_KINDS.map(literal).join(', ');
+  const kinds = [...MONEY_FLOW_KINDS, ...(patched(EVERY_MONEY_FLOW) ? ['issueCard'] : [])].map(literal).join(', ');
   const closedSince = (sinceMs: number) => `ExecutionStatus IN (${CLOSED.map(literal).join(', ')}) AND CloseTime >= ${literal(new Date(sinceMs).toISOString())}`;
   // By type too: a flow terminated before its first task never set its FlowKind.
   const flows = `TaskQueue = ${literal(mainQueue())} AND (FlowKind IN (${kinds}) OR WorkflowType IN (${kinds}))`;
@@ -39,10 +43,15 @@ export async function reconcileMoney(input: ReconcileInput = {}): Promise<DriftR
   });
 }
 
-function providerSide(reads: ProviderCalls<'reconcile'>, claim: MoneyClaim): Promise<ProviderSide> {
+/** The provider's record of a claim: one read on its endpoint's budget (an operation, under each key it may be under). */
+export async function providerSide(reads: ProviderCalls<'reconcile'>, claim: MoneyClaim): Promise<ProviderSide> {
   switch (claim.resource) {
     case 'operation':
-      return reads.reconcileReadOperation({ idempotencyKey: claim.ref });
+      return reads.reconcileReadOperation({ idempotencyKey: claim.ref, ...(claim.alsoUnder ? { alsoUnder: claim.alsoUnder } : {}) });
+    case 'card': {
+      const { card, known, windowResetAt } = await reads.reconcileReadCard({ cardId: claim.ref });
+      return { known, ...(card ? { status: card.status } : {}), ...(windowResetAt === undefined ? {} : { windowResetAt }) };
+    }
     case 'payout':
       return reads.reconcileReadPayout({ merOrderNo: claim.ref });
     case 'esimOrder':

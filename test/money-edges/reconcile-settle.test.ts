@@ -1,0 +1,166 @@
+/**
+ * Money at the edges, the last mile (issue 29), case 8 and the settlement: reconcile-money looks
+ * at every flow that may have moved money, however it ended (a sendPayout that ended
+ * OutcomeUnknown, a purchaseEsim terminated after the charge, an issueCard terminated after its
+ * card was funded, a keyless funding posted under the key an earlier version derived), and names
+ * the flow, the key and the provider's record; `starter settle` asks the provider under every key,
+ * records what it found, and reconciliation stops reporting what was settled.
+ */
+import { createProviderClient } from '../../src/provider/client';
+import { legacyIdempotencyKey } from '../../src/shared/ids';
+import type { Difference, DriftReport } from '../../src/shared/reconciliation';
+import { runCli } from '../../src/starter/run';
+import { reconcileNow } from '../../src/starter/reconciliation';
+import { issueTestCard, workflowFailure } from '../helpers/flows';
+import { fixtureBins } from '../helpers/provider';
+import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { waitUntil } from '../helpers/wait';
+import { faults, ledger, requests } from './helpers';
+
+jest.setTimeout(240_000);
+
+let stack: Stack;
+const seeded: Record<string, string> = {};
+
+const cli = async (...args: string[]) => {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, () => stack.config, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
+  return { code, stdout, stderr, json: () => JSON.parse(stdout.trim()) };
+};
+
+async function reconcileMoney(): Promise<DriftReport> {
+  const [report] = await reconcileNow({ client: stack.client, taskQueue: stack.taskQueue }, ['money'], { since: '1h' });
+  return report;
+}
+
+const about = (report: DriftReport, workflowId: string): Difference[] => report.differences.filter((d) => d.workflowId === workflowId);
+
+beforeAll(async () => {
+  stack = await startStack({ profile: 'contract', cardProvisioningMs: 50, esimIssueMs: 50, payoutProcessingMs: 300, faults: { hangMs: 5000 } }, { PROVIDER_TIMEOUT_MS: '1000' });
+  const start = (type: string, workflowId: string, input: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    stack.client.workflow.start(type, { taskQueue: stack.taskQueue, workflowId, args: [{ timings: FAST_TIMINGS, ...input }], ...extra });
+
+  // A payout created at the provider, then its flow terminated while it paid out.
+  seeded.merOrderNo = uniqueId('po').slice(0, 32);
+  seeded.payoutFlow = `send-payout/${seeded.merOrderNo}`;
+  await stack.control('PUT', '/config', { payoutProcessingMs: 3_000 });
+  const payout = await start('sendPayout', seeded.payoutFlow, {
+    merOrderNo: seeded.merOrderNo,
+    paymentType: 'BANK_TRANSFER',
+    arriveCurrency: 'EUR',
+    arriveAmount: 5_000,
+    payeeFirstName: 'Ada',
+    payeeLastName: 'Lovelace',
+    payeeAccountNo: 'GB29NWBK60161331926819',
+  });
+  await waitUntil(async () => (await requests(stack, 'createPayout')) >= 1, 30_000, 'the payout was created');
+  await payout.terminate('test: lost while the payout paid out');
+  await stack.control('PUT', '/config', { payoutProcessingMs: 300 });
+
+  // A funding that timed out after its effect, then every read of its operation refused (403): OutcomeUnknown with its key.
+  const card = await issueTestCard(stack, 1_000);
+  seeded.unknownFlow = uniqueId('fund-card');
+  await faults(stack, { 'POST /cards/{cardId}/funding': { hangRate: 1, afterEffect: true, maxFaults: 1 }, 'GET /operations/{idempotencyKey}': { refuseRate: 1, refuseStatus: 403 } });
+  const unknown = await workflowFailure((await start('fundCard', seeded.unknownFlow, { cardId: card.cardId, amount: 2_500 })).result());
+  expect(`${unknown.type}: ${unknown.message}`).toMatch(/^OutcomeUnknown/);
+  seeded.unknownKey = String((unknown.details?.[0] as { idempotencyKey?: string }).idempotencyKey);
+  await faults(stack, {});
+
+  // A purchase charged, then its flow terminated before the order was issued (its key derived from the workflow ID).
+  await stack.control('PUT', '/config', { esimIssueMs: 3_000 });
+  const charged = (await ledger(stack)).totals.charged ?? 0;
+  seeded.purchaseFlow = uniqueId('purchase-esim');
+  const purchase = await start('purchaseEsim', seeded.purchaseFlow, { planNo: 'epln_global_1gb' });
+  await waitUntil(async () => ((await ledger(stack)).totals.charged ?? 0) > charged, 30_000, 'the purchase was charged');
+  await purchase.terminate('test: lost after the charge');
+  // The provider goes on and issues the order: its operation then says COMPLETED.
+  await new Promise((r) => setTimeout(r, 3_500));
+
+  // A card funded with its initialAmount, then its issueCard terminated before CARD_CREATED: the card it recorded (CardId) is ENABLE later.
+  await stack.control('PUT', '/config', { cardProvisioningMs: 4_000 });
+  const { plain } = await fixtureBins(stack);
+  seeded.issueFlow = uniqueId('issue-card');
+  const issuing = await start('issueCard', seeded.issueFlow, { cardBinId: plain.cardBinId, initialAmount: 1_000, firstName: 'Test', lastName: 'Holder' });
+  await waitUntil(async () => typeof (await issuing.describe()).searchAttributes.CardId?.[0] === 'string', 30_000, 'issueCard recorded its card');
+  seeded.cardId = String((await issuing.describe()).searchAttributes.CardId?.[0]);
+  await issuing.terminate('test: lost before CARD_CREATED');
+  const reader = createProviderClient(stack.config.provider);
+  await waitUntil(async () => (await reader.getCard(seeded.cardId)).status === 'ENABLE', 30_000, 'the provider provisioned the card').finally(() => reader.close());
+  expect((await ledger(stack)).cards.find((c) => c.cardId === seeded.cardId)?.availableBalance).toBe(1_000);
+  await stack.control('PUT', '/config', { cardProvisioningMs: 50, esimIssueMs: 50 });
+
+  // A keyless funding whose earlier version posted under its FNV key; the flow itself then lost.
+  const funded = await issueTestCard(stack, 1_000);
+  seeded.legacyFlow = uniqueId('fund-card');
+  const legacy = await start('fundCard', seeded.legacyFlow, { cardId: funded.cardId, amount: 1_200 }, { startDelay: '1 hour' });
+  seeded.legacyKey = legacyIdempotencyKey('fund', seeded.legacyFlow);
+  const provider = createProviderClient(stack.config.provider);
+  await provider.fundCard(funded.cardId, { amount: 1_200 }, { idempotencyKey: seeded.legacyKey }).finally(() => provider.close());
+  await legacy.terminate('test: an earlier version posted, then the flow was lost');
+});
+
+afterAll(async () => stack?.close());
+
+describe('case 8: reconcile-money looks at every flow that may have moved money, however it ended', () => {
+  test('it names the flow, its kind, the key and the provider record of a terminated payout, an OutcomeUnknown funding, a terminated purchase and card issuance, and a keyless funding under its earlier key', async () => {
+    const report = await reconcileMoney();
+    expect(about(report, seeded.payoutFlow)).toEqual([
+      expect.objectContaining({ kind: 'moved-unaccounted', flowKind: 'sendPayout', ids: { merOrderNo: seeded.merOrderNo }, ours: { status: 'TERMINATED' }, provider: expect.objectContaining({ status: expect.any(String) }) }),
+    ]);
+    expect(about(report, seeded.unknownFlow)).toEqual([
+      expect.objectContaining({ kind: 'moved-unaccounted', flowKind: 'fundCard', ids: expect.objectContaining({ idempotencyKey: seeded.unknownKey }), ours: { status: 'OutcomeUnknown' }, provider: { status: 'COMPLETED', amount: 2_500 } }),
+    ]);
+    expect(about(report, seeded.purchaseFlow)).toEqual([
+      expect.objectContaining({ kind: 'moved-unaccounted', flowKind: 'purchaseEsim', ids: { idempotencyKey: expect.stringMatching(/^esim_/) }, ours: { status: 'TERMINATED' }, provider: expect.objectContaining({ status: 'COMPLETED' }) }),
+    ]);
+    expect(about(report, seeded.issueFlow)).toEqual([
+      expect.objectContaining({ kind: 'moved-unaccounted', flowKind: 'issueCard', ids: { cardId: seeded.cardId }, ours: { status: 'TERMINATED' }, provider: { status: 'ENABLE' } }),
+    ]);
+    expect(about(report, seeded.legacyFlow)).toEqual([
+      expect.objectContaining({ kind: 'moved-unaccounted', flowKind: 'fundCard', ids: { idempotencyKey: seeded.legacyKey }, ours: { status: 'TERMINATED' }, provider: { status: 'COMPLETED', amount: 1_200 } }),
+    ]);
+  });
+});
+
+describe('settle: one command asks the provider under every key, records what it found, and reconciliation stops reporting it', () => {
+  test('settle by key and by workflow ID says MOVED, records the settlement, and the next reconcile-money no longer reports those flows', async () => {
+    const byKey = await cli('settle', seeded.unknownKey, '--note', 'ticket OPS-1', '--json');
+    expect(byKey.code).toBe(0);
+    expect(byKey.json().result).toMatchObject({ workflowId: seeded.unknownFlow, flowKind: 'fundCard', verdict: 'moved', by: 'provider', note: 'ticket OPS-1', settledBefore: false });
+    expect(byKey.json().result.asked).toEqual([{ resource: 'operation', ref: seeded.unknownKey, known: true, status: 'COMPLETED', amount: 2_500 }]);
+    const payout = await cli('settle', seeded.payoutFlow);
+    expect(payout.code).toBe(0);
+
+    const byId = await cli('settle', seeded.legacyFlow);
+    expect(byId.code).toBe(0);
+    expect(byId.stdout).toContain('MOVED');
+    expect(byId.stdout).toContain(seeded.legacyKey);
+
+    const again = await cli('settle', seeded.payoutFlow, '--json');
+    expect(again.code).toBe(0);
+    expect(again.json().result).toMatchObject({ verdict: 'moved', settledBefore: true });
+
+    const report = await reconcileMoney();
+    expect(about(report, seeded.payoutFlow)).toEqual([]);
+    expect(about(report, seeded.issueFlow)).toEqual([
+      expect.objectContaining({ kind: 'moved-unaccounted', flowKind: 'issueCard', ids: { cardId: seeded.cardId }, ours: { status: 'TERMINATED' }, provider: { status: 'ENABLE' } }),
+    ]);
+    expect(about(report, seeded.legacyFlow)).toEqual([]);
+    expect(about(report, seeded.purchaseFlow)).toHaveLength(1);
+  });
+
+  test('bad input names the rule and starts nothing; an operator word that contradicts the provider records nothing', async () => {
+    const bad = await cli('settle', seeded.purchaseFlow, '--found', 'maybe');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--found must be one of moved, not-moved');
+    const missing = await cli('settle', 'no-such-flow-or-key');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('no-such-flow-or-key');
+    const contradicted = await cli('settle', seeded.purchaseFlow, '--found', 'not-moved');
+    expect(contradicted.code).toBe(1);
+    expect(contradicted.stderr).toContain('found says not-moved, the provider says moved');
+    const report = await reconcileMoney();
+    expect(about(report, seeded.purchaseFlow)).toHaveLength(1);
+  });
+});
