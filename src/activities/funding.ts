@@ -17,6 +17,10 @@
  * | GET /operations fails after a call that may have taken effect | 5xx, timeout, 429: retried, reconciling first; 403 or any other refusal: OutcomeUnknown with the key, `mayHaveTakenEffect: true` |
  * | restart of the workflow ID after a deploy | before its first POST, a run whose key is derived asks under every key an earlier version could have derived (earlier-key.ts) and continues under the one the provider knows, confirmed as any recalled record is |
  * | same key, other amount or card | the provider answers 409 (IdempotencyConflict); the card workflow refuses it before any call |
+ * | restart after a read-after-write 404 under an earlier version's FNV key | that key is kept (earlier-key.ts) and the POST under it answers the original: funded once |
+ * | PROCESSING, then the workflow's poll of the key fails for good (403, 404) | OutcomeUnknown with the key, card, amount and last status (workflows/lib/provider.ts readAfterEffect), never the read's type |
+ * | `timings` past a day, or not a positive integer | ValidationFailed naming `timings.<field>` before any call (a deadline of a month would hold the card's freeze and delete for a month) |
+ * | ended OutcomeUnknown, failed, terminated or timed out | reconcile-money reads the key (and the FNV key of a keyless movement from before SHA-256) and reports money moved that the flow does not account for; `starter settle` asks under every key and records moved / not moved |
  */
 import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';

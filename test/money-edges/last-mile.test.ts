@@ -9,6 +9,7 @@ import { createProviderClient } from '../../src/provider/client';
 import { legacyIdempotencyKey } from '../../src/shared/ids';
 import { issueTestCard, workflowFailure } from '../helpers/flows';
 import { startStack, uniqueId, type Stack } from '../helpers/stack';
+import { waitUntil } from '../helpers/wait';
 import { PROFILES, TIMINGS, cardBalance, faults, ledger, requests, stackOn } from './helpers';
 
 const OPERATIONS = 'GET /operations/{idempotencyKey}';
@@ -104,6 +105,23 @@ describe('case 4: a failed read after a call that may have taken effect ends Out
     expect(detailsOf(unknown)).toMatchObject({ idempotencyKey: expect.any(String), mayHaveTakenEffect: true });
     expect(unknown.message).toContain(String(detailsOf(unknown).idempotencyKey));
     expect(await cardBalance(stack, card.cardId)).toBe(3500);
+    expect((await ledger(stack)).violations).toEqual([]);
+  });
+
+  test("a funding the provider holds PROCESSING, whose later reads of GET /operations answer 403, ends OutcomeUnknown with its key; funded once", async () => {
+    // Our client gives up after 1 s; the provider holds the funding 3 s, then moves the money. The contract
+    // profile's record names our card and amount, so the recall takes it as ours and the workflow polls it.
+    stack = await startStack({ profile: 'contract', cardProvisioningMs: 50 }, { PROVIDER_TIMEOUT_MS: '1000' });
+    const card = await issueTestCard(stack, 1000);
+    await stack.control('PUT', '/config', { operationProcessingMs: 3000 });
+    const flow = execute('fundCard', { cardId: card.cardId, amount: 2500 });
+    // The first read of the key answers PROCESSING; every read after it is refused.
+    await waitUntil(async () => (await requests(stack, 'getOperation')) >= 1, 30_000, 'the key was read once');
+    await faults(stack, { [OPERATIONS]: { refuseRate: 1, refuseStatus: 403 } });
+    const unknown = await workflowFailure(flow);
+    expect(unknown.type).toBe('OutcomeUnknown');
+    expect(detailsOf(unknown)).toMatchObject({ idempotencyKey: expect.any(String), mayHaveTakenEffect: true });
+    await waitUntil(async () => (await cardBalance(stack, card.cardId)) === 3500, 10_000, 'the provider moved the money');
     expect((await ledger(stack)).violations).toEqual([]);
   });
 
