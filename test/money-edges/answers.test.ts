@@ -129,7 +129,7 @@ describe.each(PROFILES)('money at the edges, on the %s profile', (profile) => {
     await faults(stack, {});
     const restarted = await workflowFailure(execute('onboardCardholder', input, workflowId));
     expect(restarted.type).toBe('OutcomeUnknown');
-    expect(restarted.message).toMatch(/not sent again/);
+    expect(restarted.message).toMatch(/does not send it again/);
     expect(await charged()).toBe(fee);
     expect(await requests(stack, 'startHostedKyc')).toBe(1);
   });
