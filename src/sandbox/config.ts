@@ -13,6 +13,9 @@ export function endpointName(e: EndpointDef): string {
 }
 const ENDPOINT_NAMES: ReadonlySet<string> = new Set((Object.values(ENDPOINTS) as EndpointDef[]).map(endpointName));
 
+/** The longest read lag (readLagMs, cardReadLagMs) the sandbox plays; the card history it keeps reaches this far back. */
+export const MAX_READ_LAG_MS = 600_000;
+
 const ms = (max = 3_600_000) => z.number().int('must be an integer').min(0, `must be an integer between 0 and ${max}`).max(max, `must be an integer between 0 and ${max}`);
 const rate = z.number().min(0, 'must be a number between 0 and 1').max(1, 'must be a number between 0 and 1');
 const endpointFaults = z
@@ -54,7 +57,14 @@ export const sandboxConfigSchema = z.object({
   /** Each step of a payout: PENDING → PROCESSING → terminal. */
   payoutProcessingMs: ms(),
   /** Read-after-write lag: GET /payouts/{merOrderNo} and GET /operations/{key} answer 404 for a record younger than this (0: none). */
-  readLagMs: ms(600_000),
+  readLagMs: ms(MAX_READ_LAG_MS),
+  /**
+   * Read lag of GET /cards/{cardId}, a lagging read replica: the card as it was this long ago (0: none).
+   * A card created less than this ago answers 404; otherwise the card's newest state recorded at or before
+   * now − cardReadLagMs (status, availableBalance, totalConsumption, updatedAt, every field). Writes, their
+   * answers, GET /cards/{cardId}/sensitive, webhooks and the control API's ledger are never lagged.
+   */
+  cardReadLagMs: ms(MAX_READ_LAG_MS),
   /** How long an accepted idempotent write stays PROCESSING before its side effect (0: none). */
   operationProcessingMs: ms(60_000),
   /** Lifetime of a presigned upload URL. */
@@ -124,6 +134,7 @@ export function defaultSandboxConfig(webhookUrl: string): SandboxConfig {
     payoutProcessingMs: 1000,
     operationProcessingMs: 0,
     readLagMs: 0,
+    cardReadLagMs: 0,
     uploadExpiresInSec: 600,
     kycFeeCents: 100,
     maxCardCount: 2,

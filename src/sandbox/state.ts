@@ -1,6 +1,6 @@
 /** The sandbox's records, one instance per sandbox (reset replaces it). Money lives in the Ledger. */
 import type {
-  BillingAddress, CardBin, CardStatus, EsimOrderStatus, KycMode, KycStatus, Payout, UploadContentType, UploadType,
+  BillingAddress, Card, CardBin, CardStatus, EsimOrderStatus, KycMode, KycStatus, Payout, UploadContentType, UploadType,
 } from '../provider/api';
 
 export interface CardRecord {
@@ -26,6 +26,18 @@ export interface CardRecord {
   timer?: number;
   createdAt: number;
   updatedAt: number;
+  /**
+   * The card as GET /cards/{cardId} answers it, recorded after each change, oldest first: what a
+   * lagging read replica answers (config cardReadLagMs, domain/cards.ts readCard). Bounded: the last
+   * CARD_HISTORY_MAX changes, and none older than the longest lag needs.
+   */
+  history: CardSnapshot[];
+}
+
+/** One recorded state of a card: its view at `at` (the sandbox's clock). */
+export interface CardSnapshot {
+  at: number;
+  view: Readonly<Card>;
 }
 
 export interface CardholderRecord {

@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
-import type { MoneyUpdateResult } from '../../src/starter/client';
+import type { MoneyUpdateResult } from '../../src/client/client';
 import { createProviderClient } from '../../src/provider/client';
 import { toCardView } from '../../src/shared/card-rules';
 import { entityWorkflowId } from '../../src/shared/ids';
@@ -299,4 +299,111 @@ describe("suspected B: a card read stamped later but older by the provider's upd
     expect(await cardBalance(stack, card.cardId)).toBe(1000);
     expect((await ledger(stack)).violations).toEqual([]);
   });
+});
+
+/**
+ * Suspected B again, the lag being the provider's own (sandbox `cardReadLagMs`: GET /cards/{cardId} answers
+ * the card as it was that long ago, every reader alike). Two honest readers still disagree: the workflow's
+ * read after a funding is stamped when it starts, its first try is refused and the retry a second later is
+ * answered past the lag (the funded card); reconcile-cards' read (played by the test, as above), started
+ * after the workflow's and so stamped later, is answered at once by the replica, before the funding. Handed
+ * over after the workflow's, the later stamp must not take the view back to the balance before the funding.
+ */
+describe("suspected B, with the provider's own read lag", () => {
+  test("a card workflow over a provider whose GET /cards lags: after a funding and a spend whose webhook is lost, lagging reads never take the view's balance back; a read without lag ends it at the ledger", async () => {
+    const LAG = 700;
+    stack = await stackOn('minimal', WIDE_WINDOWS);
+    const card = await issueTestCard(stack, 1000);
+    const cards = typedClient(stack);
+    const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
+    const provider = createProviderClient(stack.config.provider);
+    const providerRead = async () => toCardView((await provider.getCard(card.cardId)) as unknown as Record<string, unknown>);
+    /** Hands the workflow a read of the card as reconcile-cards does, stamped `readAt`; resolves once a workflow task has handled it. */
+    const handOver = async (read: ReturnType<typeof toCardView>, readAt: number) => {
+      const signalled = (await handle.fetchHistory()).events?.length ?? 0;
+      await handle.signal(cardReadSignal, { card: read, readAt });
+      await waitUntil(
+        async () => {
+          const events = ((await handle.fetchHistory()).events ?? []).slice(signalled);
+          const at = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'cardRead');
+          return at >= 0 && events.slice(at).some((e) => e.workflowTaskCompletedEventAttributes);
+        },
+        20_000,
+        'the read handled',
+      );
+    };
+    await cardViewAt(card.cardId, 'ENABLE');
+
+    // Every balance the view shows, in order (polled throughout, and read after each step).
+    const shown: number[] = [];
+    const note = (balance: number | undefined) => {
+      if (balance !== undefined && balance !== shown[shown.length - 1]) shown.push(balance);
+    };
+    const look = async () => {
+      const state = await cards.cardState(card.cardId);
+      note(state.card?.availableBalance);
+      return state;
+    };
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        await look().catch(() => undefined);
+        await sleep(20);
+      }
+    })();
+
+    // From now on the provider's read side lags; the card was made more than the lag ago once GET answers it.
+    await stack.control('PUT', '/config', { cardReadLagMs: LAG });
+    await waitUntil(async () => (await providerRead()).status === 'ENABLE', 10_000, 'the card seen by the lagging read side');
+
+    // The workflow's read after the funding: its first try is refused (500, before anything), the retry comes a second later.
+    await faults(stack, { [GET_CARD]: { errorRate: 1, beforeEffect: true, maxFaults: 1 } });
+    const refusedReads = async () => (await stack.control<{ endpoints: Record<string, { byStatus: Record<string, number> }> }>('GET', '/stats')).endpoints.getCard?.byStatus['500'] ?? 0;
+    const funding = cards.fund(card.cardId, { amount: 500, timings: TIMINGS });
+    const deadline = Date.now() + 20_000;
+    while ((await refusedReads()) < 1) {
+      if (Date.now() > deadline) throw new Error("the workflow's first read was not refused");
+      await sleep(5);
+    }
+    // reconcile-cards' read, started now (after the workflow's): the lagging replica still answers the card before the funding.
+    const laggingAt = Date.now();
+    const lagging = await providerRead();
+    expect(lagging.availableBalance).toBe(1000);
+    await funding;
+    // Cleared: a fault's budget starts again with every new configuration.
+    await faults(stack, {});
+    const held = await look();
+    // The workflow's retried read was answered past the lag: the funded card, stamped before the lagging read.
+    expect(held.card?.availableBalance).toBe(1500);
+    expect(held.balanceReadAt).toBeLessThan(laggingAt);
+    await handOver(lagging, laggingAt);
+    expect((await look()).card?.availableBalance).toBe(1500);
+    expect(await markers(handle.workflowId)).toContain('card-read-provider-order');
+
+    // A spend whose webhook is lost; reads handed over as reconcile-cards makes them, each stamped when it started, lagging.
+    await stack.control('POST', `/cards/${card.cardId}/transactions`, { amount: 200, merchantName: 'Quiet', webhook: false });
+    const until = Date.now() + LAG + 1500;
+    while (Date.now() < until) {
+      const readAt = Date.now();
+      await handOver(await providerRead(), readAt);
+      await look();
+      await sleep(100);
+    }
+    // The lag gone, a fresh read: the view ends at the ledger.
+    await stack.control('PUT', '/config', { cardReadLagMs: 0 });
+    const readAt = Date.now();
+    await handOver(await providerRead(), readAt);
+    const final = await look();
+    polling = false;
+    await poller;
+    expect(final.card?.availableBalance).toBe(await cardBalance(stack, card.cardId));
+    expect(final.card?.availableBalance).toBe(1300);
+
+    // The balances shown follow the provider's own order of the card's states, never back to an earlier one.
+    const history = [1000, 1500, 1300];
+    expect(shown.every((b) => history.includes(b))).toBe(true);
+    expect(shown.map((b) => history.indexOf(b))).toEqual([...shown.map((b) => history.indexOf(b))].sort((a, b) => a - b));
+    expect(shown[shown.length - 1]).toBe(1300);
+    expect((await ledger(stack)).violations).toEqual([]);
+  }, 90_000);
 });

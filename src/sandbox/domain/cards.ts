@@ -4,12 +4,13 @@
  * to the wallet); ENABLE/DISABLE → EXPIRED. Money moves only through the ledger.
  */
 import type { Card, CardBin, CardSensitive, CreateCardRequest } from '../../provider/api';
+import { MAX_READ_LAG_MS } from '../config';
 import { ApiError, notFound } from '../errors';
 import { generatePan, maskPan, newId, randomDigits } from '../ids';
 import { CARD_BINS } from '../fixtures';
 import { InsufficientBalance, WALLET, EXTERNAL, cardAccount } from '../ledger';
 import type { Sandbox } from '../sandbox';
-import type { CardRecord } from '../state';
+import type { CardRecord, CardSnapshot } from '../state';
 import { activeCardCount } from './kyc';
 
 /**
@@ -25,6 +26,62 @@ export function getCard(sb: Sandbox, cardId: string): CardRecord {
   const card = sb.state.cards.get(cardId);
   if (!card) throw notFound('card');
   return card;
+}
+
+/** How many changes of a card its history keeps (readCard); older ones are dropped first. */
+export const CARD_HISTORY_MAX = 50;
+
+/**
+ * GET /cards/{cardId}: the card as the provider's read side sees it, `cardReadLagMs` behind its writes
+ * (a lagging read replica). A card created less than the lag ago is not there yet (404); otherwise the
+ * newest state recorded at or before now − lag, so sequential reads never go back in time. Without a
+ * lag, the card as it is now (no history is looked at).
+ */
+export function readCard(sb: Sandbox, cardId: string): Card {
+  const card = getCard(sb, cardId);
+  const lag = sb.config.cardReadLagMs;
+  if (lag === 0) return cardView(sb, card);
+  const now = sb.now();
+  const cutoff = now - lag;
+  if (card.createdAt > cutoff) throw notFound('card');
+  noticeUnrecorded(sb, card, now);
+  const { history } = card;
+  if (history.length === 0) return cardView(sb, card);
+  let seen = history[0];
+  for (let i = history.length - 1; i >= 0; i--) {
+    if (history[i].at <= cutoff) {
+      seen = history[i];
+      break;
+    }
+  }
+  // The oldest kept (seen when every change since the cutoff was dropped) is newer than the cutoff: still never older than an earlier answer.
+  return copyView(seen.view);
+}
+
+/**
+ * A change that moved the card's money without going through this module (the control API completing
+ * a failed funding, domain/drift.ts) left no record: it is recorded when a lagged read first notices it.
+ */
+function noticeUnrecorded(sb: Sandbox, card: CardRecord, now: number): void {
+  const last = card.history[card.history.length - 1];
+  if (last && JSON.stringify(last.view) !== JSON.stringify(cardView(sb, card))) remember(sb, card, now);
+}
+
+/** Records the card as it is now in its history, and drops what no read can ask for any more. */
+function remember(sb: Sandbox, card: CardRecord, now = sb.now()): void {
+  const history: CardSnapshot[] = card.history;
+  history.push({ at: now, view: Object.freeze(cardView(sb, card)) });
+  if (history.length > CARD_HISTORY_MAX) history.splice(0, history.length - CARD_HISTORY_MAX);
+  // A state is still needed while it is the newest at or before now − the longest lag, so the one before the first recent one stays.
+  let drop = 0;
+  while (drop + 1 < history.length && history[drop + 1].at <= now - MAX_READ_LAG_MS) drop++;
+  if (drop > 0) history.splice(0, drop);
+}
+
+function copyView(v: Readonly<Card>): Card {
+  const copy: Card = { ...v, tags: [...v.tags] };
+  if (v.billingAddress) copy.billingAddress = { ...v.billingAddress };
+  return copy;
 }
 
 export function cardView(sb: Sandbox, c: CardRecord): Card {
@@ -94,6 +151,7 @@ export function issueCard(sb: Sandbox, bin: CardBin, body: CreateCardRequest): C
     failProvisioning: firstName.trim().toUpperCase() === 'FAIL',
     createdAt: now,
     updatedAt: now,
+    history: [],
   };
   try {
     sb.ledger.transfer({ kind: 'CARD_ISSUE', from: WALLET, to: cardAccount(card.cardId), amount: body.initialAmount, ref: card.cardId });
@@ -102,6 +160,7 @@ export function issueCard(sb: Sandbox, bin: CardBin, body: CreateCardRequest): C
     throw err;
   }
   sb.state.cards.set(card.cardId, card);
+  remember(sb, card, now);
   // With 0 ms this runs right after the current turn, so CARD_CREATED may beat the answer.
   card.timer = sb.timers.after(sb.config.cardProvisioningMs, () => finishProvisioning(sb, card.cardId, card.failProvisioning ? 'FAILED' : 'ENABLE'));
   return card;
@@ -112,11 +171,10 @@ export function finishProvisioning(sb: Sandbox, cardId: string, outcome: 'ENABLE
   const card = sb.state.cards.get(cardId);
   if (!card || card.status !== 'CREATING') return false;
   sb.timers.cancel(card.timer);
+  // The money back first, so the state recorded as FAILED (touch) holds no balance.
+  if (outcome === 'FAILED') returnBalance(sb, card, 'CARD_ISSUE_REVERSAL');
   touch(sb, card, outcome);
-  if (outcome === 'FAILED') {
-    returnBalance(sb, card, 'CARD_ISSUE_REVERSAL');
-    return true;
-  }
+  if (outcome === 'FAILED') return true;
   sb.webhooks.emit('CARD_CREATED', cardView(sb, card));
   return true;
 }
@@ -216,7 +274,9 @@ function returnBalance(sb: Sandbox, card: CardRecord, kind: 'CARD_ISSUE_REVERSAL
   if (balance > 0) sb.ledger.transfer({ kind, from: cardAccount(card.cardId), to: WALLET, amount: balance, ref: card.cardId });
 }
 
+/** Every change of a card ends here, once its money has moved: the new state is stamped and recorded (readCard). */
 function touch(sb: Sandbox, card: CardRecord, status?: CardRecord['status']): void {
   if (status) card.status = status;
   card.updatedAt = sb.now();
+  remember(sb, card, card.updatedAt);
 }

@@ -6,7 +6,7 @@ import {
 import { cardBinRequirementErrors } from '../../shared/card-rules';
 import { idempotent, validate, type ApiCall, type ApiHandlers } from '../api';
 import {
-  cardView, deleteCard, listedBins, fundCard, getCard, issueCard, sensitiveView, setFrozen, updateContact, updatePin, withdrawFromCard,
+  cardView, deleteCard, listedBins, fundCard, getCard, issueCard, readCard, sensitiveView, setFrozen, updateContact, updatePin, withdrawFromCard,
 } from '../domain/cards';
 import { ok, validationFailed } from '../errors';
 
@@ -20,7 +20,7 @@ function binErrors(call: ApiCall, raw: Record<string, unknown>) {
   return cardBinRequirementErrors(bin, raw as Partial<CreateCardRequest>);
 }
 
-/** Card reads and simple state changes answer the Card. */
+/** Simple state changes answer the Card as it is now (writes are never lagged). */
 function cardAction(action: (call: ApiCall, card: ReturnType<typeof getCard>) => void) {
   return (call: ApiCall) => {
     const card = getCard(call.sandbox, call.params.cardId);
@@ -39,7 +39,8 @@ export const cardRoutes = {
     return idempotent(call, key, { failure: 'release', ttlMs: DAY_MS }, () => ok(cardView(call.sandbox, issueCard(call.sandbox, bin, data))));
   },
 
-  getCard: cardAction(() => undefined),
+  // The read side, which may lag behind the writes (config cardReadLagMs).
+  getCard: (call) => ok(readCard(call.sandbox, call.params.cardId)),
 
   getCardSensitive: (call) => ok(sensitiveView(getCard(call.sandbox, call.params.cardId))),
 
