@@ -1,4 +1,6 @@
 /** Small helpers shared by the benchmarks: progress on stderr, percentiles, pacing, polling. */
+import { randomUUID } from 'node:crypto';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 export const log = (line: string): void => void process.stderr.write(`bench ${new Date().toISOString().slice(11, 19)}: ${line}\n`);
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -53,4 +55,18 @@ export async function until<T>(what: string, check: () => Promise<T | undefined>
     if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms`);
     await sleep(everyMs);
   }
+}
+
+/**
+ * Starts the fundCard or withdrawFromCard workflow itself (CONTRACTS §7), as a service with its own
+ * Temporal client does: the benches measure the workflow, which the typed client no longer starts
+ * (its card money moves as card updates).
+ */
+export function startMovementFlow(
+  client: { temporal: { client: Client; taskQueue: string } },
+  type: 'fundCard' | 'withdrawFromCard',
+  input: { cardId: string; amount: number; timings?: object },
+): Promise<WorkflowHandle> {
+  const { client: temporal, taskQueue } = client.temporal;
+  return temporal.workflow.start(type, { taskQueue, workflowId: `${type === 'fundCard' ? 'fund-card' : 'withdraw-from-card'}/${input.cardId}/${randomUUID()}`, args: [input] });
 }

@@ -6,8 +6,9 @@
  * per window. The third worker starts last and without the limit, as a misconfigured worker
  * would: under the queue-level limit it must not lift the fleet's rate.
  */
-import { createCardIssuingClient } from '../src/starter';
-import { log, mapLimit, round, sleep } from './lib';
+import { randomUUID } from 'node:crypto';
+import { createCardIssuingClient } from '../src/starter/connect';
+import { log, mapLimit, round, sleep, startMovementFlow } from './lib';
 import { readyCards } from './cards';
 import { uniqueQueue, type BenchStack, type WorkerProcess } from './stack';
 import { entityQueue, rateClassQueue, type RateQueue } from '../src/shared/task-queues';
@@ -99,9 +100,9 @@ export async function runP1(stack: BenchStack, windows: number, windowMs: number
   const card = () => moneyCards[n++ % moneyCards.length];
   const perSecond = (limit: number) => (OVERLOAD * limit * 1000) / windowMs;
   const lanes = [
-    driver(perSecond(LIMITS.general), () => client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Bench', lastName: 'Mark', timings: TIMINGS })),
-    driver(perSecond(LIMITS.balance), () => client.startFundCard({ cardId: card(), amount: 100, timings: TIMINGS })),
-    driver(perSecond(LIMITS.balance), () => client.startWithdrawFromCard({ cardId: card(), amount: 100, timings: TIMINGS })),
+    driver(perSecond(LIMITS.general), () => client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Bench', lastName: 'Mark', timings: TIMINGS, idempotencyKey: randomUUID() })),
+    driver(perSecond(LIMITS.balance), () => startMovementFlow(client, 'fundCard', { cardId: card(), amount: 100, timings: TIMINGS })),
+    driver(perSecond(LIMITS.balance), () => startMovementFlow(client, 'withdrawFromCard', { cardId: card(), amount: 100, timings: TIMINGS })),
   ];
 
   // One window to reach the steady state, then the measured windows, read at each boundary.

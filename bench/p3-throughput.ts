@@ -2,8 +2,8 @@
  * P3: fundCard flows per second on one worker with the provider's limits lifted, against a bare
  * workflow with one no-op activity on an identical worker, both saturated (every flow started at once).
  */
-import { createCardIssuingClient } from '../src/starter';
-import { log, mapLimit, round } from './lib';
+import { createCardIssuingClient } from '../src/starter/connect';
+import { log, mapLimit, round, startMovementFlow } from './lib';
 import { readyCards } from './cards';
 import { uniqueQueue, type BenchStack } from './stack';
 
@@ -74,7 +74,7 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   };
   const runFund = async () => {
     time.fund += await saturate('fundCard', batch, async () => {
-      const h = await flowsClient.startFundCard({ cardId, amount: 100 });
+      const h = await startMovementFlow(flowsClient, 'fundCard', { cardId, amount: 100 });
       return () =>
         h.result().catch((err: unknown) => {
           if (failed++ === 0) log(`P3 first failure: ${(err as Error).message}`);

@@ -6,10 +6,11 @@
  * 1,000 flows of the first half while they are cached, and as many of the second half after a
  * worker restart evicted them all; the rest are decided faster, unmeasured, and must complete too.
  */
+import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import type { WorkflowHandle } from '@temporalio/client';
 import { sampleKycForm, writeSampleDocuments } from '../src/sandbox/kyc-samples';
-import { createCardIssuingClient } from '../src/starter';
+import { createCardIssuingClient } from '../src/starter/connect';
 import { entityQueue } from '../src/shared/task-queues';
 import { log, mapLimit, paced, percentile, round, sleep, until } from './lib';
 import { uniqueQueue, type BenchStack, type WorkerMode, type WorkerProcess } from './stack';
@@ -71,7 +72,7 @@ export async function runP4(stack: BenchStack, flows: number): Promise<P4Result>
     await mapLimit(
       Array.from({ length: flows }, (_, i) => i),
       32,
-      async () => (await client.startOnboardCardholder(sampleKycForm(docs.documents, { timings: TIMINGS }))).workflowId,
+      async () => (await client.startOnboardCardholder({ ...sampleKycForm(docs.documents, { timings: TIMINGS }), idempotencyKey: randomUUID() })).workflowId,
     );
     const kycIds = await until(
       'every flow waiting for its review',

@@ -13,14 +13,15 @@
  * Reconciliation's reads go behind every flow's call (the lowest task priority): beside a load
  * that keeps GET /cards backlogged they wait, by design (docs/rate-budget.md).
  */
+import { randomUUID } from 'node:crypto';
 import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { createProviderClient } from '../src/provider/client';
 import { RECONCILIATIONS, reconcileProgressQuery } from '../src/shared/reconciliation';
 import { entityQueue } from '../src/shared/task-queues';
 import { entityWorkflowId } from '../src/shared/ids';
-import { createCardIssuingClient } from '../src/starter';
+import { createCardIssuingClient } from '../src/starter/connect';
 import { readyCards } from './cards';
-import { log, mapLimit, percentile, round, sleep, until } from './lib';
+import { log, mapLimit, percentile, round, sleep, until, startMovementFlow } from './lib';
 import { LIMITS, served, stopFlows, untilBoundary, type Stats } from './p1-rate-budget';
 import { uniqueQueue, type BenchStack } from './stack';
 
@@ -92,7 +93,7 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
   // Closed loop for issuing: a constant backlog on GET /cards, so the two phases' waits compare.
   const issuing = Array.from({ length: ISSUING_IN_FLIGHT }, async () => {
     while (running) {
-      const h = await client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Bench', lastName: 'Mark', timings: TIMINGS }).catch(() => undefined);
+      const h = await client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Bench', lastName: 'Mark', timings: TIMINGS, idempotencyKey: randomUUID() }).catch(() => undefined);
       if (!h) continue;
       await h.result().catch(() => undefined);
     }
@@ -106,7 +107,7 @@ export async function runR1(stack: BenchStack, cards: number, baselineWindows: n
         void start().then((h) => h.result()).catch(() => undefined);
       }
     })();
-  const lanes = [money(() => client.startFundCard({ cardId: moneyCards[n++ % 10], amount: 100, timings: TIMINGS })), money(() => client.startWithdrawFromCard({ cardId: moneyCards[n++ % 10], amount: 100, timings: TIMINGS }))];
+  const lanes = [money(() => startMovementFlow(client, 'fundCard', { cardId: moneyCards[n++ % 10], amount: 100, timings: TIMINGS })), money(() => startMovementFlow(client, 'withdrawFromCard', { cardId: moneyCards[n++ % 10], amount: 100, timings: TIMINGS }))];
 
   // The load settles (its backlogs reach their steady size) before the baseline is measured.
   await sleep(untilBoundary(windowMs) + Math.ceil(LEAD_IN_MS / windowMs) * windowMs);

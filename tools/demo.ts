@@ -9,7 +9,7 @@
  */
 import { loadConfigOrExit } from '../src/config';
 import type { WaitTimings } from '../src/shared/types';
-import { createCardIssuingClient } from '../src/starter';
+import { createCardIssuingClient } from '../src/starter/connect';
 import { cleanUpFlowRun, DEMO_FLOWS, flowTable, ledgerVerdict, runFlows, type FlowRun } from './flows';
 import { quietWorkerRuntime, startLocalStack, type LocalStack } from './local-stack';
 

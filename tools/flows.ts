@@ -9,7 +9,7 @@ import type { SandboxControlClient } from '../src/sandbox/control-client';
 import { sampleKycForm, writeSampleDocuments } from '../src/sandbox/kyc-samples';
 import { entityWorkflowId } from '../src/shared/ids';
 import type { KycDocuments, WaitTimings } from '../src/shared/types';
-import { applicationFailureOf, type CardIssuingClient } from '../src/starter';
+import { isCardIssuingError, type CardIssuingClient } from '../src/client';
 import { renderTable } from '../src/starter/output';
 import { reconcileNow } from '../src/starter/reconciliation';
 import { RECONCILE_KINDS, RECONCILIATIONS, summariseReport, type DriftReport, type ReconcileKind } from '../src/shared/reconciliation';
@@ -45,6 +45,9 @@ interface Flow {
 }
 
 const money = (cents: number) => (cents / 100).toFixed(2);
+
+/** Each money call's idempotency key: drawn once per start, as a caller draws one per request and repeats it on retry. */
+const keyOf = (run: FlowRun, what: string) => `${run.tag}-${what}-${randomUUID()}`.slice(0, 64);
 
 /** A workflow started through the client; `describe` reads its result (and may keep what later flows need). */
 function workflow<R>(start: (run: FlowRun) => Promise<{ workflowId: string; result(): Promise<R> }>, describe: (result: R, run: FlowRun) => string, expectedFailure?: string): Flow {
@@ -99,24 +102,24 @@ const documents = (run: FlowRun) => (run.made.documents ??= writeSampleDocuments
 
 export const FLOWS = {
   'issue card': workflow(
-    ({ client, timings }) => client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'Ada', lastName: 'Lovelace', timings }),
+    (run) => run.client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'Ada', lastName: 'Lovelace', timings: run.timings, idempotencyKey: keyOf(run, 'card') }),
     (card, run) => {
       run.made.cardId = card.cardId;
       return `${card.status} ${card.cardNumber}, balance ${money(card.availableBalance)}`;
     },
   ),
   'issue a second card': workflow(
-    ({ client, timings }) => client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 500, firstName: 'Grace', lastName: 'Hopper', timings }),
+    (run) => run.client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 500, firstName: 'Grace', lastName: 'Hopper', timings: run.timings, idempotencyKey: keyOf(run, 'card') }),
     (card) => `${card.status} ${card.cardNumber}`,
   ),
-  'fund card': workflow(
-    ({ client, timings, made: m }) => client.startFundCard({ cardId: made(m.cardId, 'a card'), amount: 2500, timings }),
-    (r) => `${r.status} +${money(2500)}`,
-  ),
-  'withdraw from card': workflow(
-    ({ client, timings, made: m }) => client.startWithdrawFromCard({ cardId: made(m.cardId, 'a card'), amount: 1000, timings }),
-    (r) => `${r.status} -${money(1000)}`,
-  ),
+  'fund card (update)': onCard(async (run, cardId) => {
+    const r = await run.client.fundCard({ cardId, amount: 2500, timings: run.timings, idempotencyKey: keyOf(run, 'fund') });
+    return `${r.status} +${money(2500)}`;
+  }),
+  'withdraw from card (update)': onCard(async (run, cardId) => {
+    const r = await run.client.withdrawFromCard({ cardId, amount: 1000, timings: run.timings, idempotencyKey: keyOf(run, 'withdraw') });
+    return `${r.status} -${money(1000)}`;
+  }),
   'freeze (update)': onCard(async ({ client }, cardId) => (await client.freeze(cardId)).status),
   'unfreeze (update)': onCard(async ({ client }, cardId) => (await client.unfreeze(cardId)).status),
   'card transaction (webhook)': onCard(async ({ client, control, tag }, cardId) => {
@@ -132,16 +135,17 @@ export const FLOWS = {
   // Proof without disclosure: the last four match the masked card, and only they are printed.
   'reveal sensitive (sealed)': onCard(async ({ client }, cardId) => `PAN …${(await client.revealSensitive(cardId)).cardNumber.slice(-4)} unsealed by the client only`),
   'failing card (firstName FAIL)': workflow(
-    ({ client, timings, tag }) => client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'FAIL', lastName: tag, timings }),
+    (run) => run.client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'FAIL', lastName: run.tag, timings: run.timings, idempotencyKey: keyOf(run, 'card') }),
     (card) => card.status,
     'CardProvisioningFailed',
   ),
   'KYC onboarding': workflow(
-    (run) => run.client.startOnboardCardholder(sampleKycForm(documents(run), { timings: run.timings })),
+    (run) => run.client.startOnboardCardholder({ ...sampleKycForm(documents(run), { timings: run.timings }), idempotencyKey: keyOf(run, 'kyc') }),
     (r) => `${r.kycStatus} ${r.id}`,
   ),
   'KYC onboarding (rejected)': workflow(
-    (run) => run.client.startOnboardCardholder(sampleKycForm(documents(run), { idNumber: `REJECT${randomBytes(4).toString('hex')}`, timings: run.timings })),
+    (run) =>
+      run.client.startOnboardCardholder({ ...sampleKycForm(documents(run), { idNumber: `REJECT${randomBytes(4).toString('hex')}`, timings: run.timings }), idempotencyKey: keyOf(run, 'kyc') }),
     (r) => {
       // A rejection is a result of the flow; here it is the one asked for.
       if (r.kycStatus !== 'REJECTED') throw new Error(`expected REJECTED, got ${r.kycStatus}`);
@@ -149,14 +153,14 @@ export const FLOWS = {
     },
   ),
   'eSIM purchase': workflow(
-    ({ client, timings }) => client.startPurchaseEsim({ planNo: 'epln_global_1gb', timings }),
+    (run) => run.client.startPurchaseEsim({ planNo: 'epln_global_1gb', timings: run.timings, idempotencyKey: keyOf(run, 'esim') }),
     (order, run) => {
       run.made.esimNo = order.esimNo ?? undefined;
       return `${order.status} ${order.esimNo}${order.amount === undefined ? '' : `, ${money(order.amount)}`}`;
     },
   ),
   'eSIM recharge': workflow(
-    ({ client, timings, made: m }) => client.startRechargeEsim({ esimNo: made(m.esimNo, 'an eSIM (eSIM purchase)'), timings }),
+    (run) => run.client.startRechargeEsim({ esimNo: made(run.made.esimNo, 'an eSIM (eSIM purchase)'), timings: run.timings, idempotencyKey: keyOf(run, 'recharge') }),
     (order) => `${order.status} ${order.orderNo}`,
   ),
   payout: workflow(
@@ -164,7 +168,7 @@ export const FLOWS = {
       run.made.merOrderNo = `${run.tag.toLowerCase()}_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
       return run.client.startSendPayout({
         merOrderNo: run.made.merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000,
-        payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819', timings: run.timings,
+        payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819', timings: run.timings, idempotencyKey: run.made.merOrderNo,
       });
     },
     (p) => `${p.status} ${(p.arriveAmount ?? 0) / 100} ${p.arriveCurrency ?? ''}`,
@@ -189,9 +193,9 @@ export type FlowName = keyof typeof FLOWS;
 /** What `npm run demo` runs, in this order: every flow but the cluster smoke's extras. */
 export const DEMO_FLOWS: readonly FlowName[] = [
   'issue card',
-  'fund card',
+  'fund card (update)',
   'card balance = ledger',
-  'withdraw from card',
+  'withdraw from card (update)',
   'card balance = ledger',
   'freeze (update)',
   'unfreeze (update)',
@@ -245,7 +249,7 @@ export function cleanUpFlowRun(run: FlowRun): void {
 
 /** A failure is the outcome asked for only when its type is the expected one. */
 function failedOutcome(err: unknown, expectedFailure?: string): { outcome: string; ok: boolean } {
-  const failure = applicationFailureOf(err);
+  const failure = isCardIssuingError(err) ? err : undefined;
   const type = failure?.type ?? (err as Error)?.name ?? 'Error';
   if (expectedFailure && type === expectedFailure) return { outcome: `${type}, as expected`, ok: true };
   return { outcome: `${type}: ${failure?.message ?? (err as Error)?.message ?? String(err)}`, ok: false };

@@ -1,35 +1,32 @@
 /**
- * The typed client other services import: starts the flows of CONTRACTS §7 with readable
- * workflow IDs, operates on a card through its workflow's updates, and reads a flow's state.
- * One Temporal connection per client, with our data converter (payloads and failure messages
- * encrypted), as samples-typescript's `client.ts`.
- *
- * Failures surface as the workflow's own ApplicationFailure (`type`, `message`,
- * `details[0].errors`): WorkflowFailedError and WorkflowUpdateFailedError are unwrapped. The
- * types each flow may end with: FLOW_FAILURES and FlowFailureType (shared/failures.ts).
+ * The typed client other services import (issue 30): starts the flows of CONTRACTS §7 and operates
+ * on a card through its workflow's updates. Every call that may move money takes the caller's
+ * idempotency key in its type, and the key decides the workflow or update ID: a retry of the same
+ * call, from this process or another, joins the first; another request under the key is refused
+ * IdempotencyConflict before anything starts. Every call takes `{ timeout, signal }`; every failure
+ * is a CardIssuingError (errors.ts). One Temporal connection per client, with our data converter
+ * (payloads and failure messages encrypted), as samples-typescript's `client.ts`.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import {
-  Client,
-  Connection,
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
-  WorkflowFailedError,
-  WorkflowUpdateFailedError,
+  WorkflowNotFoundError,
+  type Client,
+  type Connection,
   type Workflow,
+  type WorkflowHandle,
 } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
 import { withStableUpdateId } from './update-with-start';
 import { canonicalJson } from '../shared/canonical-json';
-import { FailureType } from '../shared/failures';
-import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
-import type { Config } from '../config';
-import { createDataConverter } from '../codec/payload-codec';
+import { FailureType, type FlowName } from '../shared/failures';
+import type { CodecKeys } from '../codec/payload-codec';
 import { ValueSealer } from '../codec/sealed-value';
-import type { Tracing } from '../observability/tracing';
 import type { CardSensitive } from '../provider/api';
-import { toCardView } from '../shared/card-rules';
+import { describeErrors, hasErrors, keyErrors, toCardView } from '../shared/card-rules';
 import { entityWorkflowId } from '../shared/ids';
-import { entityQueue } from '../shared/task-queues';
+import { entityQueue } from '../shared/entity-queues';
 import { signalEntity } from '../temporal/entity-signals';
 import type { EsimPlanAnswer as EsimPlan, WalletBalanceAnswer as WalletBalance } from '../provider/answers';
 import {
@@ -47,49 +44,52 @@ import {
   updateContactUpdate,
   withdrawFromCardUpdate,
 } from '../shared/messages';
-import type {
-  CardLifecycleState, CardView, ContactInput, EsimWatchState, IssueCardInput, MoneyMovementInput, MoneyMovementResult, OnboardInput, OnboardingProgress,
-} from '../shared/types';
+import type { CardLifecycleState, CardView, ContactInput, EsimWatchState, IssueCardInput, MoneyMovementInput, MoneyMovementResult, OnboardInput, OnboardingProgress } from '../shared/types';
 import { MANUAL_KYC_DEPRECATION } from '../shared/kyc-rules';
-import { clientConnectionOptions } from '../temporal/connection';
-import type {
-  EsimOrderResult,
-  OnboardCardholderResult,
-  PayoutResult,
-  PurchaseEsimInput,
-  RechargeEsimInput,
-  SendPayoutInput,
-  TrackPayoutInput,
-} from './flow-types';
+import type { EsimOrderResult, OnboardCardholderResult, PayoutResult, PurchaseEsimInput, RechargeEsimInput, SendPayoutInput, TrackPayoutInput } from './flow-types';
 import { describeFlow, type FlowStatus } from './status';
+import { CardIssuingError, toCardIssuingError, type FailureContext } from './errors';
+import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
 
-export interface StartOptions {
-  /** The whole workflow ID; a repeated start with the same ID joins the flow instead of repeating it. */
-  workflowId?: string;
-}
+/** A call that moves money: its idempotency key is required, and decides the workflow (or update) ID. */
+export type Keyed<T> = Omit<T, 'idempotencyKey'> & {
+  /**
+   * What the caller repeats on retry (1-64 of `[a-zA-Z0-9_-]`): a retry under it, from this process
+   * or another, joins the first call; another request under it is refused IdempotencyConflict.
+   */
+  idempotencyKey: string;
+};
 
-/** A started flow: its ID, and its result with failures unwrapped to the workflow's ApplicationFailure. */
-export interface FlowHandle<R> {
-  workflowId: string;
-  runId: string;
-  result(): Promise<R>;
-}
+export type IssueCardRequest = Keyed<IssueCardInput>;
+export type MoneyMovementRequest = Keyed<MoneyMovementInput>;
+export type PurchaseEsimRequest = Keyed<PurchaseEsimInput>;
+export type RechargeEsimRequest = Keyed<RechargeEsimInput>;
+export type SendPayoutRequest = Keyed<SendPayoutInput>;
+export type OnboardRequest = OnboardInput & { idempotencyKey: string };
 
-export type MoneyMovementArgs = Omit<MoneyMovementInput, 'cardId'>;
-
-export interface MoneyUpdateOptions {
-  /** The update ID of a call being repeated (from an earlier result or error). */
-  updateId?: string;
-}
-
+/** A card update that moved money: the movement, and the update ID the card answers it under. */
 export type MoneyUpdateResult = MoneyMovementResult & { updateId: string };
+
+/** A started flow: wait for its result, read where it stands, or cancel it; `client.flow(id)` re-attaches. */
+export interface FlowHandle<R, F extends FlowName = FlowName> {
+  readonly workflowId: string;
+  /** The run this handle follows: the first run started under the ID. */
+  readonly runId: string;
+  /** The flow's result; a failure is a CardIssuingError whose `type` is one of FlowError<F>. */
+  result(opts?: CallOptions): Promise<R>;
+  describe(opts?: CallOptions): Promise<FlowStatus>;
+  /** Asks the flow to stop; it ends FlowCancelled (a flow may have moved money before: see its result). */
+  cancel(opts?: CallOptions): Promise<void>;
+  /** Phantom: the flow whose failures result() throws. */
+  readonly flowName?: F;
+}
 
 export interface CardIssuingClientOptions {
   /** A client built with createDataConverter(codec); the caller closes its connection. */
   client: Client;
   taskQueue: string;
-  /** The payload codec key: revealSensitive unseals with the key derived from it. */
-  codec: Config['codec'];
+  /** The payload codec keys: revealSensitive unseals with the key derived from the current one. */
+  codec: CodecKeys;
   /** Where the provider's deprecations are told; default: a Node DeprecationWarning. */
   onDeprecation?: (message: string) => void;
 }
@@ -111,177 +111,151 @@ export class CardIssuingClient {
     this.#ownConnection = ownConnection;
   }
 
-  /** The Temporal client and main task queue behind this client (schedules and reconciliation, src/temporal/schedules.ts). */
+  /** The Temporal client and main task queue behind this client (schedules, reconciliation, settlements). */
   get temporal(): { client: Client; taskQueue: string } {
     return { client: this.#temporal, taskQueue: this.#taskQueue };
   }
 
-  // --- Flows (CONTRACTS §7) -------------------------------------------------------------
+  // --- Flows that move money: keys required (CONTRACTS §7) --------------------------------
 
-  /** With the caller's idempotency key the workflow ID is `issue-card/<key>`: a retry joins or finds the first card, never makes a second. */
-  startIssueCard(input: IssueCardInput, opts?: StartOptions): Promise<FlowHandle<CardView>> {
-    return this.#start('issueCard', readableId('issue-card', input.idempotencyKey), input, opts);
+  /** `issue-card/<key>`: a retry joins or finds the first card, never makes a second. */
+  startIssueCard(input: IssueCardRequest, opts?: CallOptions): Promise<FlowHandle<CardView, 'issueCard'>> {
+    return this.#startKeyed('issueCard', ['issue-card'], input, opts);
   }
 
-  startFundCard(input: MoneyMovementInput, opts?: StartOptions): Promise<FlowHandle<MoneyMovementResult>> {
-    return this.#start('fundCard', readableId('fund-card', input.cardId, input.idempotencyKey), input, opts);
+  issueCard(input: IssueCardRequest, opts?: CallOptions): Promise<CardView> {
+    return this.#run(this.startIssueCard(input, opts), opts);
   }
 
-  startWithdrawFromCard(input: MoneyMovementInput, opts?: StartOptions): Promise<FlowHandle<MoneyMovementResult>> {
-    return this.#start('withdrawFromCard', readableId('withdraw-from-card', input.cardId, input.idempotencyKey), input, opts);
+  /** `purchase-esim/<key>`. */
+  startPurchaseEsim(input: PurchaseEsimRequest, opts?: CallOptions): Promise<FlowHandle<EsimOrderResult, 'purchaseEsim'>> {
+    return this.#startKeyed('purchaseEsim', ['purchase-esim'], input, opts);
+  }
+
+  purchaseEsim(input: PurchaseEsimRequest, opts?: CallOptions): Promise<EsimOrderResult> {
+    return this.#run(this.startPurchaseEsim(input, opts), opts);
+  }
+
+  /** `recharge-esim/<esimNo>/<key>`. */
+  startRechargeEsim(input: RechargeEsimRequest, opts?: CallOptions): Promise<FlowHandle<EsimOrderResult, 'rechargeEsim'>> {
+    return this.#startKeyed('rechargeEsim', ['recharge-esim', input.esimNo], input, opts);
+  }
+
+  rechargeEsim(input: RechargeEsimRequest, opts?: CallOptions): Promise<EsimOrderResult> {
+    return this.#run(this.startRechargeEsim(input, opts), opts);
+  }
+
+  /** `send-payout/<key>`: one payout per key (and the activity finds an earlier payout by merOrderNo before any POST). */
+  startSendPayout(input: SendPayoutRequest, opts?: CallOptions): Promise<FlowHandle<PayoutResult, 'sendPayout'>> {
+    return this.#startKeyed('sendPayout', ['send-payout'], input, opts);
+  }
+
+  sendPayout(input: SendPayoutRequest, opts?: CallOptions): Promise<PayoutResult> {
+    return this.#run(this.startSendPayout(input, opts), opts);
   }
 
   /**
-   * The form (default), the deprecated manual submission (told to `onDeprecation` here, a Node
-   * DeprecationWarning by default, and carried in the result's `warnings`) or the hosted flow (its page: `onboarding(workflowId)`).
+   * `onboard-cardholder/<key>`: the form (default), the deprecated manual submission (told to
+   * `onDeprecation`, and carried in the result's `warnings`) or the hosted flow (its page:
+   * `onboarding(workflowId)`). The key is ours only (the provider takes none): a restart never submits twice.
    */
-  startOnboardCardholder(input: OnboardInput, opts?: StartOptions): Promise<FlowHandle<OnboardCardholderResult>> {
+  startOnboardCardholder(request: OnboardRequest, opts?: CallOptions): Promise<FlowHandle<OnboardCardholderResult, 'onboardCardholder'>> {
+    const { idempotencyKey, ...input } = request;
     if (input.mode === 'manual') this.#onDeprecation(MANUAL_KYC_DEPRECATION);
-    return this.#start('onboardCardholder', readableId('onboard-cardholder'), input, opts);
+    return this.#startKeyed('onboardCardholder', ['onboard-cardholder'], input as OnboardInput, opts, idempotencyKey);
   }
 
-  /** Where an onboarding stands: its cardholder id and the hosted flow's page, as soon as they are known. */
-  onboarding(workflowId: string): Promise<OnboardingProgress> {
-    return this.#temporal.workflow.getHandle(workflowId).query(onboardingQuery);
+  onboardCardholder(request: OnboardRequest, opts?: CallOptions): Promise<OnboardCardholderResult> {
+    return this.#run(this.startOnboardCardholder(request, opts), opts);
   }
 
-  startPurchaseEsim(input: PurchaseEsimInput, opts?: StartOptions): Promise<FlowHandle<EsimOrderResult>> {
-    return this.#start('purchaseEsim', readableId('purchase-esim', input.idempotencyKey), input, opts);
+  /**
+   * Card money moves one way: as an update of the card's workflow, serialised with its other
+   * operations (freeze, delete). The update ID comes from the key and the amount, so a retry under
+   * the key joins the first (the card answers its first outcome, moving nothing twice) and the same
+   * key with another amount reaches the card, which refuses it IdempotencyConflict before any call.
+   */
+  fundCard(input: MoneyMovementRequest, opts?: CallOptions): Promise<MoneyUpdateResult> {
+    return this.#moneyUpdate(fundCardUpdate, 'fund', input, opts);
   }
 
-  startRechargeEsim(input: RechargeEsimInput, opts?: StartOptions): Promise<FlowHandle<EsimOrderResult>> {
-    return this.#start('rechargeEsim', readableId('recharge-esim', input.esimNo, input.idempotencyKey), input, opts);
+  withdrawFromCard(input: MoneyMovementRequest, opts?: CallOptions): Promise<MoneyUpdateResult> {
+    return this.#moneyUpdate(withdrawFromCardUpdate, 'withdraw', input, opts);
   }
+
+  // --- Flows that move nothing ---------------------------------------------------------
 
   /** One tracker per payout: tracking the same payout again joins the running tracker. */
-  startTrackPayout(input: TrackPayoutInput, opts?: StartOptions): Promise<FlowHandle<PayoutResult>> {
+  startTrackPayout(input: TrackPayoutInput, opts?: CallOptions): Promise<FlowHandle<PayoutResult, 'trackPayout'>> {
     return this.#start('trackPayout', `track-payout/${input.merOrderNo}`, input, opts);
   }
 
-  async issueCard(input: IssueCardInput, opts?: StartOptions): Promise<CardView> {
-    return (await this.startIssueCard(input, opts)).result();
+  trackPayout(input: TrackPayoutInput, opts?: CallOptions): Promise<PayoutResult> {
+    return this.#run(this.startTrackPayout(input, opts), opts);
   }
 
-  async fundCard(input: MoneyMovementInput, opts?: StartOptions): Promise<MoneyMovementResult> {
-    return (await this.startFundCard(input, opts)).result();
-  }
-
-  async withdrawFromCard(input: MoneyMovementInput, opts?: StartOptions): Promise<MoneyMovementResult> {
-    return (await this.startWithdrawFromCard(input, opts)).result();
-  }
-
-  async onboardCardholder(input: OnboardInput, opts?: StartOptions): Promise<OnboardCardholderResult> {
-    return (await this.startOnboardCardholder(input, opts)).result();
-  }
-
-  async purchaseEsim(input: PurchaseEsimInput, opts?: StartOptions): Promise<EsimOrderResult> {
-    return (await this.startPurchaseEsim(input, opts)).result();
-  }
-
-  async rechargeEsim(input: RechargeEsimInput, opts?: StartOptions): Promise<EsimOrderResult> {
-    return (await this.startRechargeEsim(input, opts)).result();
-  }
-
-  async trackPayout(input: TrackPayoutInput, opts?: StartOptions): Promise<PayoutResult> {
-    return (await this.startTrackPayout(input, opts)).result();
-  }
-
-  /**
-   * One payout per merOrderNo: a repeated start with the same order number joins the running
-   * flow, or starts one that reuses the first one's idempotency key (derived from the workflow ID).
-   */
-  startSendPayout(input: SendPayoutInput, opts?: StartOptions): Promise<FlowHandle<PayoutResult>> {
-    return this.#start('sendPayout', `send-payout/${input.merOrderNo}`, input, opts);
-  }
-
-  async sendPayout(input: SendPayoutInput, opts?: StartOptions): Promise<PayoutResult> {
-    return (await this.startSendPayout(input, opts)).result();
+  /** Where an onboarding stands: its cardholder id and the hosted flow's page, as soon as they are known. */
+  onboarding(workflowId: string, opts?: CallOptions): Promise<OnboardingProgress> {
+    return this.#read(opts, { workflowId }, () => this.#temporal.workflow.getHandle(workflowId).query(onboardingQuery));
   }
 
   // --- Reads (through workflows: callers hold no provider credentials) ------------------
 
-  async walletBalance(): Promise<WalletBalance> {
-    return (await this.#start<undefined, WalletBalance>('walletBalance', readableId('wallet-balance'), undefined)).result();
+  /** The wallet's balance; with no worker polling, fails ClientTimeout after `timeout` (default 30 s) naming the queue. */
+  walletBalance(opts?: CallOptions): Promise<WalletBalance> {
+    return this.#readFlow<WalletBalance>('walletBalance', 'wallet-balance', opts);
   }
 
-  async esimPlans(): Promise<EsimPlan[]> {
-    return (await this.#start<undefined, EsimPlan[]>('esimPlans', readableId('esim-plans'), undefined)).result();
+  esimPlans(opts?: CallOptions): Promise<EsimPlan[]> {
+    return this.#readFlow<EsimPlan[]>('esimPlans', 'esim-plans', opts);
   }
 
   /** The eSIM's usage, read again only when the last read is a minute old, and its alerts. */
-  esimUsage(esimNo: string): Promise<EsimWatchState> {
-    return this.#updateWithStart(refreshEsimUsageUpdate, [], () => this.#entityStart('esim', esimNo));
+  esimUsage(esimNo: string, opts?: CallOptions): Promise<EsimWatchState> {
+    return this.#read(opts, { workflowId: entityWorkflowId('esim', esimNo) }, () => this.#updateWithStart(refreshEsimUsageUpdate, [], () => this.#entityStart('esim', esimNo)));
   }
 
   /** What the eSIM's workflow recorded, without asking the provider. */
-  esimWatch(esimNo: string): Promise<EsimWatchState> {
-    return this.#temporal.workflow.getHandle(entityWorkflowId('esim', esimNo)).query(esimWatchQuery);
+  esimWatch(esimNo: string, opts?: CallOptions): Promise<EsimWatchState> {
+    const workflowId = entityWorkflowId('esim', esimNo);
+    return this.#read(opts, { workflowId }, () => this.#temporal.workflow.getHandle(workflowId).query(esimWatchQuery));
   }
 
   /** Sends the eSIM's state (alerts included) to a workflow of the caller's on every change, as `entityState` signals. */
-  async subscribeToEsim(esimNo: string, subscriberWorkflowId: string): Promise<void> {
-    await signalEntity(this.#temporal, this.#taskQueue, { kind: 'esim', entityId: esimNo }, subscribeSignal, [{ workflowId: subscriberWorkflowId }]);
+  async subscribeToEsim(esimNo: string, subscriberWorkflowId: string, opts?: CallOptions): Promise<void> {
+    await this.#read(opts, {}, () => signalEntity(this.#temporal, this.#taskQueue, { kind: 'esim', entityId: esimNo }, subscribeSignal, [{ workflowId: subscriberWorkflowId }]));
   }
 
   // --- One card, through its workflow's updates ----------------------------------------
 
-  freeze(cardId: string): Promise<CardView> {
-    return this.#cardUpdate(cardId, freezeCardUpdate, []);
+  freeze(cardId: string, opts?: CallOptions): Promise<CardView> {
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#cardUpdate(cardId, freezeCardUpdate, []));
   }
 
-  unfreeze(cardId: string): Promise<CardView> {
-    return this.#cardUpdate(cardId, unfreezeCardUpdate, []);
+  unfreeze(cardId: string, opts?: CallOptions): Promise<CardView> {
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#cardUpdate(cardId, unfreezeCardUpdate, []));
   }
 
-  delete(cardId: string): Promise<CardView> {
-    return this.#cardUpdate(cardId, deleteCardUpdate, []);
+  /** Permanently closes the card; its balance returns to the wallet. */
+  delete(cardId: string, opts?: CallOptions): Promise<CardView> {
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId), mayHaveTakenEffect: true }, () => this.#cardUpdate(cardId, deleteCardUpdate, []));
   }
 
-  setPin(cardId: string, pin: string): Promise<CardView> {
-    return this.#cardUpdate(cardId, setPinUpdate, [{ pin }]);
+  setPin(cardId: string, pin: string, opts?: CallOptions): Promise<CardView> {
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#cardUpdate(cardId, setPinUpdate, [{ pin }]));
   }
 
-  updateContact(cardId: string, contact: ContactInput): Promise<CardView> {
-    return this.#cardUpdate(cardId, updateContactUpdate, [contact]);
-  }
-
-  /** Funding as an operation of the card (serialised with its other operations). */
-  /**
-   * Funding as an operation of the card (serialised with its other operations). The update ID is
-   * what makes a retry safe: `opts.updateId`, else one derived from the caller's idempotency key,
-   * else a fresh one. It comes back on the result and on a thrown error (`updateId`): call again
-   * with it after an answer was lost, and the card answers the first outcome, moving nothing twice.
-   */
-  fund(cardId: string, args: MoneyMovementArgs, opts: MoneyUpdateOptions = {}): Promise<MoneyUpdateResult> {
-    return this.#moneyUpdate(cardId, fundCardUpdate, 'fund', args, opts);
-  }
-
-  withdraw(cardId: string, args: MoneyMovementArgs, opts: MoneyUpdateOptions = {}): Promise<MoneyUpdateResult> {
-    return this.#moneyUpdate(cardId, withdrawFromCardUpdate, 'withdraw', args, opts);
-  }
-
-  async #moneyUpdate(
-    cardId: string,
-    update: typeof fundCardUpdate,
-    verb: 'fund' | 'withdraw',
-    args: MoneyMovementArgs,
-    opts: MoneyUpdateOptions,
-  ): Promise<MoneyUpdateResult> {
-    // The amount is part of a keyed update's ID: the same key with another amount is not taken for a
-    // repeat of the first call (Temporal answers a known update ID without asking the workflow), but
-    // reaches the card workflow, which refuses it IdempotencyConflict.
-    const updateId = opts.updateId ?? (args.idempotencyKey ? `${verb}-key-${args.idempotencyKey}/${args.amount}` : `${verb}-${randomUUID()}`);
-    try {
-      return { ...(await this.#cardUpdate(cardId, update, [args], updateId)), updateId };
-    } catch (err) {
-      throw Object.assign(err as Error, { updateId });
-    }
+  updateContact(cardId: string, contact: ContactInput, opts?: CallOptions): Promise<CardView> {
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#cardUpdate(cardId, updateContactUpdate, [contact]));
   }
 
   /** The card workflow's view: masked card (no contact data), status, recent transactions. */
-  async cardState(cardId: string): Promise<CardLifecycleState> {
-    const state = await this.#temporal.workflow.getHandle(entityWorkflowId('card', cardId)).query(cardStateQuery);
-    return { ...state, card: state.card ? toCardView(state.card as unknown as Record<string, unknown>) : undefined };
+  cardState(cardId: string, opts?: CallOptions): Promise<CardLifecycleState> {
+    const workflowId = entityWorkflowId('card', cardId);
+    return this.#read(opts, { workflowId }, async () => {
+      const state = await this.#temporal.workflow.getHandle(workflowId).query(cardStateQuery);
+      return { ...state, card: state.card ? toCardView(state.card as unknown as Record<string, unknown>) : undefined };
+    });
   }
 
   /**
@@ -289,21 +263,137 @@ export class CardIssuingClient {
    * client derives; it is opened here, so the plaintext is in no history and no codec server.
    * Never log the result.
    */
-  async revealSensitive(cardId: string): Promise<CardSensitive> {
-    const sealed = await this.#cardUpdate(cardId, revealSensitiveUpdate, []);
+  async revealSensitive(cardId: string, opts?: CallOptions): Promise<CardSensitive> {
+    const sealed = await this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#cardUpdate(cardId, revealSensitiveUpdate, []));
     return this.#sealer.unseal<CardSensitive>(sealed);
   }
 
   // --- Any flow ------------------------------------------------------------------------
 
+  /** Re-attaches to a flow by its workflow ID (started by this process or any other). */
+  flow<R = unknown, F extends FlowName = FlowName>(workflowId: string, runId?: string): FlowHandle<R, F> {
+    const handle = this.#temporal.workflow.getHandle<() => Promise<R>>(workflowId, runId);
+    return this.#handle<R, F>(workflowId, runId ?? '', handle);
+  }
+
   /** Where a flow stands: status, type, search attributes, pending activities, and its failure once failed. */
-  status(workflowId: string): Promise<FlowStatus> {
-    return describeFlow(this.#temporal.workflow.getHandle(workflowId));
+  status(workflowId: string, opts?: CallOptions): Promise<FlowStatus> {
+    return this.#read(opts, { workflowId }, () => describeFlow(this.#temporal.workflow.getHandle(workflowId)));
   }
 
   /** Closes the connection when this client opened it. */
   async close(): Promise<void> {
     await this.#ownConnection?.close();
+  }
+
+  // --- How calls are made ----------------------------------------------------------------
+
+  #handle<R, F extends FlowName>(workflowId: string, runId: string, handle: WorkflowHandle<() => Promise<R>>, idempotencyKey?: string): FlowHandle<R, F> {
+    const context = { workflowId, ...(idempotencyKey ? { idempotencyKey } : {}) };
+    const within = <T>(opts: CallOptions | undefined, what: string, fn: () => Promise<T>, defaultTimeout?: number) =>
+      withinCall(this.#temporal.connection, opts, { ...context, waitingFor: what, mayHaveTakenEffect: idempotencyKey !== undefined }, () => asCardIssuingError(fn(), context), defaultTimeout);
+    return {
+      workflowId,
+      runId,
+      result: (opts) => within(opts, `the result of ${workflowId}`, () => handle.result()),
+      describe: (opts) => within(opts, `the state of ${workflowId}`, () => describeFlow(handle), DEFAULT_READ_TIMEOUT_MS),
+      cancel: async (opts) => within(opts, `the cancellation of ${workflowId}`, async () => void (await handle.cancel()), DEFAULT_READ_TIMEOUT_MS),
+    };
+  }
+
+  /** Waits for a started flow's result within the call's options. */
+  async #run<R, F extends FlowName>(started: Promise<FlowHandle<R, F>>, opts?: CallOptions): Promise<R> {
+    return (await started).result(opts);
+  }
+
+  /** A read: within its timeout (30 s unless told), failing with the queue it waited on. */
+  #read<T>(opts: CallOptions | undefined, context: { workflowId?: string; mayHaveTakenEffect?: boolean }, fn: () => Promise<T>): Promise<T> {
+    const { mayHaveTakenEffect, ...ids } = context;
+    const waitingFor = `a worker on task queue ${this.#taskQueue}${ids.workflowId ? ` (${ids.workflowId})` : ''}`;
+    return withinCall(this.#temporal.connection, opts, { ...ids, waitingFor, mayHaveTakenEffect }, () => asCardIssuingError(fn(), ids), DEFAULT_READ_TIMEOUT_MS);
+  }
+
+  /** A read that runs as a short workflow: bounded by the call's timeout on the server too, so none lingers without a worker. */
+  async #readFlow<R>(workflowType: FlowName, prefix: string, opts?: CallOptions): Promise<R> {
+    const timeout = opts?.timeout ?? DEFAULT_READ_TIMEOUT_MS;
+    const workflowId = readableId(prefix);
+    return this.#read({ ...opts, timeout }, { workflowId }, async () => {
+      const handle = await this.#temporal.workflow.start<() => Promise<R>>(workflowType, { taskQueue: this.#taskQueue, workflowId, workflowExecutionTimeout: timeout });
+      return handle.result();
+    });
+  }
+
+  /** A money flow under its caller's key: the key is checked, and decides the workflow ID. */
+  #startKeyed<I, R, F extends FlowName>(workflowType: F, idParts: string[], input: I & { idempotencyKey?: string }, opts?: CallOptions, key = input.idempotencyKey): Promise<FlowHandle<R, F>> {
+    const errors = typeof key === 'string' ? keyErrors(key) : { idempotencyKey: 'is required: what the caller repeats on retry, 1-64 of [a-zA-Z0-9_-]' };
+    if (hasErrors(errors)) return Promise.reject(new CardIssuingError({ type: 'ValidationFailed', message: `invalid ${workflowType}: ${describeErrors(errors)}`, details: [{ errors }] }));
+    return this.#start<I, R, F>(workflowType, [...idParts, key!].join('/'), input, opts, key);
+  }
+
+  /**
+   * Starts a flow under its workflow ID, or joins the one there. Each run carries a digest of its
+   * input in its memo: a repeated start that asks for another thing is refused IdempotencyConflict
+   * before anything starts; one that asks for the same thing follows the run there while it runs or
+   * once it completed (its result). Under a caller's key, a run that closed without a result
+   * (failed, terminated, timed out, cancelled) is followed by a new run, which first reconciles what
+   * the earlier one may have moved (docs/idempotency.md, "A restart").
+   */
+  async #start<I, R, F extends FlowName>(workflowType: F, workflowId: string, input: I, opts?: CallOptions, idempotencyKey?: string): Promise<FlowHandle<R, F>> {
+    const digest = requestDigest(workflowType, input);
+    const context = { workflowId, ...(idempotencyKey ? { idempotencyKey } : {}) };
+    const follow = (runId: string) => this.#handle<R, F>(workflowId, runId, this.#temporal.workflow.getHandle(workflowId, runId), idempotencyKey);
+    /** The run there, when it asked for the same thing (undefined: none there); another request's is refused. */
+    const sameRequestThere = async () => {
+      const there = await this.#temporal.workflow
+        .getHandle(workflowId)
+        .describe()
+        .catch((err: unknown) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)));
+      const theirs = there?.memo?.[REQUEST_DIGEST_MEMO];
+      if (theirs !== undefined && theirs !== digest) {
+        throw new CardIssuingError({
+          type: FailureType.IdempotencyConflict,
+          message: `${workflowId} was started for another request${idempotencyKey ? ` under key ${idempotencyKey}` : ''}; this one was not started (use a new key for a new request)`,
+          ...context,
+          details: [{ workflowId }],
+        });
+      }
+      return there;
+    };
+    return withinCall(this.#temporal.connection, opts, { ...context, waitingFor: `the start of ${workflowId}` }, async () => {
+      const there = idempotencyKey ? await sameRequestThere() : undefined;
+      if (there && (there.status.name === 'RUNNING' || there.status.name === 'COMPLETED')) return follow(there.runId);
+      try {
+        const handle = await this.#temporal.workflow.start<(input: I) => Promise<R>>(workflowType, {
+          taskQueue: this.#taskQueue,
+          workflowId,
+          args: [input],
+          memo: { [REQUEST_DIGEST_MEMO]: digest },
+          workflowIdConflictPolicy: 'FAIL',
+          workflowIdReusePolicy: idempotencyKey ? 'ALLOW_DUPLICATE_FAILED_ONLY' : 'ALLOW_DUPLICATE',
+        });
+        return follow(handle.firstExecutionRunId);
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw toCardIssuingError(err, context);
+        // Another start won the race (or the run there completed meanwhile): follow it, if it asked for the same thing.
+        const winner = await sameRequestThere();
+        if (!winner) throw toCardIssuingError(err, context);
+        return follow(winner.runId);
+      }
+    });
+  }
+
+  async #moneyUpdate(update: typeof fundCardUpdate, verb: 'fund' | 'withdraw', input: MoneyMovementRequest, opts?: CallOptions): Promise<MoneyUpdateResult> {
+    const { cardId, ...args } = input;
+    const errors = { ...(typeof cardId === 'string' && cardId ? {} : { cardId: 'is required' }), ...(typeof args.idempotencyKey === 'string' ? keyErrors(args.idempotencyKey) : { idempotencyKey: 'is required' }) };
+    if (hasErrors(errors)) throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid ${verb}: ${describeErrors(errors)}`, details: [{ errors }] });
+    // The amount is part of the update ID: the same key with another amount is not taken for a repeat
+    // of the first call (Temporal answers a known update ID without asking the workflow), but reaches
+    // the card workflow, which refuses it IdempotencyConflict.
+    const updateId = `${verb}-key-${args.idempotencyKey}/${args.amount}`;
+    const context = { workflowId: entityWorkflowId('card', cardId), updateId, idempotencyKey: args.idempotencyKey };
+    const scope = { ...context, waitingFor: `the ${verb} of card ${cardId} on task queue ${entityQueue(this.#taskQueue)}`, mayHaveTakenEffect: true };
+    const result = await withinCall(this.#temporal.connection, opts, scope, () => asCardIssuingError(this.#cardUpdate(cardId, update, [args], updateId), context));
+    return { ...result, updateId };
   }
 
   #entityStart(kind: 'esim', entityId: string): WithStartWorkflowOperation<Workflow> {
@@ -313,49 +403,6 @@ export class CardIssuingClient {
       args: [{ kind, entityId }],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
-  }
-
-  /**
-   * A repeated start while the flow runs joins it (the caller wanted that flow, not a second one),
-   * but only when it asks for the same thing: each run carries a digest of its input in its memo,
-   * and another input under a running workflow ID is refused IdempotencyConflict. Every failure,
-   * of the start or of the flow, carries the workflow ID (`workflowId`) to look at or retry with.
-   */
-  async #start<I, R>(workflowType: string, defaultId: string, input: I, opts: StartOptions = {}): Promise<FlowHandle<R>> {
-    const workflowId = opts.workflowId ?? defaultId;
-    const digest = requestDigest(workflowType, input);
-    const withId = (err: unknown) => Object.assign(err as Error, { workflowId });
-    const flow = (runId: string, handle: { result(): Promise<R> }): FlowHandle<R> => ({
-      workflowId,
-      runId,
-      result: () => unwrapFailure(handle.result()).catch((err) => Promise.reject(withId(err))),
-    });
-    try {
-      const handle = await this.#temporal.workflow.start<(input: I) => Promise<R>>(workflowType, {
-        taskQueue: this.#taskQueue,
-        workflowId,
-        args: [input],
-        memo: { [REQUEST_DIGEST_MEMO]: digest },
-        workflowIdConflictPolicy: 'FAIL',
-      });
-      return flow(handle.firstExecutionRunId, handle);
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw withId(err);
-      const handle = this.#temporal.workflow.getHandle<(input: I) => Promise<R>>(workflowId);
-      const running = await handle.describe();
-      const theirs = running.memo?.[REQUEST_DIGEST_MEMO];
-      if (theirs !== undefined && theirs !== digest) {
-        throw withId(
-          ApplicationFailure.create({
-            type: FailureType.IdempotencyConflict,
-            message: `workflow ${workflowId} is running for another request; this one was not started`,
-            nonRetryable: true,
-            details: [{ workflowId }],
-          }),
-        );
-      }
-      return flow(running.runId, handle);
-    }
   }
 
   /** Update-with-start: the card's workflow is started if no run of it is open, so an operation never misses it. */
@@ -375,23 +422,17 @@ export class CardIssuingClient {
    * a try the server refused because the workflow was rolling over is sent again (update-with-start.ts).
    */
   #updateWithStart<Ret, Args extends unknown[]>(update: UpdateDefinition<Ret, Args>, args: Args, start: () => WithStartWorkflowOperation<Workflow>, updateId?: string): Promise<Ret> {
-    return unwrapFailure(
-      withStableUpdateId(updateId, (id) => this.#temporal.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation: start(), updateId: id })),
-    );
+    return withStableUpdateId(updateId, (id) => this.#temporal.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation: start(), updateId: id }));
   }
 }
 
-/** A client with its own connection, from the validated configuration. */
-export async function createCardIssuingClient(config: Pick<Config, 'temporal' | 'codec'>, opts: { tracing?: Tracing } = {}): Promise<CardIssuingClient> {
-  const connection = await Connection.connect(clientConnectionOptions(config.temporal));
-  const client = new Client({
-    connection,
-    namespace: config.temporal.namespace,
-    dataConverter: createDataConverter(config.codec),
-    // With the process's tracing: each start, update and signal opens a span the workflow continues.
-    interceptors: opts.tracing?.clientInterceptors(),
-  });
-  return new CardIssuingClient({ client, taskQueue: config.temporal.taskQueue, codec: config.codec }, connection);
+/** A failure of `p` as a CardIssuingError naming where it happened. */
+async function asCardIssuingError<T>(p: Promise<T>, context: FailureContext): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    throw toCardIssuingError(err, context);
+  }
 }
 
 /** The memo field holding a digest of a flow's input, for a repeated start to compare with. */
@@ -407,32 +448,4 @@ export function readableId(prefix: string, ...parts: Array<string | undefined>):
   const given = parts.filter((p): p is string => Boolean(p));
   const last = parts.length === 0 || parts[parts.length - 1] === undefined ? [randomUUID()] : [];
   return [prefix, ...given, ...last].join('/');
-}
-
-/** Re-throws the workflow's (or update's) ApplicationFailure instead of the SDK's wrapper. */
-export async function unwrapFailure<T>(p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    throw applicationFailureOf(err) ?? err;
-  }
-}
-
-/** The ApplicationFailure a flow or update ended with, whether wrapped or not. */
-export function applicationFailureOf(err: unknown): ApplicationFailure | undefined {
-  if (err instanceof ApplicationFailure) return err;
-  if ((err instanceof WorkflowFailedError || err instanceof WorkflowUpdateFailedError) && err.cause instanceof ApplicationFailure) return err.cause;
-  return undefined;
-}
-
-export interface FailureSummary {
-  type: string;
-  message: string;
-  errors?: Record<string, string>;
-}
-
-/** Plain data for output: type, message and the provider's field errors, when present. */
-export function summariseFailure(failure: ApplicationFailure): FailureSummary {
-  const errors = (failure.details?.find((d) => d && typeof d === 'object' && 'errors' in d) as { errors?: Record<string, string> } | undefined)?.errors;
-  return { type: failure.type ?? 'ApplicationFailure', message: failure.message, ...(errors ? { errors } : {}) };
 }

@@ -3,6 +3,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, type TypedSearchAttributes } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
+import { definedOnly } from '../shared/defined-only';
 
 export interface PendingActivity {
   activityType: string;
@@ -65,9 +66,4 @@ async function failureOf(handle: WorkflowHandle): Promise<FlowStatus['failure']>
     if (cause instanceof ApplicationFailure) return { type: cause.type ?? 'ApplicationFailure', message: cause.message };
     return { type: (cause as Error | undefined)?.name ?? 'Failure', message: (cause as Error | undefined)?.message ?? String(err) };
   }
-}
-
-/** A copy of obj without its undefined properties, so they neither print nor serialise. */
-export function definedOnly<T extends object>(obj: T): T {
-  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
 }

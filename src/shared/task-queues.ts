@@ -98,18 +98,5 @@ export function rateClassQueue(mainQueue: string, queue: RateQueue): string {
   return `${mainQueue}-provider-${queue}`;
 }
 
-const ENTITY_QUEUE_SUFFIX = '-entities';
-
-/**
- * Entity workflows (`card/…`, `kyc-cardholder/…`, …) run on a queue of their own beside the
- * main one, whose worker caches few workflows: they spend their lives waiting for events, and an
- * evicted one replays its short history when the next arrives (docs/performance.md, P4).
- */
-export function entityQueue(mainQueue: string): string {
-  return `${mainQueue}${ENTITY_QUEUE_SUFFIX}`;
-}
-
-/** The main queue of a workflow on either queue: its provider calls' rate queues hang off it. */
-export function mainQueueOf(taskQueue: string): string {
-  return taskQueue.endsWith(ENTITY_QUEUE_SUFFIX) ? taskQueue.slice(0, -ENTITY_QUEUE_SUFFIX.length) : taskQueue;
-}
+// The entity workflows' queue: its home is entity-queues.ts (the client package imports it without the activities' types).
+export { entityQueue, mainQueueOf } from './entity-queues';

@@ -3,18 +3,19 @@
  * into a validated plan (`parse`, before anything starts; UsageError → exit 2) and runs the
  * plan through the typed client (`run`). The runner in run.ts does the rest.
  */
+import { randomUUID } from 'node:crypto';
 import { createPayoutRequest, KYC_FORM_FIELDS, purchaseEsimRequest, rechargeEsimRequest } from '../provider/api';
 import type { CardBinAnswer } from '../provider/answers';
 import type { ProviderClient } from '../provider/client';
 import { issueCardErrors, keyErrors, moneyMovementErrors } from '../shared/card-rules';
 import type { IssueCardInput, MoneyMovementInput, MoneyMovementKind } from '../shared/types';
 import { UsageError, assertNoErrors, cents, documentRef, flag, listFlag, readJsonObject, type Flags } from './args';
-import type { CardIssuingClient, FlowHandle } from './client';
-import type { KycDocuments, OnboardCardholderInput, SendPayoutInput } from './flow-types';
+import type { CardIssuingClient, FlowHandle } from '../client';
+import type { KycDocuments, OnboardCardholderInput, SendPayoutInput } from '../client';
 import { phaseOf } from '../shared/statuses';
 import { onboardCardholderErrors } from '../shared/kyc-rules';
 import { renderFields, renderTable } from './output';
-import { definedOnly } from './status';
+import { definedOnly } from '../shared/defined-only';
 import { RECONCILE_COMMANDS } from './reconcile-commands';
 import { settle } from './settle-command';
 
@@ -51,7 +52,6 @@ export interface Command<P = unknown> {
 
 const str: OptionSpec = { type: 'string' };
 const many: OptionSpec = { type: 'string', multiple: true };
-const workflowIdOption = { 'workflow-id': str };
 
 /** The spec gives card ids no format: anything a path segment can carry. */
 const CARD_ID = /^[^\s/?#]{1,128}$/;
@@ -68,6 +68,14 @@ function cardIdArg(value: string | undefined, what = 'ID'): string {
   if (!value) throw new UsageError(`${what} is required (a card id)`);
   if (!CARD_ID.test(value)) throw new UsageError(`${what} must be a card id: 1-128 characters without spaces, '/', '?' or '#' (got "${value}")`);
   return value;
+}
+
+/** The caller's key, or one drawn for this call: told, so a retry under `--key` joins this call instead of moving money again. */
+function keyFor(ctx: CommandContext, given: string | undefined): string {
+  if (given !== undefined) return given;
+  const drawn = `cli-${randomUUID()}`;
+  ctx.progress(`idempotency key ${drawn}: to retry this call safely, repeat it with --key ${drawn}`);
+  return drawn;
 }
 
 function keyFlag(flags: Flags): string | undefined {
@@ -93,11 +101,10 @@ const ISSUE_CARD_FLAGS: Record<string, string> = {
   tags: '--tag',
 };
 
-const issueCard: Command<{ input: IssueCardInput; workflowId?: string }> = {
-  usage: 'issue-card --bin ID --amount CENTS [--first NAME --last NAME] [--email E] [--mobile-prefix +P --mobile N] [--pin NNNN] [--cardholder kyc_…] [--billing FILE.json] [--tag T]… [--workflow-id ID]',
+const issueCard: Command<{ input: IssueCardInput; idempotencyKey?: string }> = {
+  usage: 'issue-card --bin ID --amount CENTS [--first NAME --last NAME] [--email E] [--mobile-prefix +P --mobile N] [--pin NNNN] [--cardholder kyc_…] [--billing FILE.json] [--tag T]… [--key K]',
   options: {
-    bin: str, amount: str, first: str, last: str, email: str, 'mobile-prefix': str, mobile: str, pin: str, cardholder: str, billing: str, tag: many,
-    ...workflowIdOption,
+    bin: str, amount: str, first: str, last: str, email: str, 'mobile-prefix': str, mobile: str, pin: str, cardholder: str, billing: str, tag: many, key: str,
   },
   async parse(flags, _positional, ctx) {
     const billing = flag(flags, 'billing');
@@ -118,11 +125,11 @@ const issueCard: Command<{ input: IssueCardInput; workflowId?: string }> = {
     assertNoErrors(issueCardErrors(input), ISSUE_CARD_FLAGS);
     const bin = await lookUpBin(ctx, input.cardBinId);
     if (bin) assertNoErrors(issueCardErrors(input, bin), ISSUE_CARD_FLAGS);
-    return { input, workflowId: flag(flags, 'workflow-id') };
+    return definedOnly({ input, idempotencyKey: keyFlag(flags) });
   },
-  async run({ input, workflowId }, ctx) {
+  async run({ input, idempotencyKey }, ctx) {
     const client = await ctx.client();
-    const flow = await follow(ctx, client.startIssueCard(input, { workflowId }), 'the card to be ENABLE');
+    const flow = await follow(ctx, client.startIssueCard({ ...input, idempotencyKey: keyFor(ctx, idempotencyKey) }), 'the card to be ENABLE');
     return { ok: flow.result.status === 'ENABLE', ...flow };
   },
 };
@@ -147,11 +154,11 @@ async function lookUpBin(ctx: CommandContext, cardBinId: string): Promise<CardBi
 
 // --- fund / withdraw ----------------------------------------------------------------------
 
-function moneyCommand(kind: MoneyMovementKind): Command<{ input: MoneyMovementInput; workflowId?: string }> {
+function moneyCommand(kind: MoneyMovementKind): Command<{ input: MoneyMovementInput }> {
   const verb = kind === 'funding' ? 'fund' : 'withdraw';
   return {
-    usage: `${verb} --card ID --amount CENTS [--key K] [--workflow-id ID]`,
-    options: { card: str, amount: str, key: str, ...workflowIdOption },
+    usage: `${verb} --card ID --amount CENTS [--key K]`,
+    options: { card: str, amount: str, key: str },
     parse(flags) {
       const input = definedOnly<MoneyMovementInput>({
         cardId: cardIdArg(flag(flags, 'card', true), '--card'),
@@ -159,12 +166,15 @@ function moneyCommand(kind: MoneyMovementKind): Command<{ input: MoneyMovementIn
         idempotencyKey: keyFlag(flags),
       });
       assertNoErrors(moneyMovementErrors(kind, input), { cardId: '--card', amount: '--amount', idempotencyKey: '--key' });
-      return { input, workflowId: flag(flags, 'workflow-id') };
+      return { input };
     },
-    async run({ input, workflowId }, ctx) {
+    async run({ input }, ctx) {
       const client = await ctx.client();
-      const start = kind === 'funding' ? client.startFundCard(input, { workflowId }) : client.startWithdrawFromCard(input, { workflowId });
-      return { ok: true, ...(await follow(ctx, start, `the ${kind} to complete`)) };
+      const request = { ...input, idempotencyKey: keyFor(ctx, input.idempotencyKey) };
+      ctx.following(`card/${input.cardId}`);
+      ctx.progress(`${verb} ${input.cardId} through its card workflow; waiting for the ${kind} to complete`);
+      const result = await (kind === 'funding' ? client.fundCard(request) : client.withdrawFromCard(request));
+      return { ok: true, workflowId: `card/${input.cardId}`, result };
     },
   };
 }
@@ -181,9 +191,9 @@ const KYC_DOCUMENT_FLAGS = {
   'documents.attachments': '--attachment',
 };
 
-const kyc: Command<{ input: OnboardCardholderInput; workflowId?: string }> = {
-  usage: 'kyc --form FILE.json --id-front FILE [--id-back FILE] [--selfie FILE] [--address-proof FILE] --attachment FILE… [--workflow-id ID]',
-  options: { form: str, 'id-front': str, 'id-back': str, selfie: str, 'address-proof': str, attachment: many, ...workflowIdOption },
+const kyc: Command<{ input: OnboardCardholderInput; idempotencyKey?: string }> = {
+  usage: 'kyc --form FILE.json --id-front FILE [--id-back FILE] [--selfie FILE] [--address-proof FILE] --attachment FILE… [--key K]',
+  options: { form: str, 'id-front': str, 'id-back': str, selfie: str, 'address-proof': str, attachment: many, key: str },
   parse(flags) {
     const form = readJsonObject(flag(flags, 'form', true), 'form');
     const optionalDoc = (name: string) => {
@@ -203,11 +213,11 @@ const kyc: Command<{ input: OnboardCardholderInput; workflowId?: string }> = {
     const input = { ...fields, documents } as unknown as OnboardCardholderInput;
     const formFlags = Object.fromEntries(KYC_FORM_FIELDS.map((field) => [field, `--form field ${field}`]));
     assertNoErrors(onboardCardholderErrors(input), { ...formFlags, ...KYC_DOCUMENT_FLAGS }, '--form');
-    return { input, workflowId: flag(flags, 'workflow-id') };
+    return definedOnly({ input, idempotencyKey: keyFlag(flags) });
   },
-  async run({ input, workflowId }, ctx) {
+  async run({ input, idempotencyKey }, ctx) {
     const client = await ctx.client();
-    const flow = await follow(ctx, client.startOnboardCardholder(input, { workflowId }), 'the KYC review');
+    const flow = await follow(ctx, client.startOnboardCardholder({ ...input, idempotencyKey: keyFor(ctx, idempotencyKey) }), 'the KYC review');
     // A rejection is the flow's result, and for the operator a business failure.
     return { ok: flow.result.kycStatus === 'APPROVED', ...flow };
   },
@@ -215,47 +225,47 @@ const kyc: Command<{ input: OnboardCardholderInput; workflowId?: string }> = {
 
 // --- eSIM and payouts ---------------------------------------------------------------------
 
-const esimBuy: Command<{ planNo: string; idempotencyKey?: string; workflowId?: string }> = {
-  usage: 'esim-buy --plan epln_… [--key K] [--workflow-id ID]',
-  options: { plan: str, key: str, ...workflowIdOption },
+const esimBuy: Command<{ planNo: string; idempotencyKey?: string }> = {
+  usage: 'esim-buy --plan epln_… [--key K]',
+  options: { plan: str, key: str },
   parse(flags) {
     const planNo = flag(flags, 'plan', true);
     assertNoErrors(purchaseEsimRequest.errors({ planNo }), { planNo: '--plan' });
-    return definedOnly({ planNo, idempotencyKey: keyFlag(flags), workflowId: flag(flags, 'workflow-id') });
+    return definedOnly({ planNo, idempotencyKey: keyFlag(flags) });
   },
-  async run({ workflowId, ...input }, ctx) {
+  async run(input, ctx) {
     const client = await ctx.client();
-    const flow = await follow(ctx, client.startPurchaseEsim(input, { workflowId }), 'the eSIM to be issued (or refunded)');
+    const flow = await follow(ctx, client.startPurchaseEsim({ ...input, idempotencyKey: keyFor(ctx, input.idempotencyKey) }), 'the eSIM to be issued (or refunded)');
     return { ok: phaseOf('esimOrder', flow.result.status) === 'succeeded', ...flow };
   },
 };
 
-const esimRecharge: Command<{ esimNo: string; idempotencyKey?: string; workflowId?: string }> = {
-  usage: 'esim-recharge --esim esim_… [--key K] [--workflow-id ID]',
-  options: { esim: str, key: str, ...workflowIdOption },
+const esimRecharge: Command<{ esimNo: string; idempotencyKey?: string }> = {
+  usage: 'esim-recharge --esim esim_… [--key K]',
+  options: { esim: str, key: str },
   parse(flags) {
     const esimNo = flag(flags, 'esim', true);
     assertNoErrors(rechargeEsimRequest.only('esimNo').errors({ esimNo }), { esimNo: '--esim' });
-    return definedOnly({ esimNo, idempotencyKey: keyFlag(flags), workflowId: flag(flags, 'workflow-id') });
+    return definedOnly({ esimNo, idempotencyKey: keyFlag(flags) });
   },
-  async run({ workflowId, ...input }, ctx) {
+  async run(input, ctx) {
     const client = await ctx.client();
-    const flow = await follow(ctx, client.startRechargeEsim(input, { workflowId }), 'the recharge to finish');
+    const flow = await follow(ctx, client.startRechargeEsim({ ...input, idempotencyKey: keyFor(ctx, input.idempotencyKey) }), 'the recharge to finish');
     return { ok: phaseOf('esimOrder', flow.result.status) === 'succeeded', ...flow };
   },
 };
 
-const payout: Command<{ merOrderNo: string; workflowId?: string }> = {
-  usage: 'payout --mer-order-no NO [--workflow-id ID]',
-  options: { 'mer-order-no': str, ...workflowIdOption },
+const payout: Command<{ merOrderNo: string }> = {
+  usage: 'payout --mer-order-no NO',
+  options: { 'mer-order-no': str },
   parse(flags) {
     const merOrderNo = flag(flags, 'mer-order-no', true);
     assertNoErrors(createPayoutRequest.only('merOrderNo').errors({ merOrderNo }), { merOrderNo: '--mer-order-no' });
-    return definedOnly({ merOrderNo, workflowId: flag(flags, 'workflow-id') });
+    return { merOrderNo };
   },
-  async run({ merOrderNo, workflowId }, ctx) {
+  async run({ merOrderNo }, ctx) {
     const client = await ctx.client();
-    const flow = await follow(ctx, client.startTrackPayout({ merOrderNo }, { workflowId }), 'the payout to reach a terminal status');
+    const flow = await follow(ctx, client.startTrackPayout({ merOrderNo }), 'the payout to reach a terminal status');
     return { ok: phaseOf('payout', flow.result.status) === 'succeeded', ...flow };
   },
 };
@@ -265,10 +275,10 @@ const PAYOUT_FLAGS: Record<string, string> = {
   payeeFirstName: '--first', payeeLastName: '--last', payeeAccountNo: '--account', remark: '--remark', idempotencyKey: '--key',
 };
 
-const payoutSend: Command<{ input: SendPayoutInput; workflowId?: string }> = {
-  usage: 'payout-send --mer-order-no NO --payment-type TYPE --currency CUR --amount MINOR_UNITS --first NAME --last NAME --account NO [--remark TEXT] [--key K] [--workflow-id ID]',
+const payoutSend: Command<{ input: SendPayoutInput }> = {
+  usage: 'payout-send --mer-order-no NO --payment-type TYPE --currency CUR --amount MINOR_UNITS --first NAME --last NAME --account NO [--remark TEXT] [--key K (default: the merOrderNo)]',
   options: {
-    'mer-order-no': str, 'payment-type': str, currency: str, amount: str, first: str, last: str, account: str, remark: str, key: str, ...workflowIdOption,
+    'mer-order-no': str, 'payment-type': str, currency: str, amount: str, first: str, last: str, account: str, remark: str, key: str,
   },
   parse(flags) {
     const input = definedOnly<SendPayoutInput>({
@@ -284,11 +294,12 @@ const payoutSend: Command<{ input: SendPayoutInput; workflowId?: string }> = {
     });
     const { idempotencyKey: _key, ...request } = input;
     assertNoErrors(createPayoutRequest.errors(request), PAYOUT_FLAGS);
-    return { input, workflowId: flag(flags, 'workflow-id') };
+    return { input };
   },
-  async run({ input, workflowId }, ctx) {
+  async run({ input }, ctx) {
     const client = await ctx.client();
-    const flow = await follow(ctx, client.startSendPayout(input, { workflowId }), 'the payout to reach a terminal status');
+    // The merchant's order number is what an operator repeats: it is the key unless one is given.
+    const flow = await follow(ctx, client.startSendPayout({ ...input, idempotencyKey: input.idempotencyKey ?? input.merOrderNo }), 'the payout to reach a terminal status');
     return { ok: phaseOf('payout', flow.result.status) === 'succeeded', ...flow };
   },
 };

@@ -10,7 +10,8 @@ import type { Config } from '../config';
 import { startTracing, type Tracing } from '../observability/tracing';
 import { createProviderClient, type ProviderClient } from '../provider/client';
 import { UsageError, type Flags } from './args';
-import { applicationFailureOf, createCardIssuingClient, summariseFailure, type CardIssuingClient } from './client';
+import { isCardIssuingError, type CardIssuingClient } from '../client';
+import { createCardIssuingClient } from './connect';
 import { COMMANDS, defaultText, type Command, type CommandContext, type CommandOutcome } from './commands';
 
 export const EXIT = { ok: 0, businessFailure: 1, badInput: 2, unavailable: 3 } as const;
@@ -133,9 +134,8 @@ class Session {
       this.io.stderr(`starter ${this.name}: ${err.message}\n`);
       return EXIT.badInput;
     }
-    const failure = applicationFailureOf(err);
-    if (failure) {
-      const summary = summariseFailure(failure);
+    if (isCardIssuingError(err)) {
+      const summary = { type: err.type, message: err.message, ...(err.fieldErrors ? { errors: err.fieldErrors } : {}) };
       if (this.json) this.io.stdout(`${JSON.stringify({ ok: false, command: this.name, ...(this.#workflowId ? { workflowId: this.#workflowId } : {}), failure: summary })}\n`);
       this.context.progress(`failed: ${summary.type}: ${summary.message}`);
       return EXIT.businessFailure;

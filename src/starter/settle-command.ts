@@ -11,7 +11,7 @@ import { unsettledOutcomes } from '../temporal/settlements';
 import { UsageError, assertNoErrors, flag, type Flags } from './args';
 import type { Command, CommandOutcome } from './commands';
 import { renderTable } from './output';
-import { applicationFailureOf } from './client';
+import { isCardIssuingError, toCardIssuingError } from '../client';
 
 interface SettlePlan {
   /** A workflow ID, or the idempotency key of a flow that ended OutcomeUnknown. */
@@ -69,8 +69,9 @@ async function failureKey(client: Client, flow: { workflowId: string; runId: str
   const failure = await client.workflow
     .getHandle(flow.workflowId, flow.runId)
     .result()
-    .then(() => undefined, (err: unknown) => applicationFailureOf(err));
-  const withKey = (failure?.details ?? []).find((d): d is { idempotencyKey: string } => typeof (d as { idempotencyKey?: unknown } | null)?.idempotencyKey === 'string');
+    .then(() => undefined, (err: unknown) => toCardIssuingError(err));
+  if (!isCardIssuingError(failure)) return undefined;
+  const withKey = failure.details.find((d): d is { idempotencyKey: string } => typeof (d as { idempotencyKey?: unknown } | null)?.idempotencyKey === 'string');
   return withKey?.idempotencyKey;
 }
 
@@ -88,7 +89,7 @@ export async function settleFlow(client: Client, taskQueue: string, input: Settl
     });
     return { settlement: (await handle.result()) as Settlement, before: false };
   } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw applicationFailureOf(err) ?? err;
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw toCardIssuingError(err, { workflowId });
     return { settlement: (await client.workflow.getHandle(workflowId).result()) as Settlement, before: true };
   }
 }

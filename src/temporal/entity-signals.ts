@@ -7,7 +7,7 @@ import type { Client, WorkflowSignalWithStartOptions } from '@temporalio/client'
 import { WorkflowIdReusePolicy } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/workflow';
 import { entityWorkflowId, type EntityKind } from '../shared/ids';
-import { entityQueue } from '../shared/task-queues';
+import { entityQueue } from '../shared/entity-queues';
 
 export interface EntityRef {
   kind: EntityKind;

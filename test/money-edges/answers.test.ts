@@ -3,17 +3,17 @@
  * amount, a movement the provider never settles, and an endpoint the spec does not call
  * idempotent on a provider that ignores its key. The sandbox's ledger is the truth.
  */
-import { ApplicationFailure } from '@temporalio/common';
+import { isCardIssuingError, type CardIssuingError } from '../../src/client';
 import { issueTestCard, workflowFailure } from '../helpers/flows';
 import { uniqueId, type Stack } from '../helpers/stack';
 import { PROFILES, TIMINGS, cardBalance, faults, ledger, requests, stackOn, typedClient } from './helpers';
 
-async function rejection(p: Promise<unknown>): Promise<ApplicationFailure & { workflowId?: string; updateId?: string }> {
+async function rejection(p: Promise<unknown>): Promise<CardIssuingError> {
   const err = await p.then(
     () => undefined,
     (e: unknown) => e,
   );
-  if (!(err instanceof ApplicationFailure)) throw new Error(`expected an ApplicationFailure, got ${String(err)}`);
+  if (!isCardIssuingError(err)) throw new Error(`expected a CardIssuingError, got ${String(err)}`);
   return err;
 }
 
@@ -42,41 +42,48 @@ describe.each(PROFILES)('money at the edges, on the %s profile', (profile) => {
     const card = await issueTestCard(stack, 1000);
     const cards = typedClient(stack);
     const idempotencyKey = uniqueId('order').slice(0, 40);
-    const first = await cards.fund(card.cardId, { amount: 2000, idempotencyKey, timings: TIMINGS });
-    const again = await cards.fund(card.cardId, { amount: 2000, idempotencyKey, timings: TIMINGS });
+    const first = await cards.fundCard({ cardId: card.cardId, amount: 2000, idempotencyKey, timings: TIMINGS });
+    const again = await cards.fundCard({ cardId: card.cardId, amount: 2000, idempotencyKey, timings: TIMINGS });
     expect(again.operationId).toBe(first.operationId);
-    const conflict = await rejection(cards.fund(card.cardId, { amount: 2500, idempotencyKey, timings: TIMINGS }));
+    const conflict = await rejection(cards.fundCard({ cardId: card.cardId, amount: 2500, idempotencyKey, timings: TIMINGS }));
     expect(conflict.type).toBe('IdempotencyConflict');
-    expect(conflict.updateId).toEqual(expect.any(String));
-    const otherKind = await rejection(cards.withdraw(card.cardId, { amount: 2000, idempotencyKey, timings: TIMINGS }));
+    expect(conflict).toMatchObject({ updateId: expect.any(String), idempotencyKey, mayHaveTakenEffect: false });
+    const otherKind = await rejection(cards.withdrawFromCard({ cardId: card.cardId, amount: 2000, idempotencyKey, timings: TIMINGS }));
     expect(otherKind.type).toBe('IdempotencyConflict');
     expect(await cardBalance(stack, card.cardId)).toBe(3000);
     expect((await ledger(stack)).violations).toEqual([]);
   });
 
-  test('a fundCard started again with the same key and another amount while the first runs is refused; the same input joins it', async () => {
+  test('a purchase started again with the same key and another plan while the first runs is refused before any start; the same input joins it', async () => {
     stack = await stackOn(profile);
-    const card = await issueTestCard(stack, 1000);
     const cards = typedClient(stack);
     const idempotencyKey = uniqueId('order').slice(0, 40);
     await stack.control('PUT', '/config', { faults: { latencyMs: 1500 } });
-    const first = await cards.startFundCard({ cardId: card.cardId, amount: 700, idempotencyKey, timings: TIMINGS });
-    const conflict = await rejection(cards.startFundCard({ cardId: card.cardId, amount: 900, idempotencyKey, timings: TIMINGS }));
+    const first = await cards.startPurchaseEsim({ planNo: 'epln_global_1gb', idempotencyKey, timings: TIMINGS });
+    const conflict = await rejection(cards.startPurchaseEsim({ planNo: 'epln_asia_5gb', idempotencyKey, timings: TIMINGS }));
     expect(conflict.type).toBe('IdempotencyConflict');
     expect(conflict.workflowId).toBe(first.workflowId);
-    const joined = await cards.startFundCard({ cardId: card.cardId, amount: 700, idempotencyKey, timings: TIMINGS });
+    const joined = await cards.startPurchaseEsim({ planNo: 'epln_global_1gb', idempotencyKey, timings: TIMINGS });
     expect(joined.runId).toBe(first.runId);
-    expect((await joined.result()).amount).toBe(700);
+    const order = await joined.result();
     await stack.control('PUT', '/config', { faults: { latencyMs: 0 } });
-    expect(await cardBalance(stack, card.cardId)).toBe(1700);
+    // Once it closed, the same call still joins it (its result, nothing charged again), and another is still refused.
+    const charged = (await ledger(stack)).totals.charged;
+    expect((await cards.purchaseEsim({ planNo: 'epln_global_1gb', idempotencyKey, timings: TIMINGS })).orderNo).toBe(order.orderNo);
+    expect((await rejection(cards.purchaseEsim({ planNo: 'epln_asia_5gb', idempotencyKey, timings: TIMINGS }))).type).toBe('IdempotencyConflict');
+    expect((await ledger(stack)).totals.charged).toBe(charged);
+    expect(await requests(stack, 'purchaseEsim')).toBe(1);
   });
 
-  test('a keyless fundCard that fails says which workflow to look at', async () => {
+  test('a card funding that fails says which card workflow and update to look at; one without a key is refused before anything starts', async () => {
     stack = await stackOn(profile);
     const cards = typedClient(stack);
-    const failure = await rejection(cards.fundCard({ cardId: 'crd_unknown', amount: 500, timings: TIMINGS }));
+    const failure = await rejection(cards.fundCard({ cardId: 'crd_unknown', amount: 500, idempotencyKey: 'order-unknown-card', timings: TIMINGS }));
     expect(failure.type).toBe('NotFound');
-    expect(failure.workflowId).toMatch(/^fund-card\/crd_unknown\//);
+    expect(failure).toMatchObject({ workflowId: 'card/crd_unknown', updateId: 'fund-key-order-unknown-card/500', idempotencyKey: 'order-unknown-card' });
+    const keyless = await rejection(cards.fundCard({ cardId: 'crd_unknown', amount: 500 } as never));
+    expect(keyless.type).toBe('ValidationFailed');
+    expect(keyless.fieldErrors).toEqual({ idempotencyKey: 'is required' });
   });
 
   test('a movement stuck in PROCESSING ends OutcomeUnknown at its deadline, and the card takes a freeze afterwards', async () => {
@@ -85,11 +92,11 @@ describe.each(PROFILES)('money at the edges, on the %s profile', (profile) => {
     const cards = typedClient(stack);
     // The provider holds the funding PROCESSING for a minute: past the movement's 6 s deadline.
     await stack.control('PUT', '/config', { operationProcessingMs: 60_000 });
-    const stuck = await rejection(cards.fund(card.cardId, { amount: 1500, timings: { ...TIMINGS, deadlineMs: 6000 } }));
+    const idempotencyKey = uniqueId('stuck').slice(0, 40);
+    const stuck = await rejection(cards.fundCard({ cardId: card.cardId, amount: 1500, idempotencyKey, timings: { ...TIMINGS, deadlineMs: 6000 } }));
     expect(stuck.type).toBe('OutcomeUnknown');
-    const details = stuck.details?.[0] as { idempotencyKey: string; lastStatus?: string };
-    expect(details.idempotencyKey).toMatch(/^fund_/);
-    expect(stuck.message).toContain(details.idempotencyKey);
+    expect(stuck).toMatchObject({ idempotencyKey, mayHaveTakenEffect: true });
+    expect(stuck.message).toContain(idempotencyKey);
     const frozen = await cards.freeze(card.cardId);
     expect(frozen.status).toBe('DISABLE');
   }, 60_000);

@@ -6,8 +6,7 @@
  * fresher balance. The sandbox's ledger is the truth; the card workflow's view must end at it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApplicationFailure } from '@temporalio/common';
-import type { MoneyUpdateResult } from '../../src/client/client';
+import { isCardIssuingError, type CardIssuingError, type MoneyUpdateResult } from '../../src/client';
 import { createProviderClient } from '../../src/provider/client';
 import { toCardView } from '../../src/shared/card-rules';
 import { entityWorkflowId } from '../../src/shared/ids';
@@ -45,17 +44,17 @@ async function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
   }
 }
 
-/** The ApplicationFailure an update (through the typed client) was refused or failed with. */
-async function updateFailure(p: Promise<unknown>): Promise<ApplicationFailure> {
+/** The CardIssuingError an update (through the typed client) was refused or failed with. */
+async function updateFailure(p: Promise<unknown>): Promise<CardIssuingError> {
   const err = await p.then(
     () => undefined,
     (e: unknown) => e,
   );
-  if (!(err instanceof ApplicationFailure)) throw new Error(`expected the update to fail with an ApplicationFailure, got ${String(err)}`);
+  if (!isCardIssuingError(err)) throw new Error(`expected the update to fail with a CardIssuingError, got ${String(err)}`);
   return err;
 }
 
-function fieldErrors(failure: ApplicationFailure): Record<string, string> {
+function fieldErrors(failure: { details?: ArrayLike<unknown> | null }): Record<string, string> {
   return ((failure.details?.[0] ?? {}) as { errors?: Record<string, string> }).errors ?? {};
 }
 
@@ -129,14 +128,14 @@ describe('case 9: money timings are bounded, so no caller can jam a card with a 
     const card = await issueTestCard(stack, 1000);
     const cards = typedClient(stack);
     for (const [, deadlineMs] of REFUSED) {
-      const refused = await updateFailure(cards.fund(card.cardId, { amount: 500, timings: { ...TIMINGS, deadlineMs } }));
+      const refused = await updateFailure(cards.fundCard({ cardId: card.cardId, amount: 500, idempotencyKey: uniqueId('jam').slice(0, 40), timings: { ...TIMINGS, deadlineMs } }));
       expect(refused.type).toBe('ValidationFailed');
       expect(Object.keys(fieldErrors(refused))).toEqual(['timings.deadlineMs']);
       expect(refused.message).toContain('timings.deadlineMs');
     }
     expect(await requests(stack, 'fundCard')).toBe(0);
     expect(await cardBalance(stack, card.cardId)).toBe(1000);
-    const funded = await cards.fund(card.cardId, { amount: 500, timings: { ...TIMINGS, deadlineMs: 60_000 } });
+    const funded = await cards.fundCard({ cardId: card.cardId, amount: 500, idempotencyKey: uniqueId('day').slice(0, 40), timings: { ...TIMINGS, deadlineMs: 60_000 } });
     expect(funded).toMatchObject({ status: 'COMPLETED', amount: 500 });
     expect(await requests(stack, 'fundCard')).toBe(1);
     expect(await cardBalance(stack, card.cardId)).toBe(1500);
@@ -164,7 +163,7 @@ describe('case 9: money timings are bounded, so no caller can jam a card with a 
 
 /** The refusal of a card workflow past its history limit: nothing done, send again under the same update ID. */
 function rollingOver(err: unknown): number | undefined {
-  if (!(err instanceof ApplicationFailure) || err.type !== 'RateLimited' || !err.message.includes('under the same update ID')) return undefined;
+  if (!isCardIssuingError(err) || err.type !== 'RateLimited' || !err.message.includes('under the same update ID')) return undefined;
   return ((err.details?.[0] ?? {}) as { retryAfterMs?: number }).retryAfterMs ?? 1000;
 }
 
@@ -187,7 +186,7 @@ describe('suspected A: a card workflow under a steady stream of updates still co
     const fundOnce = async (amount: number, updateId: string): Promise<void> => {
       for (;;) {
         try {
-          applied.push({ amount, updateId, result: await cards.fund(card.cardId, { amount, timings: TIMINGS }, { updateId }) });
+          applied.push({ amount, updateId, result: await cards.fundCard({ cardId: card.cardId, amount, idempotencyKey: updateId, timings: TIMINGS }) });
           return;
         } catch (err) {
           const retryAfterMs = rollingOver(err);
@@ -226,7 +225,7 @@ describe('suspected A: a card workflow under a steady stream of updates still co
     expect(await cardBalance(stack, card.cardId)).toBe(1000 + sum);
     expect(book.violations).toEqual([]);
     // The first funding, sent again on a later run under its update ID, answers its first outcome and moves nothing.
-    const again = await cards.fund(card.cardId, { amount: applied[0].amount, timings: TIMINGS }, { updateId: applied[0].updateId });
+    const again = await cards.fundCard({ cardId: card.cardId, amount: applied[0].amount, idempotencyKey: applied[0].updateId, timings: TIMINGS });
     expect(again).toEqual(applied[0].result);
     expect(await requests(stack, 'fundCard')).toBe(applied.length);
     await waitUntil(async () => (await cards.cardState(card.cardId)).card?.availableBalance === 1000 + sum, 20_000, 'the view at the ledger');
@@ -267,7 +266,7 @@ describe("suspected B: a card read stamped later but older by the provider's upd
     const stale = toCardView((await provider.getCard(card.cardId)) as unknown as Record<string, unknown>);
     expect(stale.availableBalance).toBe(1000);
     await sleep(10);
-    await cards.fund(card.cardId, { amount: 500, timings: TIMINGS });
+    await cards.fundCard({ cardId: card.cardId, amount: 500, idempotencyKey: uniqueId('fund').slice(0, 40), timings: TIMINGS });
     const held = await cards.cardState(card.cardId);
     expect(held.card?.availableBalance).toBe(1500);
     expect(held.balanceReadAt).toBeDefined();
@@ -359,7 +358,7 @@ describe("suspected B, with the provider's own read lag", () => {
     // The workflow's read after the funding: its first try is refused (500, before anything), the retry comes a second later.
     await faults(stack, { [GET_CARD]: { errorRate: 1, beforeEffect: true, maxFaults: 1 } });
     const refusedReads = async () => (await stack.control<{ endpoints: Record<string, { byStatus: Record<string, number> }> }>('GET', '/stats')).endpoints.getCard?.byStatus['500'] ?? 0;
-    const funding = cards.fund(card.cardId, { amount: 500, timings: TIMINGS });
+    const funding = cards.fundCard({ cardId: card.cardId, amount: 500, idempotencyKey: uniqueId('fund').slice(0, 40), timings: TIMINGS });
     const deadline = Date.now() + 20_000;
     while ((await refusedReads()) < 1) {
       if (Date.now() > deadline) throw new Error("the workflow's first read was not refused");

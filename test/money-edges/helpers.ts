@@ -1,6 +1,6 @@
 /** Shared steps of the money-edge tests: a stack on a sandbox profile, the typed client, the ledger as truth. */
 import type { WorkflowHandle } from '@temporalio/client';
-import { CardIssuingClient } from '../../src/starter/client';
+import { CardIssuingClient } from '../../src/client';
 import type { SandboxConfigPatch } from '../../src/sandbox/control-client';
 import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';

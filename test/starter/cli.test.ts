@@ -4,7 +4,8 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { CardIssuingClient } from '../../src/starter';
+import { CardIssuingClient, CardIssuingError } from '../../src/client';
+import { runCli as runCliInProcess } from '../../src/starter/run';
 import { historyTexts } from '../helpers/history';
 import { startStack, type Stack } from '../helpers/stack';
 import { entityQueue } from '../../src/shared/task-queues';
@@ -35,6 +36,14 @@ function runCli(stack: Stack, args: string[]): Promise<CliRun> {
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** The same command line through the CLI's own runner in this process: what it prints and exits with, without a process to start. */
+async function runInProcess(stack: Stack, args: string[]): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCliInProcess(args, () => stack.config, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
+  return { code, stdout, stderr };
 }
 
 /** The one JSON object --json prints. */
@@ -73,8 +82,9 @@ describe('the operator CLI', () => {
       [['payout-send', '--payment-type', 'SWIFT', '--currency', 'EUR', '--amount', '100', '--first', 'A', '--last', 'B', '--account', 'X1'], /--mer-order-no is required/],
       [['esim-usage', '--esim', 'sim-1'], /--esim must be an esim_ id/],
     ];
+    // Through the runner in this process (the child process is the other tests'): the same parsing, exit codes and output.
     for (const [args, message] of cases) {
-      const run = await runCli(stack, args);
+      const run = await runInProcess(stack, args);
       expect({ args, code: run.code }).toEqual({ args, code: 2 });
       expect(run.stderr.trim().split('\n')).toHaveLength(1);
       expect(run.stderr).toMatch(message);
@@ -118,7 +128,7 @@ describe('the operator CLI', () => {
     const cardId = issued.result.cardId as string;
     const funded = await runCli(stack, ['fund', '--card', cardId, '--amount', '500', '--key', `cli-test-${cardId}`, '--json']);
     expect(funded.code).toBe(0);
-    expect(jsonOf(funded)).toMatchObject({ ok: true, workflowId: `fund-card/${cardId}/cli-test-${cardId}`, result: { status: 'COMPLETED', amount: 500 } });
+    expect(jsonOf(funded)).toMatchObject({ ok: true, workflowId: `card/${cardId}`, result: { status: 'COMPLETED', amount: 500, idempotencyKey: `cli-test-${cardId}`, updateId: `fund-key-cli-test-${cardId}/500` } });
 
     const frozen = await runCli(stack, ['freeze', cardId, '--json']);
     expect(jsonOf(frozen)).toMatchObject({ ok: true, result: { cardId, status: 'DISABLE' } });
@@ -154,7 +164,7 @@ describe('the typed client', () => {
   test('revealSensitive returns the unsealed PAN, which is in no history', async () => {
     stack = await startStack({ cardProvisioningMs: 50 });
     const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
-    const issuing = await client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'Ada', lastName: 'Byron' });
+    const issuing = await client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'Ada', lastName: 'Byron', idempotencyKey: `reveal-${Date.now()}` });
     const card = await issuing.result();
     const sensitive = await client.revealSensitive(card.cardId);
     expect(sensitive.cardNumber).toMatch(/^\d{16}$/);
@@ -167,13 +177,15 @@ describe('the typed client', () => {
     }
   });
 
-  test('failures surface as the workflow ApplicationFailure, with the field errors', async () => {
+  test('failures surface as CardIssuingError, with the field errors and the ids to look at', async () => {
     stack = await startStack({ cardProvisioningMs: 50 });
     const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
-    const err = await client.issueCard({ cardBinId: 'bin_visa_us', initialAmount: 1000, firstName: 'Ada', lastName: 'Byron' }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ name: 'ApplicationFailure', type: 'ValidationFailed' });
-    expect((err as { details: Array<{ errors: Record<string, string> }> }).details[0].errors).toHaveProperty('billingAddress');
+    const idempotencyKey = `us-no-billing-${Date.now()}`;
+    const err = await client.issueCard({ cardBinId: 'bin_visa_us', initialAmount: 1000, firstName: 'Ada', lastName: 'Byron', idempotencyKey }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CardIssuingError);
+    expect(err).toMatchObject({ name: 'CardIssuingError', type: 'ValidationFailed', workflowId: `issue-card/${idempotencyKey}`, idempotencyKey, mayHaveTakenEffect: false });
+    expect((err as CardIssuingError).fieldErrors).toHaveProperty('billingAddress');
     const frozen = await client.freeze('crd_doesNotExist1').catch((e: unknown) => e);
-    expect(frozen).toMatchObject({ name: 'ApplicationFailure' });
+    expect(frozen).toMatchObject({ name: 'CardIssuingError', workflowId: 'card/crd_doesNotExist1' });
   });
 });

@@ -6,7 +6,7 @@
 import { Metadata, status as GrpcStatus } from '@grpc/grpc-js';
 import { ServiceError } from '@temporalio/client';
 import { google, temporal } from '@temporalio/proto';
-import { isTransientUpdateWithStartFailure, withStableUpdateId } from '../../src/starter/update-with-start';
+import { isTransientUpdateWithStartFailure, withStableUpdateId } from '../../src/client/update-with-start';
 
 const ABORTED_OPERATION = { code: GrpcStatus.ABORTED, message: 'Operation was aborted.', details: [{ type_url: 'type.googleapis.com/temporal.api.failure.v1.MultiOperationExecutionAborted', value: new Uint8Array() }] };
 

@@ -1,5 +1,5 @@
 /** The esim/<esimNo> workflow: usage read at most once a minute and answered by query; alerts recorded and pushed. */
-import { CardIssuingClient } from '../../src/starter/client';
+import { CardIssuingClient } from '../../src/client';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 
@@ -12,7 +12,7 @@ describe('eSIM after the purchase', () => {
   test('usage is read from the provider at most once a minute, and the query answers it without a call', async () => {
     stack = await startStack({ esimIssueMs: 50 });
     const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
-    const order = await client.purchaseEsim({ planNo: 'epln_global_1gb', timings: FAST_TIMINGS });
+    const order = await client.purchaseEsim({ planNo: 'epln_global_1gb', idempotencyKey: uniqueId('esim').slice(0, 40), timings: FAST_TIMINGS });
     const esimNo = order.esimNo!;
 
     const first = await client.esimUsage(esimNo);
@@ -29,7 +29,7 @@ describe('eSIM after the purchase', () => {
   test('ESIM_USAGE_ALERT and ESIM_EXPIRED are recorded on the entity and reach a subscriber', async () => {
     stack = await startStack({ esimIssueMs: 50 });
     const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
-    const order = await client.purchaseEsim({ planNo: 'epln_global_1gb', timings: FAST_TIMINGS });
+    const order = await client.purchaseEsim({ planNo: 'epln_global_1gb', idempotencyKey: uniqueId('esim').slice(0, 40), timings: FAST_TIMINGS });
     const esimNo = order.esimNo!;
     // Any running workflow can subscribe; an idle entity workflow stands in, and its history shows what it was sent.
     const subscriber = `esim-subscriber-${uniqueId('s')}`;

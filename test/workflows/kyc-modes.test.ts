@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SAMPLE_PDF, SAMPLE_PNG, sampleKycForm, writeDocument, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
-import { CardIssuingClient } from '../../src/starter/client';
+import { CardIssuingClient } from '../../src/client';
 import type { ManualKycInput, OnboardCardholderInput } from '../../src/shared/types';
 import { workflowFailure } from '../helpers/flows';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
@@ -34,7 +34,7 @@ describe('onboardCardholder: manual and hosted', () => {
 
   test('the manual submission is reviewed, and its deprecation (removal date 10 August 2026) reaches the caller', async () => {
     stack = await startStack({ kycReviewMs: 200 });
-    const result = await client().onboardCardholder(manual());
+    const result = await client().onboardCardholder({ ...manual(), idempotencyKey: uniqueId('kyc').slice(0, 40) });
     expect(result).toMatchObject({ id: expect.any(String), kycStatus: 'APPROVED', warnings: [expect.stringContaining('10 August 2026')] });
     expect(deprecations).toEqual([expect.stringContaining('removal date 10 August 2026')]);
     const stats = (await stack.control('GET', '/stats')).endpoints;
@@ -88,7 +88,7 @@ describe('onboardCardholder: manual and hosted', () => {
   test('the hosted flow answers its page by query before the review, and ends with the review', async () => {
     stack = await startStack({ kycReviewMs: 1500 });
     const c = client();
-    const handle = await c.startOnboardCardholder({ mode: 'hosted', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', timings: FAST_TIMINGS });
+    const handle = await c.startOnboardCardholder({ mode: 'hosted', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', timings: FAST_TIMINGS, idempotencyKey: uniqueId('kyc').slice(0, 40) });
     await waitUntil(async () => (await c.onboarding(handle.workflowId)).verificationUrl !== undefined, 30_000, 'the hosted page');
     const progress = await c.onboarding(handle.workflowId);
     expect(progress).toMatchObject({ mode: 'hosted', cardholderId: expect.any(String), verificationUrl: expect.stringContaining(progress.cardholderId!) });

@@ -14,7 +14,7 @@
 import { rmSync } from 'node:fs';
 import { writeSampleDocuments, sampleKycForm } from '../../src/sandbox/kyc-samples';
 import type { WaitTimings } from '../../src/shared/types';
-import { applicationFailureOf, type CardIssuingClient } from '../../src/starter';
+import { isCardIssuingError, type CardIssuingClient } from '../../src/client';
 import { renderTable } from '../../src/starter/output';
 import { RATE_QUEUE_LIMITS } from '../../src/shared/task-queues';
 import { deliverySummary, outlastingOutages, pause, runToExit, startCluster, stoppers, type Cluster, type Restartable } from './cluster';
@@ -101,7 +101,7 @@ class Soak {
       const outcome = await this.run(kind, id, n, card);
       this.rows.push({ kind, ok: true, outcome, ms: Date.now() - started });
     } catch (err) {
-      const failure = applicationFailureOf(err);
+      const failure = isCardIssuingError(err) ? err : undefined;
       const type = failure?.type ?? (err as Error).name;
       const expected = kind === 'issue (FAIL)' && type === 'CardProvisioningFailed';
       this.rows.push({ kind, ok: expected, outcome: expected ? type : `${type}: ${failure?.message ?? (err as Error).message}`, ms: Date.now() - started });
@@ -131,21 +131,23 @@ class Soak {
   private async run(kind: Kind, workflowId: string, n: number, card: Card | undefined): Promise<string> {
     const c = this.client;
     const started = <R>(start: () => Promise<{ result(): Promise<R> }>) => outlastingOutages(start).then((h) => outlastingOutages(() => h.result(), TIMINGS.deadlineMs));
+    // The flow's key, from its row's ID: a start asked again across an outage joins the first.
+    const idempotencyKey = workflowId.replace(/[^a-zA-Z0-9_-]/g, '-').slice(0, 64);
     switch (kind) {
       case 'issue':
       case 'issue (FAIL)': {
         const firstName = kind === 'issue' ? 'Soak' : 'FAIL';
-        const view = await started(() => c.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: INITIAL, firstName, lastName: `Run ${letters(n)}`, timings: TIMINGS }, { workflowId }));
+        const view = await started(() => c.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: INITIAL, firstName, lastName: `Run ${letters(n)}`, timings: TIMINGS, idempotencyKey }));
         this.cards.push({ cardId: view.cardId, expected: INITIAL, withdrawals: 0, forUpdates: this.cards.length % 4 === 3, busy: false });
         return view.status;
       }
       case 'fund': {
-        const r = await started(() => c.startFundCard({ cardId: card!.cardId, amount: FUND, timings: TIMINGS }, { workflowId }));
+        const r = await outlastingOutages(() => c.fundCard({ cardId: card!.cardId, amount: FUND, timings: TIMINGS, idempotencyKey }), TIMINGS.deadlineMs);
         card!.expected += FUND;
         return r.status;
       }
       case 'withdraw': {
-        const r = await started(() => c.startWithdrawFromCard({ cardId: card!.cardId, amount: WITHDRAW, timings: TIMINGS }, { workflowId }));
+        const r = await outlastingOutages(() => c.withdrawFromCard({ cardId: card!.cardId, amount: WITHDRAW, timings: TIMINGS, idempotencyKey }), TIMINGS.deadlineMs);
         card!.expected -= WITHDRAW;
         return r.status;
       }
@@ -157,20 +159,19 @@ class Soak {
         const merOrderNo = `soak_${this.runTag}_${n}`;
         const p = await started(() =>
           c.startSendPayout(
-            { merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000, payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819', timings: TIMINGS },
-            { workflowId },
+            { merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000, payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819', timings: TIMINGS, idempotencyKey },
           ),
         );
         if (p.status !== 'SUCCESS' && p.status !== 'COMPLETED') throw new Error(`payout ${p.status}`);
         return p.status;
       }
       case 'eSIM purchase':
-        return (await started(() => c.startPurchaseEsim({ planNo: 'epln_global_1gb', timings: TIMINGS }, { workflowId }))).status;
+        return (await started(() => c.startPurchaseEsim({ planNo: 'epln_global_1gb', timings: TIMINGS, idempotencyKey }))).status;
       case 'KYC':
       case 'KYC (rejected)': {
         const reject = kind === 'KYC (rejected)';
         const form = sampleKycForm(this.docs.documents, { timings: TIMINGS, ...(reject ? { idNumber: `REJECT${n}` } : { idNumber: `P${this.runTag}${n}` }) });
-        const r = await started(() => c.startOnboardCardholder(form, { workflowId }));
+        const r = await started(() => c.startOnboardCardholder({ ...form, idempotencyKey }));
         if (r.kycStatus !== (reject ? 'REJECTED' : 'APPROVED')) throw new Error(`KYC ${r.kycStatus}, expected ${reject ? 'REJECTED' : 'APPROVED'}`);
         return r.kycStatus;
       }

@@ -32,7 +32,7 @@ export async function runWaves(run: FlowRun, ctx: Disruptions, say: (line: strin
   await wave(['issue card'], async () => undefined);
   if (!run.made.cardId) return rows;
   // Wave 2: kill worker-1 and bridge-1 while these wait on the provider and its webhooks.
-  await wave(['fund card', 'issue a second card', 'KYC onboarding', 'KYC onboarding (rejected)', 'eSIM purchase', 'payout'], async (inFlight) => {
+  await wave(['fund card (update)', 'issue a second card', 'KYC onboarding', 'KYC onboarding (rejected)', 'eSIM purchase', 'payout'], async (inFlight) => {
     await pause(700);
     await ctx.worker.kill();
     say(`killed ${ctx.worker.name} (SIGKILL to process group ${ctx.worker.pid}) with ${inFlight} flows in flight`);
@@ -40,7 +40,7 @@ export async function runWaves(run: FlowRun, ctx: Disruptions, say: (line: strin
     say(`killed ${ctx.bridge.name} (SIGKILL to process group ${ctx.bridge.pid}); the sandbox keeps sending it every other delivery attempt`);
   });
   // Wave 3: restart the Temporal server while these are in flight.
-  const wave3: FlowName[] = ['withdraw from card', 'track payout', 'failing card (firstName FAIL)'];
+  const wave3: FlowName[] = ['withdraw from card (update)', 'track payout', 'failing card (firstName FAIL)'];
   await wave(run.made.esimNo ? [...wave3, 'eSIM recharge'] : wave3, async (inFlight) => {
     await pause(500);
     const restartStarted = Date.now();

@@ -1,0 +1,73 @@
+/**
+ * Connecting a CardIssuingClient from configuration the caller passes in (issue 30): the library
+ * reads no environment variable, never exits the process and never logs a key. A bad option is a
+ * CardIssuingError ValidationFailed naming the field and the rule, thrown before any connection.
+ */
+import { readFileSync } from 'node:fs';
+import { Client, Connection, type ClientInterceptors, type TLSConfig } from '@temporalio/client';
+import { createDataConverter, type CodecKeys } from '../codec/payload-codec';
+import { CardIssuingClient } from './client';
+import { CardIssuingError } from './errors';
+import { clientInterceptors } from '../temporal/client-interceptors';
+
+export interface ConnectOptions {
+  /** The Temporal frontend, `host:port`. */
+  address: string;
+  /** Default `default`. */
+  namespace?: string;
+  /** The main task queue our workers poll (their TEMPORAL_TASK_QUEUE). */
+  taskQueue: string;
+  /** The payload codec keys our workers use: the current one by id, and retired ones to read older histories. */
+  codec: CodecKeys;
+  /** TLS to the frontend: true for the system's CAs, or certificates (mTLS, a private CA, a server name). */
+  tls?: boolean | TLSConfig;
+  /** A Temporal Cloud API key. */
+  apiKey?: string;
+  /** Where the provider's deprecations are told; default: a Node DeprecationWarning. */
+  onDeprecation?: (message: string) => void;
+  /** Client interceptors (tracing). */
+  interceptors?: ClientInterceptors;
+}
+
+const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+
+/** Field errors of connect options, each naming the rule. */
+export function connectOptionsErrors(opts: Partial<ConnectOptions> | undefined): Record<string, string> {
+  const errors: Record<string, string> = {};
+  if (typeof opts?.address !== 'string' || !/^[^\s:]+:\d{1,5}$/.test(opts.address)) errors.address = 'must be host:port';
+  if (opts?.namespace !== undefined && (typeof opts.namespace !== 'string' || opts.namespace.length === 0)) errors.namespace = 'must be a non-empty string';
+  if (typeof opts?.taskQueue !== 'string' || opts.taskQueue.length === 0) errors.taskQueue = 'must be a non-empty string';
+  const codec = opts?.codec;
+  if (typeof codec?.keyId !== 'string' || !KEY_ID.test(codec.keyId)) errors['codec.keyId'] = 'must be 1-32 characters of [A-Za-z0-9_-]';
+  if (!isKey(codec?.key)) errors['codec.key'] = 'must be 32 bytes encoded in base64';
+  for (const [id, key] of Object.entries(codec?.previousKeys ?? {})) {
+    if (!KEY_ID.test(id) || !isKey(key)) errors[`codec.previousKeys.${id}`] = 'must be 32 bytes encoded in base64, under an id of 1-32 characters of [A-Za-z0-9_-]';
+  }
+  return errors;
+}
+
+function isKey(value: unknown): boolean {
+  return typeof value === 'string' && Buffer.from(value, 'base64').length === 32;
+}
+
+/** A client with its own connection (closed by `client.close()`). */
+export async function connectCardIssuingClient(opts: ConnectOptions): Promise<CardIssuingClient> {
+  const errors = connectOptionsErrors(opts);
+  if (Object.keys(errors).length > 0) {
+    const described = Object.entries(errors).map(([field, rule]) => `${field} ${rule}`).join('; ');
+    throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid client options: ${described}`, details: [{ errors }] });
+  }
+  // With the guard for a retry that outlives its connection (temporal/client-interceptors.ts): closing this client must not crash its host.
+  const connection = await Connection.connect({ address: opts.address, tls: opts.tls, apiKey: opts.apiKey, interceptors: clientInterceptors() });
+  const client = new Client({ connection, namespace: opts.namespace ?? 'default', dataConverter: createDataConverter(opts.codec), interceptors: opts.interceptors });
+  return new CardIssuingClient({ client, taskQueue: opts.taskQueue, codec: opts.codec, onDeprecation: opts.onDeprecation }, connection);
+}
+
+/** TLS options from certificate files (for optionsFromEnv and the CLI). */
+export function tlsFromFiles(files: { certPath?: string; keyPath?: string; caPath?: string; serverName?: string }): TLSConfig {
+  return {
+    ...(files.certPath && files.keyPath ? { clientCertPair: { crt: readFileSync(files.certPath), key: readFileSync(files.keyPath) } } : {}),
+    ...(files.caPath ? { serverRootCACertificate: readFileSync(files.caPath) } : {}),
+    ...(files.serverName ? { serverNameOverride: files.serverName } : {}),
+  };
+}

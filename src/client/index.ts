@@ -1,0 +1,46 @@
+/**
+ * @card-issuing/client: what other services import to start our flows (issue 30). Built from this
+ * entry into packages/client (its README shows a service using it); its API report
+ * (packages/client/etc/client.api.md) is compared in CI, so a change here is a reviewed diff.
+ */
+export { CardIssuingClient } from './client';
+export type {
+  CardIssuingClientOptions,
+  FlowHandle,
+  IssueCardRequest,
+  Keyed,
+  MoneyMovementRequest,
+  MoneyUpdateResult,
+  OnboardRequest,
+  PurchaseEsimRequest,
+  RechargeEsimRequest,
+  SendPayoutRequest,
+} from './client';
+export { connectCardIssuingClient, connectOptionsErrors, tlsFromFiles } from './connect';
+export type { ConnectOptions } from './connect';
+export { optionsFromEnv } from './from-env';
+export { CardIssuingError, CLIENT_FAILURES, isCardIssuingError, isFailureOf, toCardIssuingError } from './errors';
+export type { CardIssuingErrorInit, ClientFailureType, FailureContext, FlowError } from './errors';
+export { DEFAULT_READ_TIMEOUT_MS } from './calls';
+export type { CallOptions } from './calls';
+export type { FlowStatus, PendingActivity } from './status';
+export type * from './flow-types';
+export { createDataConverter } from '../codec/payload-codec';
+export type { CodecKeys } from '../codec/payload-codec';
+// Which failure `type` each flow may end with (docs/provider-fidelity.md, "Failure types").
+export { ANY_FLOW_FAILURES, FAILURE_TYPES, FLOW_FAILURES, isFailureType } from '../shared/failures';
+export type { FailureTypeName, FlowFailureType, FlowName } from '../shared/failures';
+export type {
+  BillingAddress,
+  CardLifecycleState,
+  CardTransaction,
+  CardView,
+  ContactInput,
+  EsimWatchState,
+  IssueCardInput,
+  MoneyMovementInput,
+  MoneyMovementResult,
+  WaitTimings,
+} from '../shared/types';
+export type { CardSensitive } from '../provider/api';
+export type { EsimPlanAnswer as EsimPlan, WalletBalanceAnswer as WalletBalance } from '../provider/answers';
