@@ -1,8 +1,9 @@
 /**
  * The CLI runner: picks the command, parses its flags (node:util parseArgs, strict), validates,
  * and only then connects and runs. Exit codes (CONTRACTS §6): 0 success; 1 the flow ended in a
- * business failure (any workflow ApplicationFailure, a rejected KYC, a failed payout);
- * 2 bad input, nothing started; 3 the CLI could not do its job (Temporal or the provider unreachable).
+ * business failure (a rejected KYC, a failed payout, a conflict), or was cancelled, terminated or
+ * timed out; 2 bad input, nothing started; 3 the CLI could not do its job (Temporal or the provider
+ * unreachable, credentials refused); 4 OutcomeUnknown: money may have moved, settle it.
  */
 import { parseArgs } from 'node:util';
 import { WorkflowNotFoundError } from '@temporalio/common';
@@ -10,11 +11,23 @@ import type { Config } from '../config';
 import { startTracing, type Tracing } from '../observability/tracing';
 import { createProviderClient, type ProviderClient } from '../provider/client';
 import { UsageError, type Flags } from './args';
-import { isCardIssuingError, type CardIssuingClient } from '../client';
+import { ANY_FLOW_FAILURES, isCardIssuingError, type CardIssuingClient, type CardIssuingError } from '../client';
 import { createCardIssuingClient } from './connect';
 import { COMMANDS, defaultText, type Command, type CommandContext, type CommandOutcome } from './commands';
 
-export const EXIT = { ok: 0, businessFailure: 1, badInput: 2, unavailable: 3 } as const;
+export const EXIT = { ok: 0, businessFailure: 1, badInput: 2, unavailable: 3, outcomeUnknown: 4 } as const;
+
+/** Failures that say money may have moved (exit 4: settle it). */
+const UNKNOWN_OUTCOMES: readonly string[] = ['OutcomeUnknown', 'SubmissionOutcomeUnknown'];
+/** Failures that say Temporal or the provider could not be reached, or refused our credentials (exit 3). */
+const UNREACHABLE: readonly string[] = [...ANY_FLOW_FAILURES.filter((t) => t !== 'IdempotencyInProgress'), 'ClientTimeout'];
+
+/** The exit code of a failure (CONTRACTS §6). */
+export function exitCodeOf(err: CardIssuingError): number {
+  if (UNKNOWN_OUTCOMES.includes(err.type)) return EXIT.outcomeUnknown;
+  if (UNREACHABLE.includes(err.type)) return EXIT.unavailable;
+  return EXIT.businessFailure;
+}
 
 export interface CliIo {
   stdout(text: string): void;
@@ -130,22 +143,26 @@ class Session {
   }
 
   fail(err: unknown): number {
-    if (err instanceof UsageError) {
-      this.io.stderr(`starter ${this.name}: ${err.message}\n`);
-      return EXIT.badInput;
-    }
+    if (err instanceof UsageError) return this.#failed(EXIT.badInput, { type: 'UsageError', message: err.message });
     if (isCardIssuingError(err)) {
-      const summary = { type: err.type, message: err.message, ...(err.fieldErrors ? { errors: err.fieldErrors } : {}) };
-      if (this.json) this.io.stdout(`${JSON.stringify({ ok: false, command: this.name, ...(this.#workflowId ? { workflowId: this.#workflowId } : {}), failure: summary })}\n`);
-      this.context.progress(`failed: ${summary.type}: ${summary.message}`);
-      return EXIT.businessFailure;
+      const workflowId = err.workflowId ?? this.#workflowId;
+      this.context.progress(`failed: ${err.type}: ${err.message}`);
+      const code = exitCodeOf(err);
+      if (code === EXIT.outcomeUnknown) this.context.progress(`money may have moved: settle it with npm run starter -- settle ${workflowId ?? err.idempotencyKey ?? 'WORKFLOW_ID'}`);
+      return this.#failed(code, { type: err.type, message: err.message, details: err.details, ...(workflowId ? { workflowId } : {}) }, false);
     }
-    if (err instanceof WorkflowNotFoundError) {
-      this.io.stderr(`starter ${this.name}: no flow ${err.workflowId} (unknown ID?)\n`);
-      return EXIT.badInput;
+    if (err instanceof WorkflowNotFoundError) return this.#failed(EXIT.badInput, { type: 'FlowNotFound', message: `no flow ${err.workflowId} (unknown ID?)`, workflowId: err.workflowId });
+    return this.#failed(EXIT.unavailable, { type: 'Unavailable', message: `could not complete: ${(err as Error)?.message ?? String(err)}` });
+  }
+
+  /** One line on stderr (unless told already) and, under --json, the one object on stdout: `{ ok: false, error }`. */
+  #failed(code: number, error: { type: string; message: string; details?: readonly unknown[]; workflowId?: string }, say = true): number {
+    if (say) this.io.stderr(`starter ${this.name}: ${error.message}\n`);
+    if (this.json) {
+      const workflowId = error.workflowId ?? this.#workflowId;
+      this.io.stdout(`${JSON.stringify({ ok: false, command: this.name, ...(workflowId ? { workflowId } : {}), error: { details: [], ...error, ...(workflowId ? { workflowId } : {}) } })}\n`);
     }
-    this.io.stderr(`starter ${this.name}: could not complete: ${(err as Error)?.message ?? String(err)}\n`);
-    return EXIT.unavailable;
+    return code;
   }
 
   async close(): Promise<void> {
@@ -158,5 +175,5 @@ class Session {
 
 function usage(): string {
   const lines = Object.values(COMMANDS).map((c) => `  ${c.usage}`);
-  return `usage: npm run starter -- <command> [flags] [--json]\n\n${lines.join('\n')}\n\nProgress goes to stderr; --json prints the result as one JSON object on stdout.\nExit: 0 success, 1 business failure, 2 bad input (nothing started), 3 Temporal or the provider unreachable.\nA business failure prints its type; the types each flow may end with: docs/provider-fidelity.md, "Failure types".\n`;
+  return `usage: npm run starter -- <command> [flags] [--json]\n\n${lines.join('\n')}\n\nProgress goes to stderr; --json prints the result as one JSON object on stdout.\nExit: 0 success, 1 business failure (or cancelled, terminated, timed out), 2 bad input (nothing started), 3 Temporal or the provider unreachable, 4 OutcomeUnknown (money may have moved: settle it).\nA business failure prints its type; the types each flow may end with: docs/provider-fidelity.md, "Failure types".\n`;
 }

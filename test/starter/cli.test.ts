@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { CardIssuingClient, CardIssuingError } from '../../src/client';
-import { runCli as runCliInProcess } from '../../src/starter/run';
+import { exitCodeOf, runCli as runCliInProcess } from '../../src/starter/run';
 import { historyTexts } from '../helpers/history';
 import { startStack, type Stack } from '../helpers/stack';
 import { entityQueue } from '../../src/shared/task-queues';
@@ -95,6 +95,22 @@ describe('the operator CLI', () => {
     expect((await stack.control('GET', '/ledger')).cards).toHaveLength(0);
   });
 
+  test('under --json every failure prints one object: bad input (exit 2) and an unknown flow (exit 2) say their error', async () => {
+    const bad = await runInProcess(stack, ['fund', '--card', 'crd_abc', '--amount', 'lots', '--json']);
+    expect(bad.code).toBe(2);
+    expect(jsonOf(bad)).toEqual({ ok: false, command: 'fund', error: { type: 'UsageError', message: expect.stringContaining('--amount'), details: [] } });
+    const unknown = await runInProcess(stack, ['status', 'issue-card/no-such-flow', '--json']);
+    expect(unknown.code).toBe(2);
+    expect(jsonOf(unknown)).toMatchObject({ ok: false, error: { type: 'FlowNotFound', workflowId: 'issue-card/no-such-flow' } });
+  });
+
+  test('exit codes by failure type (CONTRACTS §6): 4 for an outcome no one learned, 3 for the unreachable, 1 for the rest', () => {
+    const code = (type: string) => exitCodeOf(new CardIssuingError({ type, message: type }));
+    expect(['OutcomeUnknown', 'SubmissionOutcomeUnknown'].map(code)).toEqual([4, 4]);
+    expect(['NetworkError', 'Timeout', 'ServerError', 'InvalidSignature', 'IpNotWhitelisted', 'ClientTimeout'].map(code)).toEqual([3, 3, 3, 3, 3, 3]);
+    expect(['InsufficientFunds', 'IdempotencyConflict', 'FlowCancelled', 'FlowTerminated', 'FlowTimedOut', 'IdempotencyInProgress'].map(code)).toEqual([1, 1, 1, 1, 1, 1]);
+  });
+
   test('issue-card waits for ENABLE and prints one JSON object; card shows the masked PAN only', async () => {
     const issued = await runCli(stack, ['issue-card', '--bin', 'bin_visa_basic', '--amount', '1000', ...ADA, '--json']);
     expect(issued.code).toBe(0);
@@ -119,7 +135,7 @@ describe('the operator CLI', () => {
   test('a card the provider fails to provision exits 1 with the workflow failure', async () => {
     const run = await runCli(stack, ['issue-card', '--bin', 'bin_visa_basic', '--amount', '1000', '--first', 'FAIL', '--last', 'Byron', '--json']);
     expect(run.code).toBe(1);
-    expect(jsonOf(run)).toMatchObject({ ok: false, command: 'issue-card', failure: { type: 'CardProvisioningFailed' } });
+    expect(jsonOf(run)).toMatchObject({ ok: false, command: 'issue-card', error: { type: 'CardProvisioningFailed', message: expect.any(String), details: expect.any(Array), workflowId: expect.stringMatching(/^issue-card\//) } });
     expect(run.stderr).toMatch(/failed: CardProvisioningFailed/);
   });
 
