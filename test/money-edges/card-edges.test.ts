@@ -6,6 +6,7 @@
  * fresher balance. The sandbox's ledger is the truth; the card workflow's view must end at it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { WorkflowHandle } from '@temporalio/client';
 import { isCardIssuingError, type CardIssuingError, type MoneyUpdateResult } from '../../src/client';
 import { createProviderClient } from '../../src/provider/client';
 import { toCardView } from '../../src/shared/card-rules';
@@ -62,6 +63,21 @@ function fieldErrors(failure: { details?: ArrayLike<unknown> | null }): Record<s
 async function markers(workflowId: string): Promise<unknown[]> {
   const described = await stack.client.workflow.getHandle(workflowId).describe();
   return (described.searchAttributes.TemporalChangeVersion as unknown[] | undefined) ?? [];
+}
+
+/** Hands a card workflow a read of its card as reconcile-cards does, stamped `readAt`; resolves once a workflow task has handled it. */
+async function handOverRead(handle: WorkflowHandle, read: ReturnType<typeof toCardView>, readAt: number): Promise<void> {
+  const signalled = (await handle.fetchHistory()).events?.length ?? 0;
+  await handle.signal(cardReadSignal, { card: read, readAt });
+  await waitUntil(
+    async () => {
+      const events = ((await handle.fetchHistory()).events ?? []).slice(signalled);
+      const at = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'cardRead');
+      return at >= 0 && events.slice(at).some((e) => e.workflowTaskCompletedEventAttributes);
+    },
+    20_000,
+    'the read handled',
+  );
 }
 
 /** The card workflow's view once it shows `status`. */
@@ -247,20 +263,7 @@ describe("suspected B: a card read stamped later but older by the provider's upd
     const cards = typedClient(stack);
     const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
     const provider = createProviderClient(stack.config.provider);
-    /** Hands the workflow a read of the card as reconcile-cards does, stamped `readAt`; resolves once a workflow task has handled it. */
-    const handOver = async (read: ReturnType<typeof toCardView>, readAt: number) => {
-      const signalled = (await handle.fetchHistory()).events?.length ?? 0;
-      await handle.signal(cardReadSignal, { card: read, readAt });
-      await waitUntil(
-        async () => {
-          const events = ((await handle.fetchHistory()).events ?? []).slice(signalled);
-          const at = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'cardRead');
-          return at >= 0 && events.slice(at).some((e) => e.workflowTaskCompletedEventAttributes);
-        },
-        20_000,
-        'the read handled',
-      );
-    };
+    const handOver = (read: ReturnType<typeof toCardView>, readAt: number) => handOverRead(handle, read, readAt);
     await cardViewAt(card.cardId, 'ENABLE');
     // The provider's answer before the funding: what a lagging replica still answers after it.
     const stale = toCardView((await provider.getCard(card.cardId)) as unknown as Record<string, unknown>);
@@ -317,20 +320,7 @@ describe("suspected B, with the provider's own read lag", () => {
     const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
     const provider = createProviderClient(stack.config.provider);
     const providerRead = async () => toCardView((await provider.getCard(card.cardId)) as unknown as Record<string, unknown>);
-    /** Hands the workflow a read of the card as reconcile-cards does, stamped `readAt`; resolves once a workflow task has handled it. */
-    const handOver = async (read: ReturnType<typeof toCardView>, readAt: number) => {
-      const signalled = (await handle.fetchHistory()).events?.length ?? 0;
-      await handle.signal(cardReadSignal, { card: read, readAt });
-      await waitUntil(
-        async () => {
-          const events = ((await handle.fetchHistory()).events ?? []).slice(signalled);
-          const at = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'cardRead');
-          return at >= 0 && events.slice(at).some((e) => e.workflowTaskCompletedEventAttributes);
-        },
-        20_000,
-        'the read handled',
-      );
-    };
+    const handOver = (read: ReturnType<typeof toCardView>, readAt: number) => handOverRead(handle, read, readAt);
     await cardViewAt(card.cardId, 'ENABLE');
 
     // Every balance the view shows, in order (polled throughout, and read after each step).
