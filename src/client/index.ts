@@ -32,6 +32,7 @@ export { ANY_FLOW_FAILURES, FAILURE_TYPES, FLOW_FAILURES, isFailureType } from '
 export type { FailureTypeName, FlowFailureType, FlowName } from '../shared/failures';
 export type {
   BillingAddress,
+  EsimAlert,
   CardLifecycleState,
   CardTransaction,
   CardView,
@@ -43,4 +44,6 @@ export type {
   WaitTimings,
 } from '../shared/types';
 export type { CardSensitive } from '../provider/api';
-export type { EsimPlanAnswer as EsimPlan, WalletBalanceAnswer as WalletBalance } from '../provider/answers';
+export type { EsimOrderAnswer, EsimPlanAnswer as EsimPlan, PayoutAnswer, WalletBalanceAnswer as WalletBalance } from '../provider/answers';
+export type { CreatePayoutRequest } from '../provider/api/payouts';
+export type { KycFormFields } from '../provider/api/kyc';
