@@ -6,15 +6,13 @@
  */
 import {
   CardIssuingClient,
-  CardIssuingError,
   connectCardIssuingClient,
-  isCardIssuingError,
   isFailureOf,
   optionsFromEnv,
   type CardIssuingClientOptions,
   type FlowError,
 } from '../../src/client';
-import { issueTestCard } from '../helpers/flows';
+import { clientFailure, issueTestCard } from '../helpers/flows';
 import { fixtureBins } from '../helpers/provider';
 import { startStack, uniqueId, type Stack } from '../helpers/stack';
 import { TIMINGS, cardBalance, faults, ledger, requests, stackOn } from '../money-edges/helpers';
@@ -26,15 +24,6 @@ afterEach(async () => stack?.close());
 
 const options = (s: Stack, taskQueue = s.taskQueue): CardIssuingClientOptions => ({ client: s.client, taskQueue, codec: s.config.codec, onDeprecation: () => undefined });
 const key = (what: string) => uniqueId(what).slice(0, 40);
-
-async function failure(p: Promise<unknown>): Promise<CardIssuingError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isCardIssuingError(err)) throw new Error(`expected a CardIssuingError, got ${String(err)}`);
-  return err;
-}
 
 describe('keys a caller cannot forget', () => {
   test('a funding retried under its key, from this client and from another, joins the first: the money moves once', async () => {
@@ -57,7 +46,7 @@ describe('keys a caller cannot forget', () => {
     const request = { cardBinId: plain.cardBinId, initialAmount: 1200, firstName: 'Ada', lastName: 'Lovelace', idempotencyKey: key('card'), timings: TIMINGS };
     const card = await client.issueCard(request);
     expect((await client.issueCard(request)).cardId).toBe(card.cardId);
-    const conflict = await failure(client.startIssueCard({ ...request, initialAmount: 1300 }));
+    const conflict = await clientFailure(client.startIssueCard({ ...request, initialAmount: 1300 }));
     expect(conflict).toMatchObject({ type: 'IdempotencyConflict', workflowId: `issue-card/${request.idempotencyKey}`, idempotencyKey: request.idempotencyKey, mayHaveTakenEffect: false });
     const runs: string[] = [];
     for await (const run of stack.client.workflow.list({ query: `WorkflowId = 'issue-card/${request.idempotencyKey}'` })) runs.push(run.runId);
@@ -73,12 +62,12 @@ describe('keys a caller cannot forget', () => {
     const client = new CardIssuingClient(options(stack));
     const idempotencyKey = key('order');
     await client.fundCard({ cardId: a.cardId, amount: 500, idempotencyKey, timings: TIMINGS });
-    expect((await failure(client.fundCard({ cardId: a.cardId, amount: 900, idempotencyKey, timings: TIMINGS }))).type).toBe('IdempotencyConflict');
-    expect((await failure(client.fundCard({ cardId: b.cardId, amount: 500, idempotencyKey, timings: TIMINGS }))).type).toBe('IdempotencyConflict');
+    expect((await clientFailure(client.fundCard({ cardId: a.cardId, amount: 900, idempotencyKey, timings: TIMINGS }))).type).toBe('IdempotencyConflict');
+    expect((await clientFailure(client.fundCard({ cardId: b.cardId, amount: 500, idempotencyKey, timings: TIMINGS }))).type).toBe('IdempotencyConflict');
     expect([await cardBalance(stack, a.cardId), await cardBalance(stack, b.cardId)]).toEqual([1500, 1000]);
-    const keyless = await failure(client.issueCard({ cardBinId: 'bin_visa_basic', initialAmount: 100 } as never));
+    const keyless = await clientFailure(client.issueCard({ cardBinId: 'bin_visa_basic', initialAmount: 100 } as never));
     expect(keyless).toMatchObject({ type: 'ValidationFailed', fieldErrors: { idempotencyKey: expect.stringContaining('is required') } });
-    const badKey = await failure(client.purchaseEsim({ planNo: 'epln_global_1gb', idempotencyKey: 'not a key!' }));
+    const badKey = await clientFailure(client.purchaseEsim({ planNo: 'epln_global_1gb', idempotencyKey: 'not a key!' }));
     expect(badKey.fieldErrors).toHaveProperty('idempotencyKey');
     expect(await requests(stack, 'purchaseEsim')).toBe(0);
   });
@@ -117,13 +106,13 @@ describe('handles, timeouts and signals', () => {
     const idle = `no-worker-${uniqueId('q')}`;
     const client = new CardIssuingClient(options(stack, idle));
     const started = Date.now();
-    const timedOut = await failure(client.walletBalance({ timeout: 1500 }));
+    const timedOut = await clientFailure(client.walletBalance({ timeout: 1500 }));
     expect(timedOut.type).toBe('ClientTimeout');
     expect(timedOut.message).toContain(idle);
     expect(Date.now() - started).toBeLessThan(10_000);
-    const aborted = await failure(client.esimPlans({ signal: AbortSignal.abort() }));
+    const aborted = await clientFailure(client.esimPlans({ signal: AbortSignal.abort() }));
     expect(aborted.type).toBe('Aborted');
-    const badTimeout = await failure(client.walletBalance({ timeout: -5 }));
+    const badTimeout = await clientFailure(client.walletBalance({ timeout: -5 }));
     expect(badTimeout).toMatchObject({ type: 'ValidationFailed', fieldErrors: { timeout: 'must be a positive integer of milliseconds' } });
   });
 
@@ -132,12 +121,12 @@ describe('handles, timeouts and signals', () => {
     const client = new CardIssuingClient(options(stack));
     const { plain } = await fixtureBins(stack);
     const handle = await client.startIssueCard({ cardBinId: plain.cardBinId, initialAmount: 1000, firstName: 'Ada', lastName: 'Lovelace', idempotencyKey: key('cancel'), timings: { ...TIMINGS, deadlineMs: 120_000 } });
-    const waiting = await failure(handle.result({ timeout: 1000 }));
+    const waiting = await clientFailure(handle.result({ timeout: 1000 }));
     expect(waiting).toMatchObject({ type: 'ClientTimeout', workflowId: handle.workflowId, mayHaveTakenEffect: true });
     expect((await handle.describe()).status).toBe('RUNNING');
     await handle.cancel();
     const again = client.flow(handle.workflowId);
-    const cancelled = await failure(again.result());
+    const cancelled = await clientFailure(again.result());
     expect(cancelled).toMatchObject({ type: 'FlowCancelled', workflowId: handle.workflowId });
     expect((await again.describe()).status).toBe('CANCELLED');
   });
@@ -145,10 +134,10 @@ describe('handles, timeouts and signals', () => {
 
 describe('configuration passed in, never read from the environment inside the library', () => {
   test('bad options are refused naming the field and the rule, before any connection; optionsFromEnv names the variables', async () => {
-    const bad = await failure(connectCardIssuingClient({ address: 'nowhere', taskQueue: '', codec: { keyId: 'k 1', key: 'short' } }));
+    const bad = await clientFailure(connectCardIssuingClient({ address: 'nowhere', taskQueue: '', codec: { keyId: 'k 1', key: 'short' } }));
     expect(bad.type).toBe('ValidationFailed');
     expect(Object.keys(bad.fieldErrors ?? {}).sort()).toEqual(['address', 'codec.key', 'codec.keyId', 'taskQueue']);
-    const env = await failure(Promise.resolve().then(() => optionsFromEnv({ TEMPORAL_ADDRESS: '127.0.0.1:7233', LOG_LEVEL: 'trace' })));
+    const env = await clientFailure(Promise.resolve().then(() => optionsFromEnv({ TEMPORAL_ADDRESS: '127.0.0.1:7233', LOG_LEVEL: 'trace' })));
     expect(env.fieldErrors).toEqual({ PAYLOAD_CODEC_KEY: 'must be 32 bytes encoded in base64' });
   });
 

@@ -1,7 +1,8 @@
-/** Shared steps of workflow tests: issue a card to act on, and read a workflow's failure. */
+/** Shared steps of workflow tests: issue a card to act on, and read a workflow's (or the typed client's) failure. */
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { CardView } from '../../src/shared/types';
+import { isCardIssuingError, type CardIssuingError } from '../../src/client';
 import { fixtureBins } from './provider';
 import { FAST_TIMINGS, uniqueId, type Stack } from './stack';
 
@@ -26,4 +27,14 @@ export async function workflowFailure(p: Promise<unknown>): Promise<ApplicationF
   if (!(err instanceof WorkflowFailedError)) throw new Error(`expected the workflow to fail, got ${String(err)}`);
   if (!(err.cause instanceof ApplicationFailure)) throw new Error(`expected an ApplicationFailure cause, got ${String(err.cause)}`);
   return err.cause;
+}
+
+/** The CardIssuingError a typed client's call failed with (asserting it failed so). */
+export async function clientFailure(p: Promise<unknown>): Promise<CardIssuingError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!isCardIssuingError(err)) throw new Error(`expected a CardIssuingError, got ${String(err)}`);
+  return err;
 }

@@ -3,19 +3,9 @@
  * amount, a movement the provider never settles, and an endpoint the spec does not call
  * idempotent on a provider that ignores its key. The sandbox's ledger is the truth.
  */
-import { isCardIssuingError, type CardIssuingError } from '../../src/client';
-import { issueTestCard, workflowFailure } from '../helpers/flows';
+import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows';
 import { uniqueId, type Stack } from '../helpers/stack';
 import { PROFILES, TIMINGS, cardBalance, faults, ledger, requests, stackOn, typedClient } from './helpers';
-
-async function rejection(p: Promise<unknown>): Promise<CardIssuingError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isCardIssuingError(err)) throw new Error(`expected a CardIssuingError, got ${String(err)}`);
-  return err;
-}
 
 describe.each(PROFILES)('money at the edges, on the %s profile', (profile) => {
   let stack: Stack;
@@ -45,10 +35,10 @@ describe.each(PROFILES)('money at the edges, on the %s profile', (profile) => {
     const first = await cards.fundCard({ cardId: card.cardId, amount: 2000, idempotencyKey, timings: TIMINGS });
     const again = await cards.fundCard({ cardId: card.cardId, amount: 2000, idempotencyKey, timings: TIMINGS });
     expect(again.operationId).toBe(first.operationId);
-    const conflict = await rejection(cards.fundCard({ cardId: card.cardId, amount: 2500, idempotencyKey, timings: TIMINGS }));
+    const conflict = await clientFailure(cards.fundCard({ cardId: card.cardId, amount: 2500, idempotencyKey, timings: TIMINGS }));
     expect(conflict.type).toBe('IdempotencyConflict');
     expect(conflict).toMatchObject({ updateId: expect.any(String), idempotencyKey, mayHaveTakenEffect: false });
-    const otherKind = await rejection(cards.withdrawFromCard({ cardId: card.cardId, amount: 2000, idempotencyKey, timings: TIMINGS }));
+    const otherKind = await clientFailure(cards.withdrawFromCard({ cardId: card.cardId, amount: 2000, idempotencyKey, timings: TIMINGS }));
     expect(otherKind.type).toBe('IdempotencyConflict');
     expect(await cardBalance(stack, card.cardId)).toBe(3000);
     expect((await ledger(stack)).violations).toEqual([]);
@@ -60,7 +50,7 @@ describe.each(PROFILES)('money at the edges, on the %s profile', (profile) => {
     const idempotencyKey = uniqueId('order').slice(0, 40);
     await stack.control('PUT', '/config', { faults: { latencyMs: 1500 } });
     const first = await cards.startPurchaseEsim({ planNo: 'epln_global_1gb', idempotencyKey, timings: TIMINGS });
-    const conflict = await rejection(cards.startPurchaseEsim({ planNo: 'epln_asia_5gb', idempotencyKey, timings: TIMINGS }));
+    const conflict = await clientFailure(cards.startPurchaseEsim({ planNo: 'epln_asia_5gb', idempotencyKey, timings: TIMINGS }));
     expect(conflict.type).toBe('IdempotencyConflict');
     expect(conflict.workflowId).toBe(first.workflowId);
     const joined = await cards.startPurchaseEsim({ planNo: 'epln_global_1gb', idempotencyKey, timings: TIMINGS });
@@ -70,7 +60,7 @@ describe.each(PROFILES)('money at the edges, on the %s profile', (profile) => {
     // Once it closed, the same call still joins it (its result, nothing charged again), and another is still refused.
     const charged = (await ledger(stack)).totals.charged;
     expect((await cards.purchaseEsim({ planNo: 'epln_global_1gb', idempotencyKey, timings: TIMINGS })).orderNo).toBe(order.orderNo);
-    expect((await rejection(cards.purchaseEsim({ planNo: 'epln_asia_5gb', idempotencyKey, timings: TIMINGS }))).type).toBe('IdempotencyConflict');
+    expect((await clientFailure(cards.purchaseEsim({ planNo: 'epln_asia_5gb', idempotencyKey, timings: TIMINGS }))).type).toBe('IdempotencyConflict');
     expect((await ledger(stack)).totals.charged).toBe(charged);
     expect(await requests(stack, 'purchaseEsim')).toBe(1);
   });
@@ -78,10 +68,10 @@ describe.each(PROFILES)('money at the edges, on the %s profile', (profile) => {
   test('a card funding that fails says which card workflow and update to look at; one without a key is refused before anything starts', async () => {
     stack = await stackOn(profile);
     const cards = typedClient(stack);
-    const failure = await rejection(cards.fundCard({ cardId: 'crd_unknown', amount: 500, idempotencyKey: 'order-unknown-card', timings: TIMINGS }));
+    const failure = await clientFailure(cards.fundCard({ cardId: 'crd_unknown', amount: 500, idempotencyKey: 'order-unknown-card', timings: TIMINGS }));
     expect(failure.type).toBe('NotFound');
     expect(failure).toMatchObject({ workflowId: 'card/crd_unknown', updateId: 'fund-key-order-unknown-card/500', idempotencyKey: 'order-unknown-card' });
-    const keyless = await rejection(cards.fundCard({ cardId: 'crd_unknown', amount: 500 } as never));
+    const keyless = await clientFailure(cards.fundCard({ cardId: 'crd_unknown', amount: 500 } as never));
     expect(keyless.type).toBe('ValidationFailed');
     expect(keyless.fieldErrors).toEqual({ idempotencyKey: 'is required' });
   });
@@ -93,7 +83,7 @@ describe.each(PROFILES)('money at the edges, on the %s profile', (profile) => {
     // The provider holds the funding PROCESSING for a minute: past the movement's 6 s deadline.
     await stack.control('PUT', '/config', { operationProcessingMs: 60_000 });
     const idempotencyKey = uniqueId('stuck').slice(0, 40);
-    const stuck = await rejection(cards.fundCard({ cardId: card.cardId, amount: 1500, idempotencyKey, timings: { ...TIMINGS, deadlineMs: 6000 } }));
+    const stuck = await clientFailure(cards.fundCard({ cardId: card.cardId, amount: 1500, idempotencyKey, timings: { ...TIMINGS, deadlineMs: 6000 } }));
     expect(stuck.type).toBe('OutcomeUnknown');
     expect(stuck).toMatchObject({ idempotencyKey, mayHaveTakenEffect: true });
     expect(stuck.message).toContain(idempotencyKey);

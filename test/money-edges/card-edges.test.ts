@@ -7,13 +7,13 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
-import { isCardIssuingError, type CardIssuingError, type MoneyUpdateResult } from '../../src/client';
+import { isCardIssuingError, type MoneyUpdateResult } from '../../src/client';
 import { createProviderClient } from '../../src/provider/client';
 import { toCardView } from '../../src/shared/card-rules';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { cardReadSignal } from '../../src/shared/messages';
 import { entityQueue } from '../../src/shared/task-queues';
-import { issueTestCard, workflowFailure } from '../helpers/flows';
+import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows';
 import { uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 import { TIMINGS, cardBalance, faults, ledger, requests, stackOn, typedClient } from './helpers';
@@ -43,16 +43,6 @@ async function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** The CardIssuingError an update (through the typed client) was refused or failed with. */
-async function updateFailure(p: Promise<unknown>): Promise<CardIssuingError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isCardIssuingError(err)) throw new Error(`expected the update to fail with a CardIssuingError, got ${String(err)}`);
-  return err;
 }
 
 function fieldErrors(failure: { details?: ArrayLike<unknown> | null }): Record<string, string> {
@@ -144,7 +134,7 @@ describe('case 9: money timings are bounded, so no caller can jam a card with a 
     const card = await issueTestCard(stack, 1000);
     const cards = typedClient(stack);
     for (const [, deadlineMs] of REFUSED) {
-      const refused = await updateFailure(cards.fundCard({ cardId: card.cardId, amount: 500, idempotencyKey: uniqueId('jam').slice(0, 40), timings: { ...TIMINGS, deadlineMs } }));
+      const refused = await clientFailure(cards.fundCard({ cardId: card.cardId, amount: 500, idempotencyKey: uniqueId('jam').slice(0, 40), timings: { ...TIMINGS, deadlineMs } }));
       expect(refused.type).toBe('ValidationFailed');
       expect(Object.keys(fieldErrors(refused))).toEqual(['timings.deadlineMs']);
       expect(refused.message).toContain('timings.deadlineMs');

@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SAMPLE_PDF, sampleKycForm, writeDocument, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import type { ManualKycInput, OnboardInput } from '../../src/shared/types';
-import { isCardIssuingError, type CardIssuingError, type IssueCardRequest as IssueCardInput } from '../../src/client';
+import type { IssueCardRequest as IssueCardInput } from '../../src/client';
 import { CARD_KEY_TTL_MS } from '../../src/activities/cards';
-import { workflowFailure } from '../helpers/flows';
+import { clientFailure, workflowFailure } from '../helpers/flows';
 import { fixtureBins } from '../helpers/provider';
 import { uniqueId, type Stack } from '../helpers/stack';
 import { deliveries, waitUntil } from '../helpers/wait';
@@ -26,16 +26,6 @@ const HANG_AFTER_EFFECT = { hangRate: 1, afterEffect: true };
 
 let stack: Stack;
 afterEach(async () => stack?.close());
-
-/** The CardIssuingError a typed client's flow ended with. */
-async function flowFailure(p: Promise<unknown>): Promise<CardIssuingError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isCardIssuingError(err)) throw new Error(`expected the flow to fail with a CardIssuingError, got ${String(err)}`);
-  return err;
-}
 
 function detailsOf(failure: { details?: ArrayLike<unknown> | null }): Record<string, unknown> {
   return (failure.details?.[0] ?? {}) as Record<string, unknown>;
@@ -124,7 +114,7 @@ describe("case 5: issueCard under the caller's key whose first run was lost afte
 
     // A day goes by for the provider's keys and for the workers alike.
     await stack.control('POST', '/clock', { advanceMs: PAST_KEY_CACHE_MS });
-    const lost = await withClockAhead(PAST_KEY_CACHE_MS, async () => flowFailure((await client.startIssueCard(input)).result()));
+    const lost = await withClockAhead(PAST_KEY_CACHE_MS, async () => clientFailure((await client.startIssueCard(input)).result()));
 
     expect(lost.type).toBe('OutcomeUnknown');
     expect(lost.message).toMatch(/more than 24 h ago/);
