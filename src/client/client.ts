@@ -7,7 +7,6 @@
  * is a CardIssuingError (errors.ts). One Temporal connection per client, with our data converter
  * (payloads and failure messages encrypted), as samples-typescript's `client.ts`.
  */
-import { createHash, randomUUID } from 'node:crypto';
 import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
@@ -19,7 +18,6 @@ import {
 } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import { withStableUpdateId } from './update-with-start';
-import { canonicalJson } from '../shared/canonical-json';
 import { FailureType, type FlowName } from '../shared/failures';
 import type { CodecKeys } from '../codec/payload-codec';
 import { ValueSealer } from '../codec/sealed-value';
@@ -44,45 +42,15 @@ import {
   updateContactUpdate,
   withdrawFromCardUpdate,
 } from '../shared/messages';
-import type { CardLifecycleState, CardView, ContactInput, EsimWatchState, IssueCardInput, MoneyMovementInput, MoneyMovementResult, OnboardInput, OnboardingProgress } from '../shared/types';
+import type { CardLifecycleState, CardView, ContactInput, EsimWatchState, OnboardInput, OnboardingProgress } from '../shared/types';
 import { MANUAL_KYC_DEPRECATION } from '../shared/kyc-rules';
-import type { EsimOrderResult, OnboardCardholderResult, PayoutResult, PurchaseEsimInput, RechargeEsimInput, SendPayoutInput, TrackPayoutInput } from './flow-types';
+import type { EsimOrderResult, OnboardCardholderResult, PayoutResult, TrackPayoutInput } from './flow-types';
 import { describeFlow, type FlowStatus } from './status';
-import { CardIssuingError, toCardIssuingError, type FailureContext } from './errors';
+import { CardIssuingError, asCardIssuingError, toCardIssuingError } from './errors';
 import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
+import { REQUEST_DIGEST_MEMO, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
 
-/** A call that moves money: its idempotency key is required, and decides the workflow (or update) ID. */
-export type Keyed<T> = Omit<T, 'idempotencyKey'> & {
-  /**
-   * What the caller repeats on retry (1-64 of `[a-zA-Z0-9_-]`): a retry under it, from this process
-   * or another, joins the first call; another request under it is refused IdempotencyConflict.
-   */
-  idempotencyKey: string;
-};
-
-export type IssueCardRequest = Keyed<IssueCardInput>;
-export type MoneyMovementRequest = Keyed<MoneyMovementInput>;
-export type PurchaseEsimRequest = Keyed<PurchaseEsimInput>;
-export type RechargeEsimRequest = Keyed<RechargeEsimInput>;
-export type SendPayoutRequest = Keyed<SendPayoutInput>;
-export type OnboardRequest = OnboardInput & { idempotencyKey: string };
-
-/** A card update that moved money: the movement, and the update ID the card answers it under. */
-export type MoneyUpdateResult = MoneyMovementResult & { updateId: string };
-
-/** A started flow: wait for its result, read where it stands, or cancel it; `client.flow(id)` re-attaches. */
-export interface FlowHandle<R, F extends FlowName = FlowName> {
-  readonly workflowId: string;
-  /** The run this handle follows: the first run started under the ID. */
-  readonly runId: string;
-  /** The flow's result; a failure is a CardIssuingError whose `type` is one of FlowError<F>. */
-  result(opts?: CallOptions): Promise<R>;
-  describe(opts?: CallOptions): Promise<FlowStatus>;
-  /** Asks the flow to stop; it ends FlowCancelled (a flow may have moved money before: see its result). */
-  cancel(opts?: CallOptions): Promise<void>;
-  /** Phantom: the flow whose failures result() throws. */
-  readonly flowName?: F;
-}
+export type { FlowHandle, IssueCardRequest, Keyed, MoneyMovementRequest, MoneyUpdateResult, OnboardRequest, PurchaseEsimRequest, RechargeEsimRequest, SendPayoutRequest } from './requests';
 
 export interface CardIssuingClientOptions {
   /** A client built with createDataConverter(codec); the caller closes its connection. */
@@ -424,28 +392,4 @@ export class CardIssuingClient {
   #updateWithStart<Ret, Args extends unknown[]>(update: UpdateDefinition<Ret, Args>, args: Args, start: () => WithStartWorkflowOperation<Workflow>, updateId?: string): Promise<Ret> {
     return withStableUpdateId(updateId, (id) => this.#temporal.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation: start(), updateId: id }));
   }
-}
-
-/** A failure of `p` as a CardIssuingError naming where it happened. */
-async function asCardIssuingError<T>(p: Promise<T>, context: FailureContext): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    throw toCardIssuingError(err, context);
-  }
-}
-
-/** The memo field holding a digest of a flow's input, for a repeated start to compare with. */
-const REQUEST_DIGEST_MEMO = 'requestDigest';
-
-/** SHA-256 of the workflow type and its input as canonical JSON: equal inputs, equal digests, whatever their key order. */
-export function requestDigest(workflowType: string, input: unknown): string {
-  return createHash('sha256').update(workflowType).update('\u0000').update(canonicalJson(input ?? null)).digest('hex');
-}
-
-/** e.g. `fund-card/crd_123/key_abc`; a random suffix when the caller gave no key. */
-export function readableId(prefix: string, ...parts: Array<string | undefined>): string {
-  const given = parts.filter((p): p is string => Boolean(p));
-  const last = parts.length === 0 || parts[parts.length - 1] === undefined ? [randomUUID()] : [];
-  return [prefix, ...given, ...last].join('/');
 }

@@ -115,3 +115,12 @@ function fromApplicationFailure(failure: ApplicationFailure, context: FailureCon
     cause: original,
   });
 }
+
+/** A failure of `p` as a CardIssuingError naming where it happened. */
+export async function asCardIssuingError<T>(p: Promise<T>, context: FailureContext): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    throw toCardIssuingError(err, context);
+  }
+}

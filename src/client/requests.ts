@@ -1,0 +1,60 @@
+/**
+ * What the client's calls take and give (issue 30): the keyed requests of the calls that may move
+ * money, the result of a card money update, the handle of a started flow, and a request's
+ * identity (its digest, its readable ID). Kept apart from the client, which is how the calls are made.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { canonicalJson } from '../shared/canonical-json';
+import type { FlowName } from '../shared/failures';
+import type { IssueCardInput, MoneyMovementInput, MoneyMovementResult, OnboardInput } from '../shared/types';
+import type { CallOptions } from './calls';
+import type { PurchaseEsimInput, RechargeEsimInput, SendPayoutInput } from './flow-types';
+import type { FlowStatus } from './status';
+
+/** A call that moves money: its idempotency key is required, and decides the workflow (or update) ID. */
+export type Keyed<T> = Omit<T, 'idempotencyKey'> & {
+  /**
+   * What the caller repeats on retry (1-64 of `[a-zA-Z0-9_-]`): a retry under it, from this process
+   * or another, joins the first call; another request under it is refused IdempotencyConflict.
+   */
+  idempotencyKey: string;
+};
+
+export type IssueCardRequest = Keyed<IssueCardInput>;
+export type MoneyMovementRequest = Keyed<MoneyMovementInput>;
+export type PurchaseEsimRequest = Keyed<PurchaseEsimInput>;
+export type RechargeEsimRequest = Keyed<RechargeEsimInput>;
+export type SendPayoutRequest = Keyed<SendPayoutInput>;
+export type OnboardRequest = OnboardInput & { idempotencyKey: string };
+
+/** A card update that moved money: the movement, and the update ID the card answers it under. */
+export type MoneyUpdateResult = MoneyMovementResult & { updateId: string };
+
+/** A started flow: wait for its result, read where it stands, or cancel it; `client.flow(id)` re-attaches. */
+export interface FlowHandle<R, F extends FlowName = FlowName> {
+  readonly workflowId: string;
+  /** The run this handle follows: the first run started under the ID. */
+  readonly runId: string;
+  /** The flow's result; a failure is a CardIssuingError whose `type` is one of FlowError<F>. */
+  result(opts?: CallOptions): Promise<R>;
+  describe(opts?: CallOptions): Promise<FlowStatus>;
+  /** Asks the flow to stop; it ends FlowCancelled (a flow may have moved money before: see its result). */
+  cancel(opts?: CallOptions): Promise<void>;
+  /** Phantom: the flow whose failures result() throws. */
+  readonly flowName?: F;
+}
+
+/** The memo field holding a digest of a flow's input, for a repeated start to compare with. */
+export const REQUEST_DIGEST_MEMO = 'requestDigest';
+
+/** SHA-256 of the workflow type and its input as canonical JSON: equal inputs, equal digests, whatever their key order. */
+export function requestDigest(workflowType: string, input: unknown): string {
+  return createHash('sha256').update(workflowType).update('\u0000').update(canonicalJson(input ?? null)).digest('hex');
+}
+
+/** e.g. `fund-card/crd_123/key_abc`; a random suffix when the caller gave no key. */
+export function readableId(prefix: string, ...parts: Array<string | undefined>): string {
+  const given = parts.filter((p): p is string => Boolean(p));
+  const last = parts.length === 0 || parts[parts.length - 1] === undefined ? [randomUUID()] : [];
+  return [prefix, ...given, ...last].join('/');
+}
