@@ -16,6 +16,7 @@ import { log, until } from './lib';
 import type { MemoryReport } from './worker-process';
 
 const CODEC_KEY = randomBytes(32).toString('base64');
+const SEAL_KEY = randomBytes(32).toString('base64');
 
 export interface BenchStack {
   server: DevServer;
@@ -44,7 +45,7 @@ export function uniqueQueue(name: string): string {
 
 /** The local stack (tools/local-stack.ts) without its bridge and workers: the bench runs those as processes. */
 export async function startBenchStack(serverOptions: Partial<DevServerOptions> = {}): Promise<BenchStack> {
-  const base = loadConfig({ PAYLOAD_CODEC_KEY: CODEC_KEY, PAYLOAD_CODEC_KEY_ID: 'bench', TEMPORAL_TASK_QUEUE: 'bench' });
+  const base = loadConfig({ PAYLOAD_CODEC_KEY: CODEC_KEY, PAYLOAD_CODEC_KEY_ID: 'bench', CARD_SEAL_KEY: SEAL_KEY, TEMPORAL_TASK_QUEUE: 'bench' });
   const local = await startLocalStack({ base, devServer: { headless: true, ...serverOptions }, bridge: false, workers: false, log });
   const server = local.server!;
   const env = (taskQueue: string, extra: Record<string, string> = {}) => ({
@@ -53,6 +54,7 @@ export async function startBenchStack(serverOptions: Partial<DevServerOptions> =
     PROVIDER_BASE_URL: local.sandbox.url,
     PAYLOAD_CODEC_KEY: CODEC_KEY,
     PAYLOAD_CODEC_KEY_ID: 'bench',
+    CARD_SEAL_KEY: SEAL_KEY,
     LOG_LEVEL: 'error',
     ...extra,
   });

@@ -6,6 +6,8 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { CodecAuthConfig } from './codec/codec-auth';
+import { parseKeyList } from './codec/keyring';
+import type { CodecKeys } from './codec/payload-codec';
 
 const port = z.coerce.number().int('must be an integer').min(1, 'must be a port between 1 and 65535').max(65535, 'must be a port between 1 and 65535');
 const url = z.string().url('must be an absolute URL such as http://127.0.0.1:4010');
@@ -21,6 +23,9 @@ const base64Key = z
 
 /** A development key for the payload codec, used only when PAYLOAD_CODEC_KEY is not set (a warning is printed). */
 export const DEVELOPMENT_CODEC_KEY = Buffer.alloc(32, 7).toString('base64');
+/** The card-seal key of development (no PAYLOAD_CODEC_KEY either): another constant, so dev keeps the two keys apart too. */
+export const DEVELOPMENT_SEAL_KEY = Buffer.alloc(32, 11).toString('base64');
+const keyId = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 characters of [A-Za-z0-9_-]');
 
 const envSchema = z.object({
   TEMPORAL_ADDRESS: hostPort.default('127.0.0.1:7233'),
@@ -30,6 +35,8 @@ const envSchema = z.object({
   TEMPORAL_TLS: bool.default(false),
   TEMPORAL_TLS_CERT_PATH: z.string().optional(),
   TEMPORAL_TLS_KEY_PATH: z.string().optional(),
+  TEMPORAL_TLS_CA_PATH: z.string().optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'must be a DNS name, e.g. temporal.example.internal').optional(),
   TEMPORAL_API_KEY: z.string().optional(),
   PROVIDER_BASE_URL: url.default('http://127.0.0.1:4010'),
   PROVIDER_API_KEY: z.string().regex(/^key_.+/, 'must start with key_').default('key_sandbox'),
@@ -54,7 +61,11 @@ const envSchema = z.object({
   CODEC_JWKS_URL: url.optional(),
   CODEC_JWT_ISSUER: z.string().optional(),
   CODEC_JWT_AUDIENCE: z.string().optional(),
-  PAYLOAD_CODEC_KEY_ID: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 characters of [A-Za-z0-9_-]').default('dev'),
+  PAYLOAD_CODEC_KEY_ID: keyId.default('dev'),
+  PAYLOAD_CODEC_PREVIOUS_KEYS: z.string().optional(),
+  CARD_SEAL_KEY: base64Key.optional(),
+  CARD_SEAL_KEY_ID: keyId.default('dev'),
+  CARD_SEAL_PREVIOUS_KEYS: z.string().optional(),
   METRICS_PORT: port.optional(),
   ENTITY_WORKFLOW_CACHE_SIZE: positiveInt.default(100),
   WORKFLOW_BUNDLE_PATH: z.string().regex(/\.js$/, 'must be the path of a prebuilt workflow bundle (.js), e.g. dist/workflow-bundle.js').optional(),
@@ -76,6 +87,10 @@ export interface Config {
     tls: boolean;
     tlsCertPath?: string;
     tlsKeyPath?: string;
+    /** A private CA's certificate (PEM) the frontend's certificate is checked against; unset: the system's CAs. */
+    tlsCaPath?: string;
+    /** The name the frontend's certificate must carry when it differs from the address's host. */
+    tlsServerName?: string;
     apiKey?: string;
   };
   provider: {
@@ -97,7 +112,14 @@ export interface Config {
     signedPath?: string;
     timestampToleranceMs: number;
   };
-  codec: { keyId: string; key: string; isDevelopmentKey: boolean; serverPort: number; allowedOrigins?: string[]; auth: CodecAuthConfig };
+  /** The payload keyring: encrypt with the current key, decrypt with it or any retired one (docs/operations.md, "Rotating keys"). */
+  codec: CodecKeys & { isDevelopmentKey: boolean; serverPort: number; allowedOrigins?: string[]; auth: CodecAuthConfig };
+  /**
+   * The card-seal keyring (revealed card numbers): the worker seals, the typed client unseals, the
+   * codec endpoint never holds it. Unset when PAYLOAD_CODEC_KEY is set without CARD_SEAL_KEY: the
+   * worker then refuses to start (assertSealKey).
+   */
+  seal?: CodecKeys & { isDevelopmentKey: boolean };
   logLevel: Env['LOG_LEVEL'];
   /** Where /metrics, /health and /ready are served; none when unset. */
   metricsPort?: number;
@@ -133,15 +155,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.TEMPORAL_TLS_CERT_PATH && !e.TEMPORAL_TLS_KEY_PATH) {
     throw new ConfigError('configuration: TEMPORAL_TLS_KEY_PATH must be set when TEMPORAL_TLS_CERT_PATH is');
   }
+  const codecKeys = keyring('PAYLOAD_CODEC', e.PAYLOAD_CODEC_KEY_ID, e.PAYLOAD_CODEC_KEY ?? DEVELOPMENT_CODEC_KEY, e.PAYLOAD_CODEC_PREVIOUS_KEYS);
+  const sealKeys = e.CARD_SEAL_KEY
+    ? keyring('CARD_SEAL', e.CARD_SEAL_KEY_ID, e.CARD_SEAL_KEY, e.CARD_SEAL_PREVIOUS_KEYS)
+    : e.PAYLOAD_CODEC_KEY
+      ? undefined
+      : keyring('CARD_SEAL', e.CARD_SEAL_KEY_ID, DEVELOPMENT_SEAL_KEY, e.CARD_SEAL_PREVIOUS_KEYS);
+  if (sealKeys) assertKeysApart(codecKeys, sealKeys);
   return {
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI_PATH,
-      tls: e.TEMPORAL_TLS || Boolean(e.TEMPORAL_TLS_CERT_PATH) || Boolean(e.TEMPORAL_API_KEY),
+      tls: e.TEMPORAL_TLS || Boolean(e.TEMPORAL_TLS_CERT_PATH) || Boolean(e.TEMPORAL_TLS_CA_PATH) || Boolean(e.TEMPORAL_API_KEY),
       tlsCertPath: e.TEMPORAL_TLS_CERT_PATH,
       tlsKeyPath: e.TEMPORAL_TLS_KEY_PATH,
+      tlsCaPath: e.TEMPORAL_TLS_CA_PATH,
+      tlsServerName: e.TEMPORAL_TLS_SERVER_NAME,
       apiKey: e.TEMPORAL_API_KEY,
     },
     provider: {
@@ -157,8 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandbox: { port: e.SANDBOX_PORT, webhookUrl: e.SANDBOX_WEBHOOK_URL },
     bridge: { port: e.BRIDGE_PORT, signedPath: e.BRIDGE_SIGNED_PATH, timestampToleranceMs: e.BRIDGE_TIMESTAMP_TOLERANCE_MS },
     codec: {
-      keyId: e.PAYLOAD_CODEC_KEY_ID,
-      key: e.PAYLOAD_CODEC_KEY ?? DEVELOPMENT_CODEC_KEY,
+      ...codecKeys,
       isDevelopmentKey: !e.PAYLOAD_CODEC_KEY,
       serverPort: e.CODEC_SERVER_PORT,
       allowedOrigins: e.CODEC_ALLOWED_ORIGINS,
@@ -167,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           ? { mode: 'bearer', token: e.CODEC_AUTH_TOKEN, ...(e.CODEC_JWKS_URL ? { jwks: { url: e.CODEC_JWKS_URL, issuer: e.CODEC_JWT_ISSUER, audience: e.CODEC_JWT_AUDIENCE } } : {}) }
           : { mode: 'loopback' },
     },
+    ...(sealKeys ? { seal: { ...sealKeys, isDevelopmentKey: !e.CARD_SEAL_KEY } } : {}),
     logLevel: e.LOG_LEVEL,
     metricsPort: e.METRICS_PORT,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
@@ -180,10 +211,43 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * The codec endpoint's own rule, checked where it starts: with a real payload key it decrypts
  * real data, so it must know who is calling (CODEC_AUTH_TOKEN or CODEC_JWKS_URL).
  */
-export function assertCodecEndpointAuth(config: Config): void {
+export function assertCodecEndpointAuth(config: Config, env: NodeJS.ProcessEnv = process.env): void {
+  if (env.CARD_SEAL_KEY || env.CARD_SEAL_PREVIOUS_KEYS) {
+    throw new ConfigError('configuration: CARD_SEAL_KEY must not be given to the codec endpoint: it decodes payloads for the UI and must never be able to reveal a card number');
+  }
   if (!config.codec.isDevelopmentKey && config.codec.auth.mode === 'loopback') {
     throw new ConfigError('configuration: CODEC_AUTH_TOKEN must be set (or CODEC_JWKS_URL) when PAYLOAD_CODEC_KEY is: outside development the codec endpoint requires a bearer token');
   }
+}
+
+/** One keyring from its three variables (`<prefix>_KEY_ID`, `_KEY`, `_PREVIOUS_KEYS`); a retired key under the current id is refused. */
+function keyring(prefix: string, keyId: string, key: string, previous: string | undefined): CodecKeys {
+  let previousKeys: Record<string, string> | undefined;
+  try {
+    previousKeys = parseKeyList(previous);
+  } catch (err) {
+    throw new ConfigError(`configuration: ${prefix}_PREVIOUS_KEYS ${(err as Error).message}`);
+  }
+  if (previousKeys && keyId in previousKeys) {
+    throw new ConfigError(`configuration: ${prefix}_PREVIOUS_KEYS names "${keyId}", the current ${prefix}_KEY_ID: a retired key needs its own id`);
+  }
+  return { keyId, key, ...(previousKeys ? { previousKeys } : {}) };
+}
+
+/** The codec endpoint holds every payload key: a seal key equal to one of them would let it reveal card numbers. */
+function assertKeysApart(codec: CodecKeys, seal: CodecKeys): void {
+  const payloadKeys = new Set([codec.key, ...Object.values(codec.previousKeys ?? {})].map((k) => Buffer.from(k, 'base64').toString('hex')));
+  const reused = [seal.key, ...Object.values(seal.previousKeys ?? {})].some((k) => payloadKeys.has(Buffer.from(k, 'base64').toString('hex')));
+  if (reused) throw new ConfigError('configuration: CARD_SEAL_KEY (or a CARD_SEAL_PREVIOUS_KEYS key) equals a payload codec key: the codec endpoint holds those, so card numbers need a key of their own (openssl rand -base64 32)');
+}
+
+/**
+ * The worker's rule, checked where it starts: with real payload keys it must seal card numbers
+ * with a key of their own (CARD_SEAL_KEY), never one derived from what the codec endpoint holds.
+ */
+export function assertSealKey(config: Config): NonNullable<Config['seal']> {
+  if (!config.seal) throw new ConfigError('configuration: CARD_SEAL_KEY must be set when PAYLOAD_CODEC_KEY is: revealed card numbers are sealed with a key the codec endpoint never holds (openssl rand -base64 32)');
+  return config.seal;
 }
 
 /** For entry points: a bad value stops the program with one line on stderr. */

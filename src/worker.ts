@@ -1,27 +1,51 @@
-/** `npm run worker`: the workers of this process, until SIGINT/SIGTERM (the SDK drains them gracefully). */
-import { loadConfigOrExit } from './config';
+/**
+ * `npm run worker`: the workers of this process, until SIGINT/SIGTERM (the SDK drains them
+ * gracefully). When the Temporal certificates change on disk, the workers drain and reconnect
+ * with the new ones (temporal/certificate-watch.ts) instead of failing their next handshake.
+ */
+import { assertSealKey, ConfigError, loadConfigOrExit } from './config';
+import { watchCertificates } from './temporal/certificate-watch';
 import { processLogger } from './logging';
 import { startTracing } from './observability/tracing';
 import { startWorkerObservability } from './observability/worker';
-import { createWorkers } from './temporal/workers';
+import { createWorkers, type WorkerFleet } from './temporal/workers';
 import { applySchedulesOnce } from './temporal/schedules';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const log = processLogger('worker', config);
   if (config.codec.isDevelopmentKey) log.warn('PAYLOAD_CODEC_KEY is not set; using the development key');
+  try {
+    assertSealKey(config);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
   const ops = await startWorkerObservability(config, log);
   const tracing = startTracing(config.tracing, 'card-issuing-worker');
-  const fleet = await createWorkers({ config, providerObserver: ops.providerObserver, reconciliationMetrics: ops.reconciliation, workflowBundlePath: config.workflowBundlePath, tracing });
-  if (config.schedules) log.info('reconciliation schedules applied', await applySchedulesOnce(config));
-  log.info('polling', {
-    temporalAddress: config.temporal.address,
-    namespace: config.temporal.namespace,
-    taskQueues: fleet.workers.map((w) => w.options.taskQueue),
-    metrics: ops.url,
-    traces: tracing?.serviceName,
+  let fleet: WorkerFleet | undefined;
+  let reconnect = false;
+  const stopWatching = watchCertificates(config.temporal, () => {
+    log.info('Temporal certificates changed: draining the workers to reconnect with them');
+    reconnect = true;
+    fleet?.shutdown();
   });
-  await fleet.run();
+  do {
+    reconnect = false;
+    fleet = await createWorkers({ config, providerObserver: ops.providerObserver, reconciliationMetrics: ops.reconciliation, workflowBundlePath: config.workflowBundlePath, tracing });
+    if (config.schedules) log.info('reconciliation schedules applied', await applySchedulesOnce(config));
+    log.info('polling', {
+      temporalAddress: config.temporal.address,
+      namespace: config.temporal.namespace,
+      taskQueues: fleet.workers.map((w) => w.options.taskQueue),
+      metrics: ops.url,
+      traces: tracing?.serviceName,
+      payloadKeyIds: [config.codec.keyId, ...Object.keys(config.codec.previousKeys ?? {})],
+    });
+    await fleet.run();
+  } while (reconnect);
+  stopWatching();
   await ops.close();
   await tracing?.shutdown();
 }

@@ -74,6 +74,7 @@ if (missing) process.stderr.write(`time skipping: skipped, this machine lacks ${
       TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
       PAYLOAD_CODEC_KEY: codecKey,
       PAYLOAD_CODEC_KEY_ID: 'test',
+      CARD_SEAL_KEY: randomBytes(32).toString('base64'),
       PROVIDER_TIMEOUT_MS: '5000',
     });
     stack = await startLocalStack({ base, bridge: false, workers: { workflowBundlePath: join(bundleDir, 'workflow-bundle.js'), enforceRateBudget: false } });

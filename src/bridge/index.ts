@@ -4,6 +4,7 @@ import type { Config } from '../config';
 import { createDataConverter } from '../codec/payload-codec';
 import { HmacSha256Scheme, NonceCache } from '../provider/signing';
 import type { Logger } from '../logging';
+import { watchCertificates } from '../temporal/certificate-watch';
 import { clientConnectionOptions } from '../temporal/connection';
 import { bridgeMetrics, createRegistry } from '../observability/metrics';
 import { startObservabilityServer, temporalReachable } from '../observability/server';
@@ -37,14 +38,23 @@ export interface BridgeStartOptions {
   tracing?: Tracing;
 }
 
+/** A webhook in flight finishes on the client it started with: its deadline is 5 s. */
+const OLD_CONNECTION_GRACE_MS = 10_000;
+
 export async function startBridge(config: Config, opts: BridgeStartOptions = {}): Promise<RunningBridge> {
-  // lazy: the bridge must start (and answer 503) even while Temporal is down.
-  const connection = Connection.lazy({ ...clientConnectionOptions(config.temporal), channelArgs: FAST_RECONNECT });
-  const temporal = new Client({
-    connection,
-    namespace: config.temporal.namespace,
-    dataConverter: createDataConverter(config.codec),
-    interceptors: opts.tracing?.clientInterceptors(),
+  const connect = () => {
+    // lazy: the bridge must start (and answer 503) even while Temporal is down.
+    const connection = Connection.lazy({ ...clientConnectionOptions(config.temporal), channelArgs: FAST_RECONNECT });
+    const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec), interceptors: opts.tracing?.clientInterceptors() });
+    return { connection, client };
+  };
+  let temporal = connect();
+  // New certificates on disk: new webhooks go through a new connection, the old one closes once its requests are done.
+  const stopWatching = watchCertificates(config.temporal, () => {
+    const old = temporal.connection;
+    temporal = connect();
+    opts.logger?.info('Temporal certificates changed: reconnected with them');
+    setTimeout(() => void old.close().catch(() => undefined), OLD_CONNECTION_GRACE_MS).unref();
   });
   const verifier = new HmacSha256Scheme({
     apiKey: config.provider.apiKey,
@@ -55,13 +65,25 @@ export async function startBridge(config: Config, opts: BridgeStartOptions = {})
   const metricsPort = opts.metricsPort ?? config.metricsPort;
   const registry = metricsPort === undefined ? undefined : createRegistry();
   const metrics = registry && bridgeMetrics(registry);
-  const app = buildBridge({ temporal, taskQueue: config.temporal.taskQueue, verifier, nonces, logger: opts.logger, signedPath: config.bridge.signedPath, metrics, tracer: opts.tracing?.tracer });
+  const app = buildBridge({
+    // A getter: the app reads the client per request, so a reconnect above reaches it.
+    get temporal() {
+      return temporal.client;
+    },
+    taskQueue: config.temporal.taskQueue,
+    verifier,
+    nonces,
+    logger: opts.logger,
+    signedPath: config.bridge.signedPath,
+    metrics,
+    tracer: opts.tracing?.tracer,
+  });
   const host = opts.host ?? '127.0.0.1';
   await app.listen({ port: opts.port ?? config.bridge.port, host });
   const port = (app.server.address() as { port: number }).port;
   const ops =
     registry && metricsPort !== undefined
-      ? await startObservabilityServer({ port: metricsPort, host, registry, ready: temporalReachable(connection) })
+      ? await startObservabilityServer({ port: metricsPort, host, registry, ready: () => temporalReachable(temporal.connection)() })
       : undefined;
   return {
     url: `http://${host}:${port}`,
@@ -69,8 +91,9 @@ export async function startBridge(config: Config, opts: BridgeStartOptions = {})
     opsUrl: ops?.url,
     close: async () => {
       await ops?.close();
+      stopWatching();
       await app.close(); // finishes requests in flight
-      await connection.close();
+      await temporal.connection.close();
     },
   };
 }

@@ -49,6 +49,9 @@ import { describeFlow, type FlowStatus } from './status';
 import { CardIssuingError, asCardIssuingError, toCardIssuingError } from './errors';
 import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
 import { REQUEST_DIGEST_MEMO, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
+import { WorkflowUpdateStage } from '@temporalio/client';
+import type { CardBinAnswer as CardBin, OperationAnswer } from '../provider/answers';
+import type { OperationRecord, SubmittedMovement } from './flow-types';
 
 export type { FlowHandle, IssueCardRequest, Keyed, MoneyMovementRequest, MoneyUpdateResult, OnboardRequest, PurchaseEsimRequest, RechargeEsimRequest, SendPayoutRequest } from './requests';
 
@@ -56,8 +59,10 @@ export interface CardIssuingClientOptions {
   /** A client built with createDataConverter(codec); the caller closes its connection. */
   client: Client;
   taskQueue: string;
-  /** The payload codec keys: revealSensitive unseals with the key derived from the current one. */
+  /** The payload codec keys our workers use. */
   codec: CodecKeys;
+  /** The card-seal keys our workers seal revealed card numbers with (CARD_SEAL_KEY); only revealSensitive needs them. */
+  sealKeys?: CodecKeys;
   /** Where the provider's deprecations are told; default: a Node DeprecationWarning. */
   onDeprecation?: (message: string) => void;
 }
@@ -67,7 +72,7 @@ const emitDeprecation = (message: string) => process.emitWarning(message, { type
 export class CardIssuingClient {
   readonly #temporal: Client;
   readonly #taskQueue: string;
-  readonly #sealer: ValueSealer;
+  readonly #sealer?: ValueSealer;
   readonly #ownConnection?: Connection;
   readonly #onDeprecation: (message: string) => void;
 
@@ -75,7 +80,7 @@ export class CardIssuingClient {
     this.#temporal = opts.client;
     this.#onDeprecation = opts.onDeprecation ?? emitDeprecation;
     this.#taskQueue = opts.taskQueue;
-    this.#sealer = new ValueSealer(opts.codec);
+    this.#sealer = opts.sealKeys ? new ValueSealer(opts.sealKeys) : undefined;
     this.#ownConnection = ownConnection;
   }
 
@@ -151,6 +156,21 @@ export class CardIssuingClient {
     return this.#moneyUpdate(withdrawFromCardUpdate, 'withdraw', input, opts);
   }
 
+  /**
+   * fundCard, answered once the card's workflow accepted the movement (validated; it runs behind
+   * the card's other operations), not once it completed. fundCard with the same key and amount
+   * then joins it and answers its outcome. A refusal (IdempotencyConflict, ValidationFailed) fails
+   * this call as it would fundCard.
+   */
+  submitFundCard(input: MoneyMovementRequest, opts?: CallOptions): Promise<SubmittedMovement> {
+    return this.#submitMoneyUpdate(fundCardUpdate, 'fund', input, opts);
+  }
+
+  /** withdrawFromCard, answered once the card's workflow accepted it (as submitFundCard). */
+  submitWithdrawFromCard(input: MoneyMovementRequest, opts?: CallOptions): Promise<SubmittedMovement> {
+    return this.#submitMoneyUpdate(withdrawFromCardUpdate, 'withdraw', input, opts);
+  }
+
   // --- Flows that move nothing ---------------------------------------------------------
 
   /** One tracker per payout: tracking the same payout again joins the running tracker. */
@@ -176,6 +196,19 @@ export class CardIssuingClient {
 
   esimPlans(opts?: CallOptions): Promise<EsimPlan[]> {
     return this.#readFlow<EsimPlan[]>('esimPlans', 'esim-plans', opts);
+  }
+
+  /** The BINs the project may issue from, as a worker's 24 h cache holds them; `refresh`: the provider asked now. */
+  cardBins(query: { refresh?: boolean } = {}, opts?: CallOptions): Promise<CardBin[]> {
+    return this.#readFlowWith<CardBin[]>('cardBins', readableId('card-bins'), [{ refresh: query.refresh === true }], opts);
+  }
+
+  /** The provider's record of an idempotency key (GET /operations/{key}), read by a worker; `known: false` when it has none. */
+  async operation(idempotencyKey: string, opts?: CallOptions): Promise<OperationRecord> {
+    const errors = keyErrors(idempotencyKey);
+    if (hasErrors(errors)) throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid operation lookup: ${describeErrors(errors)}`, details: [{ errors }] });
+    const record = await this.#readFlowWith<OperationAnswer | null>('operationRecord', readableId('operation', idempotencyKey, undefined), [{ idempotencyKey }], opts);
+    return record === null ? { idempotencyKey, known: false } : { idempotencyKey, known: true, record };
   }
 
   /** The eSIM's usage, read again only when the last read is a minute old, and its alerts. */
@@ -227,13 +260,16 @@ export class CardIssuingClient {
   }
 
   /**
-   * Full PAN, CVV and expiry. The workflow hands back a value sealed with a key only this
-   * client derives; it is opened here, so the plaintext is in no history and no codec server.
+   * Full PAN, CVV and expiry. The workflow hands back a value sealed with the card-seal key, which
+   * the workers and this client hold and the codec endpoint never does; it is opened here, so the
+   * plaintext is in no history and no codec server.
    * Never log the result.
    */
   async revealSensitive(cardId: string, opts?: CallOptions): Promise<CardSensitive> {
+    const sealer = this.#sealer;
+    if (!sealer) throw new CardIssuingError({ type: 'ValidationFailed', message: 'revealSensitive needs the card-seal keys: connect with sealKeys (CARD_SEAL_KEY)', details: [{ errors: { sealKeys: 'required to reveal a card' } }] });
     const sealed = await this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#cardUpdate(cardId, revealSensitiveUpdate, []));
-    return this.#sealer.unseal<CardSensitive>(sealed);
+    return sealer.unseal<CardSensitive>(sealed);
   }
 
   // --- Any flow ------------------------------------------------------------------------
@@ -287,6 +323,15 @@ export class CardIssuingClient {
     const workflowId = readableId(prefix);
     return this.#read({ ...opts, timeout }, { workflowId }, async () => {
       const handle = await this.#temporal.workflow.start<() => Promise<R>>(workflowType, { taskQueue: this.#taskQueue, workflowId, workflowExecutionTimeout: timeout });
+      return handle.result();
+    });
+  }
+
+  /** #readFlow with the workflow's ID and input given. */
+  async #readFlowWith<R>(workflowType: FlowName, workflowId: string, args: unknown[], opts?: CallOptions): Promise<R> {
+    const timeout = opts?.timeout ?? DEFAULT_READ_TIMEOUT_MS;
+    return this.#read({ ...opts, timeout }, { workflowId }, async () => {
+      const handle = await this.#temporal.workflow.start<(...input: unknown[]) => Promise<R>>(workflowType, { taskQueue: this.#taskQueue, workflowId, args, workflowExecutionTimeout: timeout });
       return handle.result();
     });
   }
@@ -362,6 +407,34 @@ export class CardIssuingClient {
     const scope = { ...context, waitingFor: `the ${verb} of card ${cardId} on task queue ${entityQueue(this.#taskQueue)}`, mayHaveTakenEffect: true };
     const result = await withinCall(this.#temporal.connection, opts, scope, () => asCardIssuingError(this.#cardUpdate(cardId, update, [args], updateId), context));
     return { ...result, updateId };
+  }
+
+  /**
+   * A card money update sent until the card's workflow accepted it. Its update ID is #moneyUpdate's
+   * (the key and the amount), so the waiting call joins it (test/client: submitted, then joined).
+   */
+  async #submitMoneyUpdate(update: typeof fundCardUpdate, verb: 'fund' | 'withdraw', input: MoneyMovementRequest, opts?: CallOptions): Promise<SubmittedMovement> {
+    const { cardId, ...args } = input;
+    const errors = { ...(typeof cardId === 'string' && cardId ? {} : { cardId: 'is required' }), ...(typeof args.idempotencyKey === 'string' ? keyErrors(args.idempotencyKey) : { idempotencyKey: 'is required' }) };
+    if (hasErrors(errors)) throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid ${verb}: ${describeErrors(errors)}`, details: [{ errors }] });
+    const updateId = `${verb}-key-${args.idempotencyKey}/${args.amount}`;
+    const workflowId = entityWorkflowId('card', cardId);
+    const context = { workflowId, updateId, idempotencyKey: args.idempotencyKey };
+    const scope = { ...context, waitingFor: `card ${cardId} to accept the ${verb} on task queue ${entityQueue(this.#taskQueue)}`, mayHaveTakenEffect: true };
+    const accepted = (id: string) =>
+      this.#temporal.workflow.startUpdateWithStart(update, { args: [args], updateId: id, waitForStage: WorkflowUpdateStage.ACCEPTED, startWorkflowOperation: this.#cardStart(cardId) });
+    await withinCall(this.#temporal.connection, opts, scope, () => asCardIssuingError(withStableUpdateId(updateId, accepted), context), DEFAULT_READ_TIMEOUT_MS);
+    return { workflowId, updateId, idempotencyKey: args.idempotencyKey };
+  }
+
+  /** The card's workflow started if no run of it is open (as #cardUpdate's). */
+  #cardStart(cardId: string): WithStartWorkflowOperation<Workflow> {
+    return new WithStartWorkflowOperation<Workflow>('cardLifecycle', {
+      workflowId: entityWorkflowId('card', cardId),
+      taskQueue: entityQueue(this.#taskQueue),
+      args: [{ cardId }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
   }
 
   #entityStart(kind: 'esim', entityId: string): WithStartWorkflowOperation<Workflow> {

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Client, Connection, type ClientInterceptors, type TLSConfig } from '@temporalio/client';
 import { createDataConverter, type CodecKeys } from '../codec/payload-codec';
+import { isKey, KEY_ID_PATTERN } from '../codec/keyring';
 import { CardIssuingClient } from './client';
 import { CardIssuingError } from './errors';
 import { clientInterceptors } from '../temporal/client-interceptors';
@@ -19,6 +20,8 @@ export interface ConnectOptions {
   taskQueue: string;
   /** The payload codec keys our workers use: the current one by id, and retired ones to read older histories. */
   codec: CodecKeys;
+  /** The card-seal keys (our workers' CARD_SEAL_KEY and retired ones): needed only by revealSensitive. */
+  sealKeys?: CodecKeys;
   /** TLS to the frontend: true for the system's CAs, or certificates (mTLS, a private CA, a server name). */
   tls?: boolean | TLSConfig;
   /** A Temporal Cloud API key. */
@@ -29,25 +32,26 @@ export interface ConnectOptions {
   interceptors?: ClientInterceptors;
 }
 
-const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
-
 /** Field errors of connect options, each naming the rule. */
 export function connectOptionsErrors(opts: Partial<ConnectOptions> | undefined): Record<string, string> {
   const errors: Record<string, string> = {};
   if (typeof opts?.address !== 'string' || !/^[^\s:]+:\d{1,5}$/.test(opts.address)) errors.address = 'must be host:port';
   if (opts?.namespace !== undefined && (typeof opts.namespace !== 'string' || opts.namespace.length === 0)) errors.namespace = 'must be a non-empty string';
   if (typeof opts?.taskQueue !== 'string' || opts.taskQueue.length === 0) errors.taskQueue = 'must be a non-empty string';
-  const codec = opts?.codec;
-  if (typeof codec?.keyId !== 'string' || !KEY_ID.test(codec.keyId)) errors['codec.keyId'] = 'must be 1-32 characters of [A-Za-z0-9_-]';
-  if (!isKey(codec?.key)) errors['codec.key'] = 'must be 32 bytes encoded in base64';
-  for (const [id, key] of Object.entries(codec?.previousKeys ?? {})) {
-    if (!KEY_ID.test(id) || !isKey(key)) errors[`codec.previousKeys.${id}`] = 'must be 32 bytes encoded in base64, under an id of 1-32 characters of [A-Za-z0-9_-]';
-  }
+  Object.assign(errors, keyringErrors('codec', opts?.codec));
+  if (opts?.sealKeys !== undefined) Object.assign(errors, keyringErrors('sealKeys', opts.sealKeys));
   return errors;
 }
 
-function isKey(value: unknown): boolean {
-  return typeof value === 'string' && Buffer.from(value, 'base64').length === 32;
+function keyringErrors(field: string, keys: Partial<CodecKeys> | undefined): Record<string, string> {
+  const errors: Record<string, string> = {};
+  if (typeof keys?.keyId !== 'string' || !KEY_ID_PATTERN.test(keys.keyId)) errors[`${field}.keyId`] = 'must be 1-32 characters of [A-Za-z0-9_-]';
+  if (!isKey(keys?.key)) errors[`${field}.key`] = 'must be 32 bytes encoded in base64';
+  for (const [id, key] of Object.entries(keys?.previousKeys ?? {})) {
+    if (!KEY_ID_PATTERN.test(id) || !isKey(key)) errors[`${field}.previousKeys.${id}`] = 'must be 32 bytes encoded in base64, under an id of 1-32 characters of [A-Za-z0-9_-]';
+  }
+  if (keys?.keyId !== undefined && keys.previousKeys && keys.keyId in keys.previousKeys) errors[`${field}.previousKeys.${keys.keyId}`] = 'must not name the current keyId';
+  return errors;
 }
 
 /** A client with its own connection (closed by `client.close()`). */
@@ -60,7 +64,7 @@ export async function connectCardIssuingClient(opts: ConnectOptions): Promise<Ca
   // With the guard for a retry that outlives its connection (temporal/client-interceptors.ts): closing this client must not crash its host.
   const connection = await Connection.connect({ address: opts.address, tls: opts.tls, apiKey: opts.apiKey, interceptors: clientInterceptors() });
   const client = new Client({ connection, namespace: opts.namespace ?? 'default', dataConverter: createDataConverter(opts.codec), interceptors: opts.interceptors });
-  return new CardIssuingClient({ client, taskQueue: opts.taskQueue, codec: opts.codec, onDeprecation: opts.onDeprecation }, connection);
+  return new CardIssuingClient({ client, taskQueue: opts.taskQueue, codec: opts.codec, sealKeys: opts.sealKeys, onDeprecation: opts.onDeprecation }, connection);
 }
 
 /** TLS options from certificate files (for optionsFromEnv and the CLI). */

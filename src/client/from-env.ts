@@ -3,6 +3,7 @@
  * Kept apart from the library, which reads no environment. It throws (never exits) a
  * CardIssuingError ValidationFailed naming each variable and its rule.
  */
+import { parseKeyList } from '../codec/keyring';
 import type { CodecKeys } from '../codec/payload-codec';
 import { connectOptionsErrors, tlsFromFiles, type ConnectOptions } from './connect';
 import { CardIssuingError } from './errors';
@@ -13,39 +14,55 @@ const FIELD_VARIABLE: Record<string, string> = {
   taskQueue: 'TEMPORAL_TASK_QUEUE',
   'codec.keyId': 'PAYLOAD_CODEC_KEY_ID',
   'codec.key': 'PAYLOAD_CODEC_KEY',
+  'codec.previousKeys': 'PAYLOAD_CODEC_PREVIOUS_KEYS',
+  'sealKeys.keyId': 'CARD_SEAL_KEY_ID',
+  'sealKeys.key': 'CARD_SEAL_KEY',
+  'sealKeys.previousKeys': 'CARD_SEAL_PREVIOUS_KEYS',
 };
+
+type Env = Readonly<Record<string, string | undefined>>;
 
 /**
  * TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_TASK_QUEUE
- * (card-issuing), TEMPORAL_TLS, TEMPORAL_TLS_CERT_PATH / _KEY_PATH, TEMPORAL_API_KEY,
- * PAYLOAD_CODEC_KEY and PAYLOAD_CODEC_KEY_ID (dev), PAYLOAD_CODEC_PREVIOUS_KEYS (`id:base64,…`).
- * Unlike the worker, no development key is assumed: PAYLOAD_CODEC_KEY is required.
+ * (card-issuing), TEMPORAL_TLS, TEMPORAL_TLS_CERT_PATH / _KEY_PATH, TEMPORAL_TLS_CA_PATH,
+ * TEMPORAL_TLS_SERVER_NAME, TEMPORAL_API_KEY, PAYLOAD_CODEC_KEY and PAYLOAD_CODEC_KEY_ID (dev),
+ * PAYLOAD_CODEC_PREVIOUS_KEYS (`id:base64,…`), and for revealSensitive CARD_SEAL_KEY,
+ * CARD_SEAL_KEY_ID (dev), CARD_SEAL_PREVIOUS_KEYS. Unlike the worker, no development key is
+ * assumed: PAYLOAD_CODEC_KEY is required.
  */
-export function optionsFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): ConnectOptions {
-  const previousKeys = parsePreviousKeys(env.PAYLOAD_CODEC_PREVIOUS_KEYS);
-  const codec: CodecKeys = { keyId: env.PAYLOAD_CODEC_KEY_ID ?? 'dev', key: env.PAYLOAD_CODEC_KEY ?? '', ...(previousKeys ? { previousKeys } : {}) };
-  const certs = { certPath: env.TEMPORAL_TLS_CERT_PATH, keyPath: env.TEMPORAL_TLS_KEY_PATH };
+export function optionsFromEnv(env: Env = process.env): ConnectOptions {
+  const errors: Record<string, string> = {};
+  const codec = keyring(env, 'PAYLOAD_CODEC', errors);
+  const sealKeys = env.CARD_SEAL_KEY ? keyring(env, 'CARD_SEAL', errors) : undefined;
+  const files = { certPath: env.TEMPORAL_TLS_CERT_PATH, keyPath: env.TEMPORAL_TLS_KEY_PATH, caPath: env.TEMPORAL_TLS_CA_PATH, serverName: env.TEMPORAL_TLS_SERVER_NAME };
+  const certificates = files.certPath || files.caPath || files.serverName;
   const opts: ConnectOptions = {
     address: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
     namespace: env.TEMPORAL_NAMESPACE ?? 'default',
     taskQueue: env.TEMPORAL_TASK_QUEUE ?? 'card-issuing',
     codec,
-    ...(certs.certPath ? { tls: tlsFromFiles(certs) } : env.TEMPORAL_TLS === 'true' ? { tls: true } : {}),
+    ...(sealKeys ? { sealKeys } : {}),
+    ...(certificates ? { tls: tlsFromFiles(files) } : env.TEMPORAL_TLS === 'true' ? { tls: true } : {}),
     ...(env.TEMPORAL_API_KEY ? { apiKey: env.TEMPORAL_API_KEY } : {}),
   };
-  const errors = connectOptionsErrors(opts);
-  if (previousKeys === null) errors.previousKeys = 'must be id:base64 pairs separated by commas';
+  for (const [field, rule] of Object.entries(connectOptionsErrors(opts))) errors[variableOf(field)] ??= rule;
   if (Object.keys(errors).length > 0) {
-    const named = Object.fromEntries(Object.entries(errors).map(([field, rule]) => [FIELD_VARIABLE[field] ?? (field.startsWith('codec.previousKeys') || field === 'previousKeys' ? 'PAYLOAD_CODEC_PREVIOUS_KEYS' : field), rule]));
-    throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid environment: ${Object.entries(named).map(([v, rule]) => `${v} ${rule}`).join('; ')}`, details: [{ errors: named }] });
+    throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid environment: ${Object.entries(errors).map(([v, rule]) => `${v} ${rule}`).join('; ')}`, details: [{ errors }] });
   }
   return opts;
 }
 
-/** `id:base64,id:base64` → { id: base64 }; undefined when unset, null when malformed. */
-function parsePreviousKeys(text: string | undefined): Record<string, string> | undefined | null {
-  if (!text) return undefined;
-  const pairs = text.split(',').map((p) => p.trim().split(':'));
-  if (pairs.some((p) => p.length !== 2 || !p[0] || !p[1])) return null;
-  return Object.fromEntries(pairs);
+/** One keyring from `<prefix>_KEY_ID`, `_KEY` and `_PREVIOUS_KEYS`; a malformed list is an error under its variable. */
+function keyring(env: Env, prefix: string, errors: Record<string, string>): CodecKeys {
+  let previousKeys: Record<string, string> | undefined;
+  try {
+    previousKeys = parseKeyList(env[`${prefix}_PREVIOUS_KEYS`]);
+  } catch (err) {
+    errors[`${prefix}_PREVIOUS_KEYS`] = (err as Error).message;
+  }
+  return { keyId: env[`${prefix}_KEY_ID`] ?? 'dev', key: env[`${prefix}_KEY`] ?? '', ...(previousKeys ? { previousKeys } : {}) };
+}
+
+function variableOf(field: string): string {
+  return FIELD_VARIABLE[field] ?? FIELD_VARIABLE[field.split('.').slice(0, 2).join('.')] ?? field;
 }

@@ -4,24 +4,31 @@
  * themselves (or with optionsFromEnv); the package reads no environment.
  */
 import { connectCardIssuingClient, type CardIssuingClient, type ConnectOptions } from '../client';
+import type { CodecKeys } from '../codec/payload-codec';
 import type { Config } from '../config';
 import type { Tracing } from '../observability/tracing';
 import { connectionOptions } from '../temporal/connection';
 
-export function connectOptionsOf(config: Pick<Config, 'temporal' | 'codec'>): ConnectOptions {
+export function connectOptionsOf(config: Pick<Config, 'temporal' | 'codec' | 'seal'>): ConnectOptions {
   const { address, tls, apiKey } = connectionOptions(config.temporal);
   return {
     address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    codec: { keyId: config.codec.keyId, key: config.codec.key },
+    codec: keysOf(config.codec),
+    ...(config.seal ? { sealKeys: keysOf(config.seal) } : {}),
     ...(tls === undefined || tls === null ? {} : { tls }),
     ...(apiKey === undefined ? {} : { apiKey }),
   };
 }
 
 /** A client with its own connection, from the validated configuration (with the process's tracing, when on). */
-export function createCardIssuingClient(config: Pick<Config, 'temporal' | 'codec'>, opts: { tracing?: Tracing } = {}): Promise<CardIssuingClient> {
+export function createCardIssuingClient(config: Pick<Config, 'temporal' | 'codec' | 'seal'>, opts: { tracing?: Tracing } = {}): Promise<CardIssuingClient> {
   const interceptors = opts.tracing?.clientInterceptors();
   return connectCardIssuingClient({ ...connectOptionsOf(config), ...(interceptors ? { interceptors } : {}) });
+}
+
+/** Only the keys: the rest of a config's keyring (ports, auth) is not the client's. */
+function keysOf(keys: CodecKeys): CodecKeys {
+  return { keyId: keys.keyId, key: keys.key, ...(keys.previousKeys ? { previousKeys: keys.previousKeys } : {}) };
 }

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import type { Config } from '../config';
+import { assertSealKey, type Config } from '../config';
 import { createActivities } from '../activities';
 import { createDataConverter } from '../codec/payload-codec';
 import { ValueSealer } from '../codec/sealed-value';
@@ -82,7 +82,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     provider,
     bins: new BinCache<CardBinAnswer>(provider),
     temporal: new Client({ connection, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.clientInterceptors() }),
-    sealer: new ValueSealer(config.codec),
+    sealer: new ValueSealer(assertSealKey(config)),
     reconciliationMetrics: setup.reconciliationMetrics,
     reconcileBudget: { windowMs: config.provider.rateWindowMs, share: config.provider.reconcileBudgetShare },
   });

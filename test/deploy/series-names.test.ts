@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../../src/ports';
 import { spawnApp, type AppProcess } from '../../tools/processes';
-import { TEST_CODEC_KEY, temporalAddress } from '../helpers/stack';
+import { TEST_CODEC_KEY, TEST_SEAL_KEY, temporalAddress } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 import { declaredName, ourDeclaredSeries, seriesNamed } from './promql-names';
 
@@ -65,6 +65,7 @@ describe('the series that alerts and dashboard name', () => {
       PROVIDER_BASE_URL: `http://127.0.0.1:${await freePort()}`, // nothing listens: the activity fails
       PAYLOAD_CODEC_KEY: TEST_CODEC_KEY,
       PAYLOAD_CODEC_KEY_ID: 'test',
+      CARD_SEAL_KEY: TEST_SEAL_KEY,
       WORKFLOW_BUNDLE_PATH: process.env.TEST_WORKFLOW_BUNDLE!,
     }, '/dev/null');
     const metricsUrl = `http://127.0.0.1:${metricsPort}`;

@@ -11,6 +11,8 @@ import type { WorkerFleet } from '../../src/temporal/workers';
 import { startLocalStack } from '../../tools/local-stack';
 
 export const TEST_CODEC_KEY = randomBytes(32).toString('base64');
+/** The card-seal key (CARD_SEAL_KEY): its own key, as in production, where the worker refuses to start without it. */
+export const TEST_SEAL_KEY = randomBytes(32).toString('base64');
 
 export interface Stack {
   config: Config;
@@ -39,6 +41,7 @@ export async function startStack(sandboxConfig: SandboxConfigPatch = {}, env: Re
     TEMPORAL_TASK_QUEUE: taskQueue,
     PAYLOAD_CODEC_KEY: TEST_CODEC_KEY,
     PAYLOAD_CODEC_KEY_ID: 'test',
+    CARD_SEAL_KEY: TEST_SEAL_KEY,
     PROVIDER_TIMEOUT_MS: '5000',
     ...env,
   });

@@ -90,6 +90,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     PROVIDER_WEBHOOK_SECRET: base.provider.webhookSecret,
     PAYLOAD_CODEC_KEY: randomBytes(32).toString('base64'),
     PAYLOAD_CODEC_KEY_ID: opts.name,
+    CARD_SEAL_KEY: randomBytes(32).toString('base64'),
     WORKFLOW_BUNDLE_PATH: bundlePath,
     METRICS_PORT: '',
     LISTEN_HOST: '127.0.0.1',
