@@ -1,93 +1,147 @@
 /**
- * deploy/helm/card-issuing: `helm lint` passes and `helm template` renders what a platform team
- * needs: probes on /health and /ready, resources, a PodDisruptionBudget per component, a grace
- * period longer than the worker's drain, secrets only from existing Secret objects, non-root with
- * a read-only root filesystem, and the worker scaled on its task queues' backlog (KEDA).
+ * deploy/helm/card-issuing: `helm lint --strict` and `helm template` pass for every values combination
+ * the README shows, and the chart renders what a platform team needs: probes on /health and /ready,
+ * resources, a PodDisruptionBudget per component, a grace period longer than the worker's drain,
+ * secrets only from existing Secret objects, non-root with a read-only root filesystem, and the
+ * worker scaled on its task queues' backlog when KEDA is there (optional). The hardening issue 31
+ * asked for (spread, NetworkPolicy, tokens, env, rotation, TLS) is in helm-hardening.test.ts.
  * helm comes from the PATH or tools/helm.ts's cache (npm test's provisioning builds it with Go);
  * without it these tests are skipped and say so.
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findHelm, HELM_VERSION } from '../../tools/helm';
+
+// js-yaml is in node_modules through eslint (not a dependency of ours) and has no types here.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { loadAll } = require('js-yaml') as { loadAll: (text: string) => unknown[] };
 
 const CHART = join(__dirname, '../../deploy/helm/card-issuing');
 const helm = findHelm();
 const why = `helm is not installed (npx tsx tools/helm.ts builds ${HELM_VERSION} with Go)`;
 if (!helm) process.stderr.write(`helm chart: skipped, ${why}\n`);
 
-/** `helm template` with `--set` values; the rendered YAML is checked as text (the project has no YAML parser). */
-function template(...sets: string[]): { status: number | null; out: string } {
-  const res = spawnSync(helm!, ['template', 'rel', CHART, ...sets.flatMap((s) => ['--set', s])], { encoding: 'utf8' });
-  return { status: res.status, out: `${res.stdout}${res.stderr}` };
+interface Doc { kind: string; metadata: { name: string }; spec: any }
+
+/** `helm template` with `--set` values (and other flags as given); its documents parsed. */
+function template(...args: string[]): { status: number | null; out: string; docs: Doc[] } {
+  const flags = args.flatMap((a) => (a.startsWith('--') ? [a] : ['--set', a]));
+  const res = spawnSync(helm!, ['template', 'rel', CHART, ...flags], { encoding: 'utf8' });
+  const docs = res.status === 0 ? (loadAll(res.stdout).filter(Boolean) as Doc[]) : [];
+  return { status: res.status, out: `${res.stdout}${res.stderr}`, docs };
+}
+
+const KEDA = '--api-versions=keda.sh/v1alpha1';
+
+/** The helm commands of the README's "Deploying on Kubernetes" section, as their flags (--set, --api-versions). */
+function readmeCombinations(): string[][] {
+  const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Deploying on Kubernetes'), readme.indexOf('\n## ', readme.indexOf('## Deploying on Kubernetes') + 1));
+  const commands = section.replace(/\\\n\s*/g, ' ').split('\n').filter((l) => /^\s*helm (upgrade --install|template) /.test(l));
+  return commands.map((cmd) => {
+    const tokens = cmd.trim().split(/\s+/).map((t) => t.replace(/^'(.*)'$/, '$1'));
+    const flags: string[] = [];
+    tokens.forEach((t, i) => {
+      if (t === '--set') flags.push(tokens[i + 1]);
+      if (t.startsWith('--api-versions')) flags.push(t.includes('=') ? t : `--api-versions=${tokens[i + 1]}`);
+    });
+    return flags;
+  });
 }
 
 (helm ? describe : describe.skip)(`helm chart${helm ? '' : `: SKIPPED, ${why}`}`, () => {
-  test('helm lint passes', () => {
-    const res = spawnSync(helm!, ['lint', '--strict', CHART], { encoding: 'utf8' });
-    expect(res.stdout).toContain('0 chart(s) failed');
-    expect(res.status).toBe(0);
+  test('helm lint --strict and helm template pass for every combination of values the README shows', () => {
+    const combinations = readmeCombinations();
+    // The install command, KEDA, Temporal Cloud, mTLS with a private CA, network policy peers, no reconciliation, extraEnv.
+    expect(combinations.length).toBeGreaterThanOrEqual(7);
+    for (const flags of [[], ...combinations]) {
+      // helm lint sees no cluster (it has no --api-versions): where the README turns KEDA on, the cluster has it.
+      const sets = [...flags.filter((f) => !f.startsWith('--')), 'worker.autoscaling.skipCapabilityCheck=true'].flatMap((s) => ['--set', s]);
+      const lint = spawnSync(helm!, ['lint', '--strict', CHART, ...sets], { encoding: 'utf8' });
+      expect({ flags, out: lint.stdout + lint.stderr }).toEqual({ flags, out: expect.stringContaining('0 chart(s) failed') });
+      const { status, out } = template(...flags, KEDA);
+      expect({ flags, status, out }).toEqual({ flags, status: 0, out });
+    }
   });
 
-  test('renders the worker, the bridge and the codec endpoint, each with a PodDisruptionBudget, and the worker scaled on its queues', () => {
-    const { status, out } = template();
+  test('renders the worker, the bridge and the codec endpoint, each with a PodDisruptionBudget and a NetworkPolicy; no ScaledObject unless asked', () => {
+    const { status, docs } = template();
     expect(status).toBe(0);
-    const kinds = [...out.matchAll(/^kind: (\w+)\n(?:.*\n)*?\s+name: (\S+)/gm)].map((m) => `${m[1]} ${m[2]}`).sort();
-    expect(kinds).toEqual([
-      'Deployment rel-card-issuing-bridge',
-      'Deployment rel-card-issuing-codec',
-      'Deployment rel-card-issuing-worker',
-      'PodDisruptionBudget rel-card-issuing-bridge',
-      'PodDisruptionBudget rel-card-issuing-codec',
-      'PodDisruptionBudget rel-card-issuing-worker',
-      'ScaledObject rel-card-issuing-worker',
-      'Service rel-card-issuing-bridge',
-      'Service rel-card-issuing-codec',
-    ]);
-    // The backlog of the main queue (workflow and activity tasks) and of the entity queue, not the rate-class queues.
-    expect([...out.matchAll(/taskQueue: "([^"]+)"\n\s+queueTypes: "([^"]+)"/g)].map((m) => `${m[1]} ${m[2]}`)).toEqual([
-      'card-issuing workflow,activity',
-      'card-issuing-entities workflow',
-    ]);
-    expect(out).toMatch(/type: temporal/);
+    const component = ['worker', 'bridge', 'codec'].map((c) => `rel-card-issuing-${c}`);
+    expect(docs.map((d) => `${d.kind} ${d.metadata.name}`).sort()).toEqual(
+      [
+        ...component.flatMap((n) => [`Deployment ${n}`, `PodDisruptionBudget ${n}`, `NetworkPolicy ${n}`]),
+        'Service rel-card-issuing-bridge',
+        'Service rel-card-issuing-codec',
+        'ServiceAccount rel-card-issuing',
+      ].sort(),
+    );
+    // With autoscaling the PodDisruptionBudgets stay.
+    expect(template('worker.autoscaling.enabled=true', KEDA).docs.filter((d) => d.kind === 'PodDisruptionBudget')).toHaveLength(3);
   });
 
   test('every container: probes on /health and /ready, resources, non-root, read-only root filesystem', () => {
-    const { out } = template();
-    const containers = out.split(/\n\s+- name: (?=worker\n|bridge\n|codec\n)/).slice(1);
-    expect(containers).toHaveLength(3);
-    for (const c of containers) {
-      expect(c).toMatch(/livenessProbe:\n\s+httpGet: \{ path: \/health/);
-      expect(c).toMatch(/readinessProbe:\n\s+httpGet: \{ path: \/(ready|health)/);
-      expect(c).toMatch(/readOnlyRootFilesystem: true/);
-      expect(c).toMatch(/allowPrivilegeEscalation: false/);
-      expect(c).toMatch(/resources:\n\s+limits:\n\s+memory: /);
+    const pods = template().docs.filter((d) => d.kind === 'Deployment').map((d) => d.spec.template.spec);
+    expect(pods).toHaveLength(3);
+    for (const pod of pods) {
+      const [c] = pod.containers;
+      expect(c.livenessProbe.httpGet.path).toBe('/health');
+      expect(['/ready', '/health']).toContain(c.readinessProbe.httpGet.path);
+      expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+      expect(c.resources.limits.memory).toBeTruthy();
+      expect(pod.securityContext.runAsNonRoot).toBe(true);
     }
     // The worker and the bridge are ready only when Temporal answers.
-    expect(containers.filter((c) => /readinessProbe:\n\s+httpGet: \{ path: \/ready/.test(c))).toHaveLength(2);
-    expect(out.match(/runAsNonRoot: true/g)).toHaveLength(3);
+    expect(pods.filter((p) => p.containers[0].readinessProbe.httpGet.path === '/ready')).toHaveLength(2);
   });
 
   test('secrets come only from existing Secret objects, never from values', () => {
-    const { out } = template('secrets.temporalApiKey.name=temporal-cloud');
-    for (const name of ['PROVIDER_API_KEY', 'PROVIDER_API_SECRET', 'PROVIDER_WEBHOOK_SECRET', 'PAYLOAD_CODEC_KEY', 'CODEC_AUTH_TOKEN', 'TEMPORAL_API_KEY']) {
-      const entries = [...out.matchAll(new RegExp(`- name: ${name}\\n\\s+(\\w+):`, 'g'))].map((m) => m[1]);
-      expect(entries.length).toBeGreaterThan(0);
-      expect(new Set(entries)).toEqual(new Set(['valueFrom']));
+    const { docs } = template('secrets.temporalApiKey.name=temporal-cloud', 'worker.autoscaling.enabled=true', KEDA);
+    const env = docs.filter((d) => d.kind === 'Deployment').flatMap((d) => d.spec.template.spec.containers[0].env as { name: string; value?: string }[]);
+    for (const name of ['PROVIDER_API_KEY', 'PROVIDER_API_SECRET', 'PROVIDER_WEBHOOK_SECRET', 'PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'CODEC_AUTH_TOKEN', 'TEMPORAL_API_KEY', 'CARD_SEAL_KEY', 'CARD_SEAL_PREVIOUS_KEYS']) {
+      const entries = env.filter((e) => e.name === name);
+      expect({ name, n: entries.length > 0 }).toEqual({ name, n: true });
+      for (const e of entries) expect(e).toEqual({ name, valueFrom: { secretKeyRef: expect.objectContaining({ name: expect.any(String), key: expect.any(String) }) } });
     }
-    expect(out).toMatch(/kind: TriggerAuthentication/);
-    expect(out).toMatch(/parameter: apiKey\n\s+name: temporal-cloud/);
+    const auth = docs.find((d) => d.kind === 'TriggerAuthentication')!;
+    expect(auth.spec.secretTargetRef).toContainEqual({ parameter: 'apiKey', name: 'temporal-cloud', key: 'api-key' });
   });
 
   test('the worker gets longer to stop than its drain takes, and a shorter grace period is refused', () => {
-    expect(template().out).toMatch(/terminationGracePeriodSeconds: 60\n/);
+    const worker = template().docs.find((d) => d.kind === 'Deployment' && d.metadata.name === 'rel-card-issuing-worker')!;
+    expect(worker.spec.template.spec.terminationGracePeriodSeconds).toBe(60);
     const short = template('worker.terminationGracePeriodSeconds=30');
     expect(short.status).not.toBe(0);
     expect(short.out).toContain('worker.terminationGracePeriodSeconds (30) must be at least 45 s');
   });
 
+  test('KEDA is optional: asked for where the cluster has it, the worker scales on the backlog of its main and entity queues', () => {
+    const noKeda = template('worker.autoscaling.enabled=true');
+    expect(noKeda.status).not.toBe(0);
+    expect(noKeda.out).toContain('worker.autoscaling.enabled=true needs KEDA (>= 2.17): the cluster serves no keda.sh/v1alpha1 API');
+    expect(template('worker.autoscaling.enabled=true', 'worker.autoscaling.skipCapabilityCheck=true').status).toBe(0);
+
+    const { docs } = template('worker.autoscaling.enabled=true', KEDA, 'secrets.temporalApiKey.name=temporal-cloud', 'temporal.tls.serverName=frontend.example');
+    const triggers = docs.find((d) => d.kind === 'ScaledObject')!.spec.triggers as { type: string; metadata: Record<string, string> }[];
+    // The rate-class queues are left out: more workers would not drain them (docs/rate-budget.md).
+    expect(triggers.map((t) => `${t.type} ${t.metadata.taskQueue} ${t.metadata.queueTypes}`)).toEqual(['temporal card-issuing workflow,activity', 'temporal card-issuing-entities workflow']);
+    for (const t of triggers) {
+      // enableTLS exists only after KEDA 2.20; TLS with an API key is every release's default. tlsServerName: KEDA >= 2.18.
+      expect(t.metadata).not.toHaveProperty('enableTLS');
+      expect(t.metadata.tlsServerName).toBe('frontend.example');
+    }
+    expect(docs.find((d) => d.metadata.name === 'rel-card-issuing-worker' && d.kind === 'Deployment')!.spec).not.toHaveProperty('replicas');
+
+    // KEDA's scaler speaks TLS only with a client certificate or an API key: TLS alone is refused, not scaled in plaintext.
+    const tlsAlone = template('worker.autoscaling.enabled=true', KEDA, 'temporal.tls.enabled=true');
+    expect(tlsAlone.status).not.toBe(0);
+    expect(tlsAlone.out).toContain('KEDA\'s temporal scaler connects with TLS only when it has a client certificate');
+  });
+
   test('without autoscaling the worker has a fixed replica count and no ScaledObject', () => {
-    const { out } = template('worker.autoscaling.enabled=false', 'worker.replicas=3');
-    expect(out).not.toMatch(/kind: ScaledObject/);
-    expect(out).toMatch(/name: rel-card-issuing-worker\n(?:.*\n)*?spec:\n\s+replicas: 3/);
+    const { docs } = template('worker.replicas=3');
+    expect(docs.map((d) => d.kind)).not.toContain('ScaledObject');
+    expect(docs.find((d) => d.metadata.name === 'rel-card-issuing-worker' && d.kind === 'Deployment')!.spec.replicas).toBe(3);
   });
 });

@@ -1,0 +1,201 @@
+/**
+ * deploy/helm/card-issuing as a platform engineer installs it as is (issue 31): replicas spread over
+ * nodes and zones, a NetworkPolicy per component, no ServiceAccount token, env per component (extraEnv,
+ * reconciliation's knobs, NODE_OPTIONS from the memory limit), the bridge's preStop delay,
+ * reconciliation on by default, the key-rotation secrets (the card-seal keys on the worker only) and
+ * Temporal TLS mounted so rotation reaches the files. Skipped without helm, like helm-chart.test.ts.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { findHelm } from '../../tools/helm';
+
+// js-yaml is in node_modules through eslint (not a dependency of ours) and has no types here.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { loadAll } = require('js-yaml') as { loadAll: (text: string) => unknown[] };
+
+const CHART = join(__dirname, '../../deploy/helm/card-issuing');
+const helm = findHelm();
+
+interface Doc { kind: string; metadata: { name: string }; spec: any }
+interface EnvVar { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } }
+const COMPONENTS = ['worker', 'bridge', 'codec'] as const;
+
+function template(...sets: string[]): { status: number | null; out: string; docs: Doc[] } {
+  const res = spawnSync(helm!, ['template', 'rel', CHART, '--namespace', 'card-issuing', ...sets.flatMap((s) => ['--set', s])], { encoding: 'utf8' });
+  return { status: res.status, out: `${res.stdout}${res.stderr}`, docs: res.status === 0 ? (loadAll(res.stdout).filter(Boolean) as Doc[]) : [] };
+}
+
+function find(docs: Doc[], kind: string, component: string): Doc {
+  const doc = docs.find((d) => d.kind === kind && d.metadata.name === `rel-card-issuing-${component}`);
+  if (!doc) throw new Error(`no ${kind} for ${component}`);
+  return doc;
+}
+
+const podOf = (docs: Doc[], component: string) => find(docs, 'Deployment', component).spec.template.spec;
+const envOf = (docs: Doc[], component: string): EnvVar[] => podOf(docs, component).containers[0].env;
+const envMap = (docs: Doc[], component: string) => Object.fromEntries(envOf(docs, component).map((e) => [e.name, e.value ?? e.valueFrom]));
+
+(helm ? describe : describe.skip)('helm chart, hardened (issue 31)', () => {
+  const defaults = helm ? template().docs : [];
+
+  test('every Deployment spreads its replicas over nodes and zones (ScheduleAnyway), overridable per component or globally', () => {
+    for (const c of COMPONENTS) {
+      expect(podOf(defaults, c).topologySpreadConstraints).toEqual(
+        ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map((topologyKey) => ({
+          maxSkew: 1,
+          topologyKey,
+          whenUnsatisfiable: 'ScheduleAnyway',
+          labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'card-issuing', 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': c } },
+        })),
+      );
+    }
+    const own = template('bridge.topologySpreadConstraints[0].maxSkew=2', 'bridge.topologySpreadConstraints[0].topologyKey=kubernetes.io/hostname', 'bridge.topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule').docs;
+    expect(podOf(own, 'bridge').topologySpreadConstraints).toEqual([expect.objectContaining({ maxSkew: 2, whenUnsatisfiable: 'DoNotSchedule' })]);
+    expect(podOf(own, 'worker').topologySpreadConstraints).toHaveLength(2);
+    const none = template('topologySpreadConstraints=null').docs;
+    for (const c of COMPONENTS) expect(podOf(none, c)).not.toHaveProperty('topologySpreadConstraints');
+  });
+
+  test('NetworkPolicy: the codec endpoint only from the Temporal UI, the bridge from the ingress controller, metrics from Prometheus; egress only to what each calls', () => {
+    const policy = (docs: Doc[], c: string) => find(docs, 'NetworkPolicy', c).spec;
+    const ports = (rules: { ports: { port: number }[] }[]) => rules.map((r) => r.ports.map((p) => p.port).join('+'));
+    for (const c of COMPONENTS) {
+      expect(policy(defaults, c).policyTypes).toEqual(['Ingress', 'Egress']);
+      expect(policy(defaults, c).podSelector.matchLabels['app.kubernetes.io/component']).toBe(c);
+    }
+    const codec = policy(defaults, 'codec');
+    expect(codec.ingress).toEqual([{ ports: [{ protocol: 'TCP', port: 4030 }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'temporal' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'temporal', 'app.kubernetes.io/component': 'web' } } }] }]);
+    expect(ports(codec.egress)).toEqual(['53+53']); // DNS only: no Temporal, no provider
+    expect(ports(policy(template('codec.jwksUrl=https://idp.example/jwks').docs, 'codec').egress)).toEqual(['53+53', '443']);
+
+    const bridge = policy(defaults, 'bridge');
+    expect(ports(bridge.ingress)).toEqual(['4020', '9464']);
+    expect(bridge.ingress[0].from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }]);
+    expect(bridge.ingress[1].from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
+    // The bridge only verifies the provider's webhooks: Temporal and DNS, no provider.
+    expect(ports(bridge.egress)).toEqual(['53+53', '7233']);
+
+    const worker = policy(defaults, 'worker');
+    expect(ports(worker.ingress)).toEqual(['9464']);
+    expect(ports(worker.egress)).toEqual(['53+53', '7233', '443']);
+    // Temporal: the namespace of temporal.address's Service; the provider: HTTPS to the configured CIDRs.
+    expect(worker.egress[1].to).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'temporal' } } }]);
+    expect(worker.egress[2].to).toEqual([{ ipBlock: { cidr: '0.0.0.0/0' } }]);
+
+    const custom = template(
+      'networkPolicy.provider.cidrs={203.0.113.0/24}',
+      'networkPolicy.temporal.to[0].ipBlock.cidr=10.9.0.0/16',
+      'networkPolicy.temporal.port=7234',
+      'networkPolicy.bridge.from[0].namespaceSelector.matchLabels.team=edge',
+      'networkPolicy.metrics.from=null',
+      'otelEndpoint=http://collector.observability:4318',
+    ).docs;
+    const w = policy(custom, 'worker');
+    expect(w.egress.slice(1)).toEqual([
+      { to: [{ ipBlock: { cidr: '10.9.0.0/16' } }], ports: [{ protocol: 'TCP', port: 7234 }] },
+      { to: [{ ipBlock: { cidr: '203.0.113.0/24' } }], ports: [{ protocol: 'TCP', port: 443 }] },
+      { to: [{ namespaceSelector: {} }], ports: [{ protocol: 'TCP', port: 4318 }] },
+    ]);
+    expect(w.ingress).toEqual([{ ports: [{ protocol: 'TCP', port: 9464 }] }]); // no `from`: any source
+    expect(policy(custom, 'bridge').ingress[0].from).toEqual([{ namespaceSelector: { matchLabels: { team: 'edge' } } }]);
+    // Temporal Cloud (outside the cluster, no fixed IPs): the port only.
+    expect(policy(template('temporal.address=ns.acct.tmprl.cloud:7233').docs, 'worker').egress[1].to).toEqual([{ ipBlock: { cidr: '0.0.0.0/0' } }]);
+    expect(template('networkPolicy.enabled=false').docs.map((d) => d.kind)).not.toContain('NetworkPolicy');
+  });
+
+  test('no pod mounts a ServiceAccount token; the chart\'s ServiceAccount has automount off, or an existing one is named', () => {
+    for (const c of COMPONENTS) expect(podOf(defaults, c)).toMatchObject({ automountServiceAccountToken: false, serviceAccountName: 'rel-card-issuing' });
+    expect(defaults.find((d) => d.kind === 'ServiceAccount')).toMatchObject({ metadata: { name: 'rel-card-issuing' }, automountServiceAccountToken: false });
+    const existing = template('serviceAccount.create=false', 'serviceAccount.name=platform-sa').docs;
+    expect(existing.map((d) => d.kind)).not.toContain('ServiceAccount');
+    for (const c of COMPONENTS) expect(podOf(existing, c)).toMatchObject({ automountServiceAccountToken: false, serviceAccountName: 'platform-sa' });
+  });
+
+  test('extraEnv (global and per component) adds variables and replaces the chart\'s of the same name; reconciliation\'s knobs are values of their own', () => {
+    expect(envMap(defaults, 'worker')).toMatchObject({ SCHEDULES: 'on', RECONCILE_BUDGET_SHARE: '0.1', ENTITY_WORKFLOW_CACHE_SIZE: '100' });
+    const knobs = envMap(template('reconciliation.budgetShare=0.2', 'worker.entityWorkflowCacheSize=500').docs, 'worker');
+    expect(knobs).toMatchObject({ RECONCILE_BUDGET_SHARE: '0.2', ENTITY_WORKFLOW_CACHE_SIZE: '500' });
+
+    const { docs } = template(
+      'extraEnv[0].name=TZ', 'extraEnv[0].value=UTC',
+      'extraEnv[1].name=LOG_LEVEL', 'extraEnv[1].value=warn',
+      'worker.extraEnv[0].name=ENTITY_WORKFLOW_CACHE_SIZE', 'worker.extraEnv[0].value=250',
+      'worker.extraEnv[1].name=LOG_LEVEL', 'worker.extraEnv[1].value=debug',
+      'bridge.extraEnv[0].name=HTTPS_PROXY', 'bridge.extraEnv[0].valueFrom.secretKeyRef.name=proxy', 'bridge.extraEnv[0].valueFrom.secretKeyRef.key=url',
+    );
+    for (const c of COMPONENTS) {
+      const names = envOf(docs, c).map((e) => e.name);
+      expect(new Set(names).size).toBe(names.length); // replaced, never duplicated
+      expect(envMap(docs, c).TZ).toBe('UTC');
+    }
+    expect(envMap(docs, 'worker')).toMatchObject({ ENTITY_WORKFLOW_CACHE_SIZE: '250', LOG_LEVEL: 'debug' });
+    expect(envMap(docs, 'codec').LOG_LEVEL).toBe('warn');
+    expect(envMap(docs, 'bridge').HTTPS_PROXY).toEqual({ secretKeyRef: { name: 'proxy', key: 'url' } });
+    expect(envMap(docs, 'codec')).not.toHaveProperty('HTTPS_PROXY');
+  });
+
+  test('NODE_OPTIONS caps V8\'s heap at 75 % of each container\'s memory limit (Mi and Gi), unless overridden', () => {
+    const heap = (docs: Doc[], c: string) => envMap(docs, c).NODE_OPTIONS;
+    expect(COMPONENTS.map((c) => heap(defaults, c))).toEqual(['--max-old-space-size=768', '--max-old-space-size=288', '--max-old-space-size=192']); // 1Gi, 384Mi, 256Mi
+    const sized = template('worker.resources.limits.memory=1.5Gi', 'bridge.resources.limits.memory=500Mi', 'codecServer.extraEnv[0].name=NODE_OPTIONS', 'codecServer.extraEnv[0].value=--max-old-space-size=100').docs;
+    expect(COMPONENTS.map((c) => heap(sized, c))).toEqual(['--max-old-space-size=1152', '--max-old-space-size=375', '--max-old-space-size=100']);
+    const bad = template('worker.resources.limits.memory=2gb');
+    expect(bad.status).not.toBe(0);
+    expect(bad.out).toContain('worker.resources.limits.memory "2gb": give it in Mi or Gi');
+  });
+
+  test('the bridge keeps serving for a preStop delay before SIGTERM, and its grace period must outlast that delay', () => {
+    const bridge = podOf(defaults, 'bridge');
+    expect(bridge.containers[0].lifecycle).toEqual({ preStop: { exec: { command: ['sleep', '10'] } } });
+    expect(bridge.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(15);
+    expect(podOf(template('bridge.preStopDelaySeconds=0').docs, 'bridge').containers[0]).not.toHaveProperty('lifecycle');
+    const short = template('bridge.preStopDelaySeconds=20');
+    expect(short.status).not.toBe(0);
+    expect(short.out).toContain('bridge.terminationGracePeriodSeconds (20) must be at least bridge.preStopDelaySeconds + 5 = 25 s');
+    expect(template('bridge.preStopDelaySeconds=20', 'bridge.terminationGracePeriodSeconds=30').status).toBe(0);
+  });
+
+  test('reconciliation runs by default (SCHEDULES=on on the worker) and reconciliation.schedules=false turns it off', () => {
+    expect(envMap(defaults, 'worker').SCHEDULES).toBe('on');
+    expect(envMap(template('reconciliation.schedules=false').docs, 'worker').SCHEDULES).toBe('off');
+  });
+
+  test('key rotation: retired payload keys reach every process; the card-seal keys reach the worker only, never the codec endpoint', () => {
+    const previous = { secretKeyRef: { name: 'card-issuing-codec', key: 'payload-codec-previous-keys', optional: true } };
+    for (const c of COMPONENTS) expect(envMap(defaults, c).PAYLOAD_CODEC_PREVIOUS_KEYS).toEqual(previous);
+    expect(envMap(defaults, 'worker')).toMatchObject({
+      CARD_SEAL_KEY: { secretKeyRef: { name: 'card-issuing-card-seal', key: 'card-seal-key' } },
+      CARD_SEAL_KEY_ID: '2026-11',
+      CARD_SEAL_PREVIOUS_KEYS: { secretKeyRef: { name: 'card-issuing-card-seal', key: 'card-seal-previous-keys', optional: true } },
+    });
+    for (const c of ['bridge', 'codec']) {
+      expect(envOf(defaults, c).filter((e) => e.name.startsWith('CARD_SEAL'))).toEqual([]);
+      expect(JSON.stringify(find(defaults, 'Deployment', c))).not.toContain('card-issuing-card-seal');
+    }
+    // Nor anything of Temporal's: the codec endpoint never connects to it.
+    expect(envOf(template('secrets.temporalApiKey.name=tc').docs, 'codec').filter((e) => e.name.startsWith('TEMPORAL_'))).toEqual([]);
+  });
+
+  test('Temporal TLS: CA, server name and client certificate, mounted as directories so a rotated Secret reaches the files', () => {
+    const { docs } = template('temporal.tls.caSecret=temporal-ca', 'temporal.tls.serverName=frontend.temporal.example', 'temporal.tls.clientSecret=temporal-client');
+    for (const c of ['worker', 'bridge']) {
+      expect(envMap(docs, c)).toMatchObject({
+        TEMPORAL_TLS: 'true',
+        TEMPORAL_TLS_CA_PATH: '/etc/temporal-ca/ca.crt',
+        TEMPORAL_TLS_SERVER_NAME: 'frontend.temporal.example',
+        TEMPORAL_TLS_CERT_PATH: '/etc/temporal-tls/tls.crt',
+        TEMPORAL_TLS_KEY_PATH: '/etc/temporal-tls/tls.key',
+      });
+      const pod = podOf(docs, c);
+      expect(pod.volumes).toEqual(expect.arrayContaining([{ name: 'temporal-ca', secret: { secretName: 'temporal-ca' } }, { name: 'temporal-tls', secret: { secretName: 'temporal-client' } }]));
+      expect(pod.containers[0].volumeMounts).toEqual(expect.arrayContaining([{ name: 'temporal-ca', mountPath: '/etc/temporal-ca', readOnly: true }, { name: 'temporal-tls', mountPath: '/etc/temporal-tls', readOnly: true }]));
+    }
+    // A subPath mount is never updated when its Secret changes.
+    expect(JSON.stringify(docs)).not.toContain('subPath');
+    // 0.1.0's values still work: temporal.tls=true and temporal.tlsSecret.
+    const old = template('temporal.tls=true', 'temporal.tlsSecret=legacy-client').docs;
+    expect(envMap(old, 'worker')).toMatchObject({ TEMPORAL_TLS: 'true', TEMPORAL_TLS_CERT_PATH: '/etc/temporal-tls/tls.crt' });
+    expect(podOf(old, 'worker').volumes).toContainEqual({ name: 'temporal-tls', secret: { secretName: 'legacy-client' } });
+    expect(envMap(defaults, 'worker')).not.toHaveProperty('TEMPORAL_TLS');
+  });
+});
