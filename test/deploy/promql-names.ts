@@ -10,6 +10,7 @@ export function seriesNamed(expr: string): string[] {
     .replace(/"(?:[^"\\]|\\.)*"/g, '""') // label values
     .replace(/\{[^}]*\}/g, ' ') // label matchers
     .replace(/\[[^\]]*\]/g, ' ') // ranges
+    .replace(/\boffset\s+-?[0-9][0-9a-z]*/gi, ' ') // offsets (`offset 1h`: not a series named h)
     .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' '); // label lists
   const names = new Set<string>();
   for (const m of stripped.matchAll(/[A-Za-z_:][A-Za-z0-9_:]*/g)) {

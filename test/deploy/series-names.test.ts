@@ -1,10 +1,13 @@
 /**
  * Every expression of deploy/prometheus/alerts.yml and deploy/grafana/*.json names a series that
  * exists: one our processes declare (src/observability/*.ts), `up` (Prometheus' own), one the rules
- * file records (`- record:`), or one a
- * real worker's /metrics exports (the Temporal SDK's, scraped here from a worker process on the
- * run's dev server after a workflow task failed and an activity failed, so its failure counters
- * and latency histograms are there; their names carry no _total and latencies are milliseconds).
+ * file records (`- record:`), one our workflows emit through the SDK's metric meter (named in
+ * workflow code, exported under that name only once a workflow counted something:
+ * provider_status_unknown, proven on a worker's /metrics by test/observability/unknown-status.test.ts),
+ * or one a real worker's /metrics exports (the Temporal SDK's, scraped here from a worker process on
+ * the run's dev server after a workflow task failed, an activity failed, a workflow completed and one
+ * failed, so its failure and completion counters and latency histograms are there; their names carry
+ * no _total and latencies are milliseconds).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +17,7 @@ import { freePort } from '../../src/ports';
 import { spawnApp, type AppProcess } from '../../tools/processes';
 import { TEST_CODEC_KEY, TEST_SEAL_KEY, temporalAddress } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
+import { UNKNOWN_STATUS_METRIC } from '../../src/workflows/lib/await-outcome';
 import { declaredName, ourDeclaredSeries, seriesNamed } from './promql-names';
 
 const ROOT = join(__dirname, '../..');
@@ -53,6 +57,7 @@ describe('the series that alerts and dashboard name', () => {
     expect(alertExpressions().length).toBe([...readFileSync(join(ROOT, 'deploy/prometheus/alerts.yml'), 'utf8').matchAll(/- (alert|record): /g)].length);
     expect(dashboardExpressions().length).toBeGreaterThan(10);
     expect(seriesNamed('histogram_quantile(0.95, sum by (le, task_queue) (rate(x_bucket{a=~"b|c"}[5m]))) > 2 and on (job) up == 0')).toEqual(['x_bucket', 'up']);
+    expect(seriesNamed('(x unless x offset 1h) and on () present_over_time(up{job="w"}[1h] offset 26h) or absent_over_time(y{r="s"}[7d])')).toEqual(['x', 'up', 'y']);
   });
 
   test('each is declared by our processes or exported by a real worker (the Temporal SDK)', async () => {
@@ -74,14 +79,17 @@ describe('the series that alerts and dashboard name', () => {
     try {
       const client = new Client({ connection });
       // A workflow type no worker has: its workflow task fails. A card issue whose provider is down: its activity fails.
+      // A stuck-flow sweep (it reads Temporal only) completes; one given a look-back that is no duration fails.
       await client.workflow.start('noSuchWorkflow', { taskQueue, workflowId: `series-bad-${taskQueue}`, args: [] });
+      await client.workflow.start('sweep-stuck', { taskQueue, workflowId: `series-sweep-${taskQueue}`, args: [{}] });
+      await client.workflow.start('sweep-stuck', { taskQueue, workflowId: `series-sweep-bad-${taskQueue}`, args: [{ since: 'not a duration' }] });
       await client.workflow.start('issueCard', { taskQueue, workflowId: `series-card-${taskQueue}`, args: [{ cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Ser', lastName: 'Ies' }] });
       const exported = async () => new Set([...(await (await fetch(`${metricsUrl}/metrics`)).text()).matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]));
       await waitUntil(async () => {
         const names = await exported();
-        return names.has('temporal_workflow_task_execution_failed') && names.has('temporal_activity_schedule_to_start_latency');
-      }, 60_000, 'the SDK failure counter and latency histograms');
-      const known = new Set([...ourDeclaredSeries(ROOT), ...(await exported()), ...recordedSeries(), 'up']);
+        return ['temporal_workflow_task_execution_failed', 'temporal_activity_schedule_to_start_latency', 'temporal_workflow_completed', 'temporal_workflow_failed'].every((n) => names.has(n));
+      }, 60_000, 'the SDK failure and completion counters and latency histograms');
+      const known = new Set([...ourDeclaredSeries(ROOT), ...(await exported()), ...recordedSeries(), UNKNOWN_STATUS_METRIC, 'up']);
       const unknown = [...alertExpressions(), ...dashboardExpressions()].flatMap((expr) =>
         seriesNamed(expr)
           .filter((s) => !known.has(declaredName(s, known)))
