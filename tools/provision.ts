@@ -4,10 +4,13 @@
  * machine when Java and Maven are there; otherwise one line says what is missing and that the
  * time-skipping tests will be skipped, and the run goes on. helm (the chart checks) likewise:
  * found, or built once per machine with Go (tools/helm.ts, a few minutes), or one line saying
- * that test/deploy/helm-chart.test.ts will be skipped.
+ * that test/deploy/helm-chart.test.ts will be skipped. A Compose loader (the compose file checks)
+ * likewise: `docker compose` or `docker-compose`, or tools/compose-config built once with Go
+ * (tools/compose.ts, about a minute), or one line saying that test/deploy/compose.test.ts will be skipped.
  */
 import { loadConfigOrExit } from '../src/config';
 import { findOnPath, stderrLine } from './cache';
+import { ensureCompose } from './compose';
 import { ensureHelm } from './helm';
 import { ensureJavaTestServer, javaTestServerMissing } from './java-test-server';
 import { ensureTemporalCli, TemporalCliUnavailable } from './temporal-cli';
@@ -22,6 +25,10 @@ async function main(): Promise<void> {
   await ensureHelm().then(
     (helm) => stderrLine(`helm: ${helm}`),
     (err: Error) => stderrLine(`helm: not provisioned (${err.message}); the chart checks (test/deploy/helm-chart.test.ts) will be skipped`),
+  );
+  await ensureCompose().then(
+    (compose) => stderrLine(`compose: ${compose.what}`),
+    (err: Error) => stderrLine(`compose: not provisioned (${err.message}); the compose file checks (test/deploy/compose.test.ts) will be skipped`),
   );
 }
 

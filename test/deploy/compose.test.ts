@@ -1,0 +1,149 @@
+/**
+ * docker-compose.yml as Compose resolves it (issue 31: "`docker compose config` of the default file
+ * runs reconciliation"): the real loader, `docker compose config --format json`, with only the
+ * required variables set (random keys) and no .env file, so the file's own defaults are what is
+ * checked. The workers run the schedules by default and alone get the card-seal key; the retired
+ * payload keys reach every process that decrypts payloads; a missing required key refuses the file
+ * and names it; the sandbox is built from the Dockerfile's `sandbox` stage, the rest from the default.
+ * The loader is `docker compose` or `docker-compose` when installed, else tools/compose-config,
+ * built once with Go by npm test's provisioning (tools/compose.ts); without it these tests are skipped and say so.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findCompose } from '../../tools/compose';
+
+const ROOT = join(__dirname, '../..');
+const FILE = join(ROOT, 'docker-compose.yml');
+const compose = findCompose();
+const why = 'no Compose loader: neither `docker compose` nor `docker-compose` is installed, and tools/compose-config is not built (npx tsx tools/compose.ts builds it with Go)';
+if (!compose) process.stderr.write(`compose file: skipped, ${why}\n`);
+
+interface Service {
+  build?: { context: string; dockerfile: string; target?: string };
+  image?: string;
+  environment?: Record<string, string | null>;
+}
+interface Project { services: Record<string, Service>; 'x-app-env': Record<string, string> }
+
+const key = () => randomBytes(32).toString('base64');
+const REQUIRED = { PAYLOAD_CODEC_KEY: key(), CODEC_AUTH_TOKEN: key(), CARD_SEAL_KEY: key() };
+const APP_SERVICES = ['worker', 'bridge', 'codec', 'sandbox'];
+
+let scratch: string;
+let emptyEnvFile: string;
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'compose-test-'));
+  emptyEnvFile = join(scratch, 'empty.env');
+  writeFileSync(emptyEnvFile, '');
+});
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/**
+ * `docker compose -f docker-compose.yml [--profile sandbox] config --format json` in an environment
+ * holding `vars` and nothing else of ours: the test run's own variables (SCHEDULES, keys, COMPOSE_*)
+ * and a developer's .env must not decide what the file's defaults are.
+ */
+function config(vars: Record<string, string>, ...flags: string[]): { status: number | null; stderr: string; project?: Project } {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? scratch };
+  for (const name of ['DOCKER_CONFIG', 'DOCKER_HOST', 'DOCKER_CONTEXT']) if (process.env[name]) env[name] = process.env[name]!;
+  const res = spawnSync(
+    compose!.file,
+    [...compose!.args, '-f', FILE, '--project-directory', ROOT, '--env-file', emptyEnvFile, ...flags, 'config', '--format', 'json'],
+    { env: { ...env, ...vars }, encoding: 'utf8', timeout: 60000 },
+  );
+  return { status: res.status, stderr: `${res.stderr}${res.error ? res.error.message : ''}`, project: res.status === 0 ? (JSON.parse(res.stdout) as Project) : undefined };
+}
+
+/** The resolved project, which must load. */
+function resolved(vars: Record<string, string> = REQUIRED, ...flags: string[]): Project {
+  const { status, stderr, project } = config(vars, ...flags);
+  expect({ status, stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+  return project!;
+}
+
+const envOf = (project: Project, service: string) => project.services[service].environment ?? {};
+
+/** The Dockerfile's stages by name, in order (`FROM image AS name`; an unnamed stage is ''). */
+function dockerfileStages(): string[] {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  return [...dockerfile.matchAll(/^FROM\s+(?:--\S+\s+)*\S+(?:\s+AS\s+(\S+))?\s*$/gim)].map((m) => (m[1] ?? '').toLowerCase());
+}
+
+(compose ? describe : describe.skip)(`docker-compose.yml, as \`docker compose config\` resolves it${compose ? ` (${compose.what})` : `: SKIPPED, ${why}`}`, () => {
+  test('the default file runs reconciliation: the workers have SCHEDULES=on and a RECONCILE_BUDGET_SHARE with no variable set', () => {
+    const project = resolved();
+    // `docker compose config` with no profile: the production services, no sandbox.
+    expect(Object.keys(project.services)).toEqual(expect.arrayContaining(['worker', 'bridge', 'codec']));
+    expect(project.services.sandbox).toBeUndefined();
+    const worker = envOf(project, 'worker');
+    expect(worker.SCHEDULES).toBe('on');
+    expect(worker.RECONCILE_BUDGET_SHARE).toMatch(/^\d*\.?\d+$/);
+    expect(Number(worker.RECONCILE_BUDGET_SHARE)).toBeGreaterThan(0);
+    expect(Number(worker.RECONCILE_BUDGET_SHARE)).toBeLessThanOrEqual(1);
+    // The worker's own environment is added to the shared one, not in place of it.
+    for (const service of ['worker', 'bridge', 'codec']) {
+      expect({ service, keys: Object.keys(envOf(project, service)) }).toEqual({ service, keys: expect.arrayContaining(Object.keys(project['x-app-env'])) });
+    }
+    expect(worker.PAYLOAD_CODEC_KEY).toBe(REQUIRED.PAYLOAD_CODEC_KEY);
+    // Defaults, not fixed values: an operator turns reconciliation off or resizes its share with the variables.
+    const off = envOf(resolved({ ...REQUIRED, SCHEDULES: 'off', RECONCILE_BUDGET_SHARE: '0.25' }), 'worker');
+    expect([off.SCHEDULES, off.RECONCILE_BUDGET_SHARE]).toEqual(['off', '0.25']);
+  });
+
+  test('the card-seal key, its id and the retired seal keys go to the workers and to no other service', () => {
+    const project = resolved({ ...REQUIRED, CARD_SEAL_PREVIOUS_KEYS: `old:${key()}` }, '--profile', 'sandbox');
+    const worker = envOf(project, 'worker');
+    expect(worker.CARD_SEAL_KEY).toBe(REQUIRED.CARD_SEAL_KEY);
+    expect(worker.CARD_SEAL_KEY_ID).toEqual(expect.any(String));
+    expect(worker.CARD_SEAL_PREVIOUS_KEYS).toMatch(/^old:/);
+    for (const [name, service] of Object.entries(project.services).filter(([name]) => name !== 'worker')) {
+      expect({ name, sealVars: Object.keys(service.environment ?? {}).filter((v) => v.startsWith('CARD_SEAL')) }).toEqual({ name, sealVars: [] });
+      expect({ name, hasKey: JSON.stringify(service).includes(REQUIRED.CARD_SEAL_KEY) }).toEqual({ name, hasKey: false });
+    }
+    for (const name of ['bridge', 'codec', 'sandbox']) expect(project.services[name]).toBeDefined();
+  });
+
+  test('the retired payload keys (PAYLOAD_CODEC_PREVIOUS_KEYS) reach the worker, the bridge and the codec endpoint', () => {
+    const previous = `old:${key()}`;
+    const project = resolved({ ...REQUIRED, PAYLOAD_CODEC_PREVIOUS_KEYS: previous });
+    for (const service of ['worker', 'bridge', 'codec']) {
+      expect({ service, value: envOf(project, service).PAYLOAD_CODEC_PREVIOUS_KEYS }).toEqual({ service, value: previous });
+    }
+    // Unset, it is there and empty: no retired keys.
+    const unset = resolved();
+    for (const service of ['worker', 'bridge', 'codec']) expect({ service, value: envOf(unset, service).PAYLOAD_CODEC_PREVIOUS_KEYS }).toEqual({ service, value: '' });
+  });
+
+  test.each(Object.keys(REQUIRED))('without %s (unset or empty) the file is refused, naming it', (name) => {
+    for (const vars of [Object.fromEntries(Object.entries(REQUIRED).filter(([k]) => k !== name)), { ...REQUIRED, [name]: '' }]) {
+      for (const flags of [[], ['--profile', 'sandbox']]) {
+        const { status, stderr, project } = config(vars, ...flags);
+        expect({ flags, set: name in vars, status, project }).toEqual({ flags, set: name in vars, status: expect.any(Number), project: undefined });
+        expect(status).not.toBe(0);
+        // compose-go's `${VAR:?message}` error: "required variable NAME is missing a value: <the file's message>"
+        expect(stderr).toMatch(new RegExp(`required variable ${name} is missing a value: set ${name}\\b`));
+      }
+    }
+  });
+
+  test("the sandbox builds the Dockerfile's `sandbox` target under its own image name; worker, bridge and codec the default target", () => {
+    const project = resolved(REQUIRED, '--profile', 'sandbox');
+    const { sandbox } = project.services;
+    expect(sandbox.build).toEqual({ context: ROOT, dockerfile: 'Dockerfile', target: 'sandbox' });
+    for (const name of ['worker', 'bridge', 'codec']) {
+      expect({ name, build: project.services[name].build }).toEqual({ name, build: { context: ROOT, dockerfile: 'Dockerfile' } });
+      // One tag for two targets would leave whichever was built last under both names.
+      expect({ name, image: project.services[name].image }).not.toEqual({ name, image: sandbox.image });
+    }
+    expect(Object.keys(project.services).filter((name) => project.services[name].build).sort()).toEqual([...APP_SERVICES].sort());
+  });
+
+  test('the Dockerfile has the `sandbox` stage, and it is not the last one (the default target the other services build)', () => {
+    const stages = dockerfileStages();
+    expect(stages).toContain('sandbox');
+    expect(stages[stages.length - 1]).not.toBe('sandbox');
+  });
+});
