@@ -14,12 +14,12 @@
  *
  *   npx tsx tools/compose.ts      # builds it now (npm test's provisioning does too when Go is there)
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { cacheRoot, findOnPath, isExecutable, stderrLine, withDirLock } from './cache';
-import { checkGo, TemporalCliUnavailable } from './temporal-cli';
+import { checkGo, runGo, TemporalCliUnavailable } from './temporal-cli';
 
 export const COMPOSE_CONFIG_SOURCE = join(__dirname, 'compose-config');
 const SOURCE_FILES = ['go.mod', 'go.sum', 'main.go'];
@@ -91,48 +91,23 @@ export async function ensureCompose(log: (line: string) => void = stderrLine): P
 }
 
 /** `go build` of tools/compose-config, statically linked, to a temporary name renamed into place once complete. */
-function goBuild(log: (line: string) => void, target: string, what: string): Promise<void> {
+async function goBuild(log: (line: string) => void, target: string, what: string): Promise<void> {
   mkdirSync(dirname(target), { recursive: true });
   const partial = `${target}.partial`;
   log(`Building ${what} with go build (about a minute, once per machine) into ${target} ...`);
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn('go', ['build', '-v', '-trimpath', '-o', partial, '.'], {
-      cwd: COMPOSE_CONFIG_SOURCE,
-      env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: `${process.env.GOFLAGS ?? ''} -buildvcs=false`.trim() },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let packages = 0;
-    let tail = '';
-    const ticker = setInterval(() => log(`  ... still building: ${packages} packages compiled, ${Math.round((Date.now() - started) / 1000)} s`), 20000);
-    child.stderr.on('data', (chunk: Buffer) => {
-      const text = chunk.toString();
-      tail = (tail + text).slice(-4000);
-      packages += text.split('\n').filter((l) => l && !l.startsWith('go: downloading')).length;
-    });
-    child.on('error', (err) => {
-      clearInterval(ticker);
-      reject(new TemporalCliUnavailable(`could not run go: ${err.message}`));
-    });
-    child.on('close', (code) => {
-      clearInterval(ticker);
-      if (code === 0) {
-        try {
-          renameSync(partial, target);
-        } catch (err) {
-          reject(new TemporalCliUnavailable(`could not move ${partial} into place: ${(err as Error).message}`));
-          return;
-        }
-        log(`${what} built in ${Math.round((Date.now() - started) / 1000)} s`);
-        resolve();
-      } else {
-        rmSync(partial, { force: true });
-        // One line, for the provisioning's one line: Go's last word (a download refused, a compile error).
-        const last = tail.split('\n').map((l) => l.trim()).filter(Boolean).pop() ?? 'no output';
-        reject(new TemporalCliUnavailable(`go build of tools/compose-config failed (exit ${code}): ${last}`));
-      }
-    });
-  });
+  const { code, tail, seconds } = await runGo(['build', '-v', '-trimpath', '-o', partial, '.'], { cwd: COMPOSE_CONFIG_SOURCE }, log);
+  if (code !== 0) {
+    rmSync(partial, { force: true });
+    // One line, for the provisioning's one line: Go's last word (a download refused, a compile error).
+    const last = tail.split('\n').map((l) => l.trim()).filter(Boolean).pop() ?? 'no output';
+    throw new TemporalCliUnavailable(`go build of tools/compose-config failed (exit ${code}): ${last}`);
+  }
+  try {
+    renameSync(partial, target);
+  } catch (err) {
+    throw new TemporalCliUnavailable(`could not move ${partial} into place: ${(err as Error).message}`);
+  }
+  log(`${what} built in ${seconds} s`);
 }
 
 if (require.main === module) {

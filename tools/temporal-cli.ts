@@ -73,7 +73,7 @@ export function checkGo(what = 'the CLI', min: readonly [number, number] = MIN_G
 }
 
 /** `go install` of `targets` (module@version) into `dir`, statically linked; progress to `log`. */
-export function goInstall(
+export async function goInstall(
   log: (line: string) => void,
   targets: string[] = [`${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`],
   dir = cacheDir(),
@@ -81,10 +81,22 @@ export function goInstall(
 ): Promise<void> {
   mkdirSync(dir, { recursive: true });
   log(`Building ${what} with go install (a few minutes, once per machine) into ${dir} ...`);
+  const { code, tail, seconds } = await runGo(['install', '-v', ...targets], { env: { GOBIN: dir } }, log);
+  if (code !== 0) throw new TemporalCliUnavailable(`go install ${targets.join(' ')} failed (exit ${code}):\n${tail}`);
+  log(`${what} built in ${seconds} s`);
+}
+
+/**
+ * Runs one go command statically linked (CGO off, no VCS stamping), telling its progress every
+ * 20 s; resolves its exit code, the tail of its output and how long it took. Rejects only when
+ * go cannot be run at all.
+ */
+export function runGo(args: string[], opts: { cwd?: string; env?: Record<string, string> }, log: (line: string) => void): Promise<{ code: number | null; tail: string; seconds: number }> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn('go', ['install', '-v', ...targets], {
-      env: { ...process.env, CGO_ENABLED: '0', GOBIN: dir, GOFLAGS: `${process.env.GOFLAGS ?? ''} -buildvcs=false`.trim() },
+    const child = spawn('go', args, {
+      cwd: opts.cwd,
+      env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: `${process.env.GOFLAGS ?? ''} -buildvcs=false`.trim(), ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let packages = 0;
@@ -101,12 +113,7 @@ export function goInstall(
     });
     child.on('close', (code) => {
       clearInterval(ticker);
-      if (code === 0) {
-        log(`${what} built in ${Math.round((Date.now() - started) / 1000)} s`);
-        resolve();
-      } else {
-        reject(new TemporalCliUnavailable(`go install ${targets.join(' ')} failed (exit ${code}):\n${tail}`));
-      }
+      resolve({ code, tail, seconds: Math.round((Date.now() - started) / 1000) });
     });
   });
 }
