@@ -15,6 +15,7 @@ import { createEntityActivities } from './entities';
 import { createEsimActivities } from './esim';
 import { createFundingActivities } from './funding';
 import { createKycActivities } from './kyc';
+import { createOperatorReadActivities } from './operator-reads';
 import { createPayoutActivities } from './payouts';
 import { createReconciliationActivities } from './reconciliation';
 import { createReconciliationVisibilityActivities } from './reconciliation-visibility';
@@ -39,6 +40,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createEsimActivities(deps),
     ...createPayoutActivities(deps),
     ...createWalletActivities(deps),
+    ...createOperatorReadActivities(deps),
     ...createEntityActivities(deps),
     ...createEarlierRunActivities(deps),
     ...createReconciliationActivities(deps),

@@ -49,9 +49,13 @@ import { describeFlow, type FlowStatus } from './status';
 import { CardIssuingError, asCardIssuingError, toCardIssuingError } from './errors';
 import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
 import { REQUEST_DIGEST_MEMO, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
-import { WorkflowUpdateStage } from '@temporalio/client';
+import { WorkflowUpdateStage, type WorkflowUpdateHandle } from '@temporalio/client';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { temporal as proto } from '@temporalio/proto';
 import type { CardBinAnswer as CardBin, OperationAnswer } from '../provider/answers';
 import type { OperationRecord, SubmittedMovement } from './flow-types';
+
+const UpdateStage = proto.api.enums.v1.UpdateWorkflowExecutionLifecycleStage;
 
 export type { FlowHandle, IssueCardRequest, Keyed, MoneyMovementRequest, MoneyUpdateResult, OnboardRequest, PurchaseEsimRequest, RechargeEsimRequest, SendPayoutRequest } from './requests';
 
@@ -421,10 +425,31 @@ export class CardIssuingClient {
     const workflowId = entityWorkflowId('card', cardId);
     const context = { workflowId, updateId, idempotencyKey: args.idempotencyKey };
     const scope = { ...context, waitingFor: `card ${cardId} to accept the ${verb} on task queue ${entityQueue(this.#taskQueue)}`, mayHaveTakenEffect: true };
-    const accepted = (id: string) =>
-      this.#temporal.workflow.startUpdateWithStart(update, { args: [args], updateId: id, waitForStage: WorkflowUpdateStage.ACCEPTED, startWorkflowOperation: this.#cardStart(cardId) });
+    const accepted = async (id: string) => {
+      const handle = await this.#temporal.workflow.startUpdateWithStart(update, { args: [args], updateId: id, waitForStage: WorkflowUpdateStage.ACCEPTED, startWorkflowOperation: this.#cardStart(cardId) });
+      await this.#refusal(handle);
+    };
     await withinCall(this.#temporal.connection, opts, scope, () => asCardIssuingError(withStableUpdateId(updateId, accepted), context), DEFAULT_READ_TIMEOUT_MS);
     return { workflowId, updateId, idempotencyKey: args.idempotencyKey };
+  }
+
+  /**
+   * An update the workflow's validator refused comes back from a start "accepted or rejected" with
+   * its failure, which the SDK's handle keeps to itself, and is not kept by the server: asked
+   * whether it was accepted, the server knows no such update. Then its (known) outcome is thrown.
+   */
+  async #refusal(handle: WorkflowUpdateHandle<unknown>): Promise<void> {
+    try {
+      await this.#temporal.workflowService.pollWorkflowExecutionUpdate({
+        namespace: this.#temporal.options.namespace,
+        updateRef: { workflowExecution: { workflowId: handle.workflowId, runId: handle.workflowRunId }, updateId: handle.updateId },
+        identity: this.#temporal.options.identity,
+        waitPolicy: { lifecycleStage: UpdateStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED },
+      });
+    } catch (err) {
+      if ((err as { code?: number }).code !== GrpcStatus.NOT_FOUND) throw err;
+      await handle.result();
+    }
   }
 
   /** The card's workflow started if no run of it is open (as #cardUpdate's). */

@@ -45,5 +45,6 @@ export type {
 } from '../shared/types';
 export type { CardSensitive } from '../provider/api';
 export type { EsimOrderAnswer, EsimPlanAnswer as EsimPlan, PayoutAnswer, WalletBalanceAnswer as WalletBalance } from '../provider/answers';
+export type { CardBinAnswer as CardBin, OperationAnswer } from '../provider/answers';
 export type { CreatePayoutRequest } from '../provider/api/payouts';
 export type { KycFormFields } from '../provider/api/kyc';

@@ -182,6 +182,9 @@ export const FLOW_FAILURES = {
   settleOutcome: ['ValidationFailed', 'NotFound', 'OutcomeUnknown'],
   walletBalance: [],
   esimPlans: [],
+  /** The operator's reads through the worker (starter `bins`, `operation KEY`). */
+  cardBins: [],
+  operationRecord: ['ValidationFailed'],
   /** The reconciliation runs (CONTRACTS §9), under both their names: a difference is a finding in the report, never a failure. */
   'reconcile-money': [],
   'reconcile-cards': [],

@@ -46,6 +46,9 @@ export const PROVIDER_CALLS = {
   createPayout: ['general'],
   getPayout: ['general'],
   getWalletBalance: ['general'],
+  // The operator's reads (activities/operator-reads.ts): GET /card-bins (through the BIN cache) and GET /operations/{key}.
+  listCardBins: ['general'],
+  readOperationRecord: ['general'],
 } as const satisfies Partial<Record<keyof Activities, readonly RateClass[]>>;
 
 export type ProviderCallName = keyof typeof PROVIDER_CALLS;

@@ -1,5 +1,5 @@
 /** `npm run starter -- <command> …`: the operator CLI (CONTRACTS §6). See run.ts for exit codes. */
-import { loadConfigOrExit } from '../config';
+import { loadConfig } from '../config';
 import { runCli } from './run';
 
 let following: string | undefined;
@@ -9,7 +9,8 @@ process.once('SIGINT', () => {
   process.exit(130);
 });
 
-runCli(process.argv.slice(2), () => loadConfigOrExit(), {
+// A bad variable is the runner's to report (exit 2, and under --json the one object), not an exit of its own.
+runCli(process.argv.slice(2), () => loadConfig(), {
   stdout: (t) => process.stdout.write(t),
   stderr: (t) => process.stderr.write(t),
   following: (workflowId) => (following = workflowId),

@@ -1,89 +1,27 @@
 /**
  * The operator CLI's commands (CONTRACTS §6) as one table: each names its flags, turns them
  * into a validated plan (`parse`, before anything starts; UsageError → exit 2) and runs the
- * plan through the typed client (`run`). The runner in run.ts does the rest.
+ * plan through the typed client (`run`). The runner in run.ts does the rest. The flows that
+ * move money and the reads of the wallet and eSIMs are here; one card's commands are in
+ * card-commands.ts, any flow's (status, flows, operation, cancel, terminate) in flow-commands.ts,
+ * reconciliation's in reconcile-commands.ts, settle in settle-command.ts.
  */
-import { randomUUID } from 'node:crypto';
 import { createPayoutRequest, KYC_FORM_FIELDS, purchaseEsimRequest, rechargeEsimRequest } from '../provider/api';
-import type { CardBinAnswer } from '../provider/answers';
-import type { ProviderClient } from '../provider/client';
-import { issueCardErrors, keyErrors, moneyMovementErrors } from '../shared/card-rules';
+import { issueCardErrors, moneyMovementErrors } from '../shared/card-rules';
 import type { IssueCardInput, MoneyMovementInput, MoneyMovementKind } from '../shared/types';
-import { UsageError, assertNoErrors, cents, documentRef, flag, listFlag, readJsonObject, type Flags } from './args';
-import type { CardIssuingClient, FlowHandle } from '../client';
-import type { KycDocuments, OnboardCardholderInput, SendPayoutInput } from '../client';
+import { UsageError, assertNoErrors, cents, documentRef, flag, listFlag, readJsonObject } from './args';
+import type { EsimOrderResult, KycDocuments, OnboardCardholderInput, PayoutResult, SendPayoutInput } from '../client';
 import { phaseOf } from '../shared/statuses';
 import { onboardCardholderErrors } from '../shared/kyc-rules';
 import { renderFields, renderTable } from './output';
 import { definedOnly } from '../shared/defined-only';
 import { RECONCILE_COMMANDS } from './reconcile-commands';
 import { settle } from './settle-command';
+import { CARD_COMMANDS, lookUpBin } from './card-commands';
+import { FLOW_COMMANDS } from './flow-commands';
+import { cardIdArg, keyFlag, keyFor, leftRunning, many, startedFlow, str, type Command, type CommandOutcome, type Judge } from './command-kit';
 
-export interface CommandContext {
-  /** Connects on first use: parsing never needs Temporal. */
-  client(): Promise<CardIssuingClient>;
-  provider(): ProviderClient;
-  progress(line: string): void;
-  /** The flow being awaited: named on Ctrl-C and in a failure's output. */
-  following(workflowId: string): void;
-}
-
-export interface CommandOutcome {
-  /** false: the flow ended in a business failure (exit 1). */
-  ok: boolean;
-  workflowId?: string;
-  result: unknown;
-  /** For people (stdout without --json); defaults to the result's fields. */
-  text?: string;
-}
-
-type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean };
-
-export interface Command<P = unknown> {
-  usage: string;
-  options: Record<string, OptionSpec>;
-  /** Name of the one positional argument the command takes, if any (e.g. ID). */
-  positional?: string;
-  /** How many positional words it takes (default 1); several reach `parse` joined by spaces. */
-  positionals?: number;
-  parse(flags: Flags, positional: string | undefined, ctx: CommandContext): P | Promise<P>;
-  run(plan: P, ctx: CommandContext): Promise<CommandOutcome>;
-}
-
-const str: OptionSpec = { type: 'string' };
-const many: OptionSpec = { type: 'string', multiple: true };
-
-/** The spec gives card ids no format: anything a path segment can carry. */
-const CARD_ID = /^[^\s/?#]{1,128}$/;
-
-/** Starts a flow, reports it, waits for its result. */
-async function follow<R>(ctx: CommandContext, start: Promise<FlowHandle<R>>, waitingFor: string): Promise<{ workflowId: string; result: R }> {
-  const handle = await start;
-  ctx.following(handle.workflowId);
-  ctx.progress(`started ${handle.workflowId}; waiting for ${waitingFor}`);
-  return { workflowId: handle.workflowId, result: await handle.result() };
-}
-
-function cardIdArg(value: string | undefined, what = 'ID'): string {
-  if (!value) throw new UsageError(`${what} is required (a card id)`);
-  if (!CARD_ID.test(value)) throw new UsageError(`${what} must be a card id: 1-128 characters without spaces, '/', '?' or '#' (got "${value}")`);
-  return value;
-}
-
-/** The caller's key, or one drawn for this call: told, so a retry under `--key` joins this call instead of moving money again. */
-function keyFor(ctx: CommandContext, given: string | undefined): string {
-  if (given !== undefined) return given;
-  const drawn = `cli-${randomUUID()}`;
-  ctx.progress(`idempotency key ${drawn}: to retry this call safely, repeat it with --key ${drawn}`);
-  return drawn;
-}
-
-function keyFlag(flags: Flags): string | undefined {
-  const key = flag(flags, 'key');
-  if (key !== undefined) assertNoErrors(keyErrors(key), { idempotencyKey: '--key' });
-  return key;
-}
-
+export type { Command, CommandContext, CommandOutcome, OutcomeFailure } from './command-kit';
 
 // --- issue-card ---------------------------------------------------------------------------
 
@@ -102,6 +40,7 @@ const ISSUE_CARD_FLAGS: Record<string, string> = {
 };
 
 const issueCard: Command<{ input: IssueCardInput; idempotencyKey?: string }> = {
+  starts: true,
   usage: 'issue-card --bin ID --amount CENTS [--first NAME --last NAME] [--email E] [--mobile-prefix +P --mobile N] [--pin NNNN] [--cardholder kyc_…] [--billing FILE.json] [--tag T]… [--key K]',
   options: {
     bin: str, amount: str, first: str, last: str, email: str, 'mobile-prefix': str, mobile: str, pin: str, cardholder: str, billing: str, tag: many, key: str,
@@ -123,40 +62,25 @@ const issueCard: Command<{ input: IssueCardInput; idempotencyKey?: string }> = {
       tags: tags.length > 0 ? tags : undefined,
     });
     assertNoErrors(issueCardErrors(input), ISSUE_CARD_FLAGS);
+    // The BIN's own rules (US billing address, mobile, PIN…), read through a worker: refused here, nothing started.
     const bin = await lookUpBin(ctx, input.cardBinId);
     if (bin) assertNoErrors(issueCardErrors(input, bin), ISSUE_CARD_FLAGS);
     return definedOnly({ input, idempotencyKey: keyFlag(flags) });
   },
   async run({ input, idempotencyKey }, ctx) {
     const client = await ctx.client();
-    const flow = await follow(ctx, client.startIssueCard({ ...input, idempotencyKey: keyFor(ctx, idempotencyKey) }), 'the card to be ENABLE');
-    return { ok: flow.result.status === 'ENABLE', ...flow };
+    return startedFlow(ctx, client.startIssueCard({ ...input, idempotencyKey: keyFor(ctx, idempotencyKey) }), 'the card to be ENABLE', (card) =>
+      card.status === 'ENABLE' ? undefined : { type: 'CardNotEnabled', message: `card ${card.cardId} is ${card.status}`, details: [{ cardId: card.cardId, status: card.status }] },
+    );
   },
 };
-
-/**
- * The BIN's own rules (US billing address, mobile, PIN…) are checked here too, so a request the
- * workflow would refuse is refused before it starts. If the provider cannot be asked, the
- * workflow still checks them.
- */
-async function lookUpBin(ctx: CommandContext, cardBinId: string): Promise<CardBinAnswer | undefined> {
-  let bins: CardBinAnswer[];
-  try {
-    bins = await ctx.provider().listCardBins();
-  } catch (err) {
-    ctx.progress(`could not list BINs (${(err as Error).message}); the workflow will check the BIN's rules`);
-    return undefined;
-  }
-  const bin = bins.find((b) => b.cardBinId === cardBinId);
-  if (!bin) throw new UsageError(`--bin ${cardBinId} is not a BIN available to this project (see the bins command)`);
-  return bin;
-}
 
 // --- fund / withdraw ----------------------------------------------------------------------
 
 function moneyCommand(kind: MoneyMovementKind): Command<{ input: MoneyMovementInput }> {
   const verb = kind === 'funding' ? 'fund' : 'withdraw';
   return {
+    starts: true,
     usage: `${verb} --card ID --amount CENTS [--key K]`,
     options: { card: str, amount: str, key: str },
     parse(flags) {
@@ -172,6 +96,12 @@ function moneyCommand(kind: MoneyMovementKind): Command<{ input: MoneyMovementIn
       const client = await ctx.client();
       const request = { ...input, idempotencyKey: keyFor(ctx, input.idempotencyKey) };
       ctx.following(`card/${input.cardId}`);
+      if (!ctx.wait) {
+        // Accepted by the card's workflow, which runs it behind the card's other operations.
+        const submitted = await (kind === 'funding' ? client.submitFundCard(request) : client.submitWithdrawFromCard(request));
+        ctx.progress(`card ${input.cardId} accepted the ${kind} (update ${submitted.updateId})`);
+        return leftRunning(ctx, submitted.workflowId, { ...submitted }, `its outcome: repeat this command with --key ${request.idempotencyKey}`);
+      }
       ctx.progress(`${verb} ${input.cardId} through its card workflow; waiting for the ${kind} to complete`);
       const result = await (kind === 'funding' ? client.fundCard(request) : client.withdrawFromCard(request));
       return { ok: true, workflowId: `card/${input.cardId}`, result };
@@ -192,6 +122,7 @@ const KYC_DOCUMENT_FLAGS = {
 };
 
 const kyc: Command<{ input: OnboardCardholderInput; idempotencyKey?: string }> = {
+  starts: true,
   usage: 'kyc --form FILE.json --id-front FILE [--id-back FILE] [--selfie FILE] [--address-proof FILE] --attachment FILE… [--key K]',
   options: { form: str, 'id-front': str, 'id-back': str, selfie: str, 'address-proof': str, attachment: many, key: str },
   parse(flags) {
@@ -217,15 +148,25 @@ const kyc: Command<{ input: OnboardCardholderInput; idempotencyKey?: string }> =
   },
   async run({ input, idempotencyKey }, ctx) {
     const client = await ctx.client();
-    const flow = await follow(ctx, client.startOnboardCardholder({ ...input, idempotencyKey: keyFor(ctx, idempotencyKey) }), 'the KYC review');
     // A rejection is the flow's result, and for the operator a business failure.
-    return { ok: flow.result.kycStatus === 'APPROVED', ...flow };
+    return startedFlow(ctx, client.startOnboardCardholder({ ...input, idempotencyKey: keyFor(ctx, idempotencyKey) }), 'the KYC review', (r) =>
+      r.kycStatus === 'APPROVED' ? undefined : { type: 'KycRejected', message: `cardholder ${r.id} is ${r.kycStatus}${r.reason ? `: ${r.reason}` : ''}`, details: [{ id: r.id, kycStatus: r.kycStatus, reason: r.reason }] },
+    );
   },
 };
 
 // --- eSIM and payouts ---------------------------------------------------------------------
 
+/** An eSIM order that ended otherwise than issued (the flow fails EsimRefunded for a refund; any other end is told here). */
+const esimIssued: Judge<EsimOrderResult> = (order) =>
+  phaseOf('esimOrder', order.status) === 'succeeded' ? undefined : { type: 'EsimNotIssued', message: `order ${order.orderNo} is ${order.status}`, details: [{ orderNo: order.orderNo, status: order.status }] };
+
+/** A payout that ended otherwise than paid (FAILED, cancelled): the flow's result, a failure for the operator. */
+const payoutPaid: Judge<PayoutResult> = (payout) =>
+  phaseOf('payout', payout.status) === 'succeeded' ? undefined : { type: 'PayoutNotCompleted', message: `payout ${payout.merOrderNo} ended ${payout.status}`, details: [{ merOrderNo: payout.merOrderNo, status: payout.status }] };
+
 const esimBuy: Command<{ planNo: string; idempotencyKey?: string }> = {
+  starts: true,
   usage: 'esim-buy --plan epln_… [--key K]',
   options: { plan: str, key: str },
   parse(flags) {
@@ -235,12 +176,12 @@ const esimBuy: Command<{ planNo: string; idempotencyKey?: string }> = {
   },
   async run(input, ctx) {
     const client = await ctx.client();
-    const flow = await follow(ctx, client.startPurchaseEsim({ ...input, idempotencyKey: keyFor(ctx, input.idempotencyKey) }), 'the eSIM to be issued (or refunded)');
-    return { ok: phaseOf('esimOrder', flow.result.status) === 'succeeded', ...flow };
+    return startedFlow(ctx, client.startPurchaseEsim({ ...input, idempotencyKey: keyFor(ctx, input.idempotencyKey) }), 'the eSIM to be issued (or refunded)', esimIssued);
   },
 };
 
 const esimRecharge: Command<{ esimNo: string; idempotencyKey?: string }> = {
+  starts: true,
   usage: 'esim-recharge --esim esim_… [--key K]',
   options: { esim: str, key: str },
   parse(flags) {
@@ -250,12 +191,12 @@ const esimRecharge: Command<{ esimNo: string; idempotencyKey?: string }> = {
   },
   async run(input, ctx) {
     const client = await ctx.client();
-    const flow = await follow(ctx, client.startRechargeEsim({ ...input, idempotencyKey: keyFor(ctx, input.idempotencyKey) }), 'the recharge to finish');
-    return { ok: phaseOf('esimOrder', flow.result.status) === 'succeeded', ...flow };
+    return startedFlow(ctx, client.startRechargeEsim({ ...input, idempotencyKey: keyFor(ctx, input.idempotencyKey) }), 'the recharge to finish', esimIssued);
   },
 };
 
 const payout: Command<{ merOrderNo: string }> = {
+  starts: true,
   usage: 'payout --mer-order-no NO',
   options: { 'mer-order-no': str },
   parse(flags) {
@@ -265,8 +206,7 @@ const payout: Command<{ merOrderNo: string }> = {
   },
   async run({ merOrderNo }, ctx) {
     const client = await ctx.client();
-    const flow = await follow(ctx, client.startTrackPayout({ merOrderNo }), 'the payout to reach a terminal status');
-    return { ok: phaseOf('payout', flow.result.status) === 'succeeded', ...flow };
+    return startedFlow(ctx, client.startTrackPayout({ merOrderNo }), 'the payout to reach a terminal status', payoutPaid);
   },
 };
 
@@ -276,6 +216,7 @@ const PAYOUT_FLAGS: Record<string, string> = {
 };
 
 const payoutSend: Command<{ input: SendPayoutInput }> = {
+  starts: true,
   usage: 'payout-send --mer-order-no NO --payment-type TYPE --currency CUR --amount MINOR_UNITS --first NAME --last NAME --account NO [--remark TEXT] [--key K (default: the merOrderNo)]',
   options: {
     'mer-order-no': str, 'payment-type': str, currency: str, amount: str, first: str, last: str, account: str, remark: str, key: str,
@@ -299,8 +240,7 @@ const payoutSend: Command<{ input: SendPayoutInput }> = {
   async run({ input }, ctx) {
     const client = await ctx.client();
     // The merchant's order number is what an operator repeats: it is the key unless one is given.
-    const flow = await follow(ctx, client.startSendPayout({ ...input, idempotencyKey: input.idempotencyKey ?? input.merOrderNo }), 'the payout to reach a terminal status');
-    return { ok: phaseOf('payout', flow.result.status) === 'succeeded', ...flow };
+    return startedFlow(ctx, client.startSendPayout({ ...input, idempotencyKey: input.idempotencyKey ?? input.merOrderNo }), 'the payout to reach a terminal status', payoutPaid);
   },
 };
 
@@ -338,62 +278,9 @@ const esimUsage: Command<string> = {
   },
 };
 
-// --- one card, one flow -------------------------------------------------------------------
-
-const card: Command<string> = {
-  usage: 'card ID',
-  options: {},
-  positional: 'ID',
-  parse: (_flags, id) => cardIdArg(id),
-  async run(cardId, ctx) {
-    const state = await (await ctx.client()).cardState(cardId);
-    const balanceReadAt = state.balanceReadAt === undefined ? undefined : new Date(state.balanceReadAt).toISOString();
-    const view = { cardId, status: state.status, card: state.card, balanceReadAt, recentTransactions: state.recentTransactions, operationsApplied: state.operationsApplied };
-    return { ok: true, result: view, text: renderFields({ ...state.card, status: state.status, balanceReadAt, recentTransactions: state.recentTransactions.length }) };
-  },
-};
-
-function cardChange(verb: 'freeze' | 'unfreeze' | 'delete'): Command<string> {
-  return {
-    usage: `${verb} ID`,
-    options: {},
-    positional: 'ID',
-    parse: (_flags, id) => cardIdArg(id),
-    async run(cardId, ctx) {
-      ctx.progress(`${verb} ${cardId} through its card workflow`);
-      const client = await ctx.client();
-      return { ok: true, result: await client[verb](cardId) };
-    },
-  };
-}
-
-const status: Command<string> = {
-  usage: 'status WORKFLOW_ID',
-  options: {},
-  positional: 'WORKFLOW_ID',
-  parse(_flags, id) {
-    if (!id) throw new UsageError('WORKFLOW_ID is required');
-    return id;
-  },
-  async run(workflowId, ctx) {
-    return { ok: true, workflowId, result: await (await ctx.client()).status(workflowId) };
-  },
-};
-
-const bins: Command<null> = {
-  usage: 'bins',
-  options: {},
-  parse: () => null,
-  async run(_plan, ctx) {
-    const list = await ctx.provider().listCardBins();
-    const columns = ['cardBinId', 'brand', 'issuingCountry', 'currency', 'mobile', 'email', 'supportPin', 'requireKycCardholder'];
-    return { ok: true, result: { bins: list }, text: renderTable(list, columns) };
-  },
-};
-
 export const COMMANDS: Record<string, Command<any>> = {
   ...RECONCILE_COMMANDS,
-  bins,
+  bins: CARD_COMMANDS.bins,
   'issue-card': issueCard,
   fund: moneyCommand('funding'),
   withdraw: moneyCommand('withdrawal'),
@@ -405,11 +292,8 @@ export const COMMANDS: Record<string, Command<any>> = {
   wallet,
   'esim-plans': esimPlans,
   'esim-usage': esimUsage,
-  card,
-  freeze: cardChange('freeze'),
-  unfreeze: cardChange('unfreeze'),
-  delete: cardChange('delete'),
-  status,
+  ...CARD_COMMANDS,
+  ...FLOW_COMMANDS,
   settle,
 };
 

@@ -6,9 +6,9 @@
 import { RECONCILE_KINDS, RECONCILIATIONS, parseDuration, reconcileKindOf, summariseReport, type DriftReport, type ReconcileKind } from '../shared/reconciliation';
 import { applySchedules, kindOfScheduleName, listSchedules, pauseSchedule, resumeSchedule } from '../temporal/schedules';
 import { UsageError, flag, type Flags } from './args';
-import type { Command, CommandContext, CommandOutcome } from './commands';
+import type { Command, CommandContext, CommandOutcome } from './command-kit';
 import { renderTable } from './output';
-import { latestReports, reconcileNow } from './reconciliation';
+import { latestReports, reconcileNow, startReconciliations } from './reconciliation';
 
 type SchedulesPlan = { action: 'apply' | 'list' } | { action: 'pause' | 'resume'; kind: ReconcileKind; name: string };
 
@@ -65,6 +65,7 @@ interface ReconcilePlan {
 }
 
 const reconcile: Command<ReconcilePlan> = {
+  starts: true,
   usage: 'reconcile [--only money,cards,bins,stuck] [--since DURATION]',
   options: { only: { type: 'string' }, since: { type: 'string' } },
   parse(flags: Flags) {
@@ -77,9 +78,17 @@ const reconcile: Command<ReconcilePlan> = {
     return { kinds: [...new Set(kinds)] as ReconcileKind[], since };
   },
   async run(plan, ctx) {
-    const reports = await reconcileNow(await target(ctx), plan.kinds, plan.since ? { since: plan.since } : {}, (id) => ctx.progress(`started ${id}`));
+    const input = plan.since ? { since: plan.since } : {};
+    if (!ctx.wait) {
+      const handles = await startReconciliations(await target(ctx), plan.kinds, input, (id) => ctx.progress(`started ${id}`));
+      const workflowIds = handles.map((h) => h.workflowId);
+      ctx.progress('not waiting (--no-wait); each report: npm run starter -- drift, once they end');
+      return { ok: true, result: { workflowIds, waited: false }, text: workflowIds.join('\n') } satisfies CommandOutcome;
+    }
+    const reports = await reconcileNow(await target(ctx), plan.kinds, input, (id) => ctx.progress(`started ${id}`));
     const differences = reports.reduce((n, r) => n + r.differences.length, 0);
-    return { ok: differences === 0, result: { differences, reports }, text: reportsText(reports) } satisfies CommandOutcome;
+    const failure = { type: 'DifferencesFound', message: `${differences} difference(s) between our records and the provider's` };
+    return { ok: differences === 0, result: { differences, reports }, text: reportsText(reports), ...(differences === 0 ? {} : { failure }) } satisfies CommandOutcome;
   },
 };
 

@@ -3,7 +3,7 @@
  * last report of each (`drift`). Reports are the workflows' results, so nothing else stores them.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { RECONCILIATIONS, type DriftReport, type ReconcileInput, type ReconcileKind } from '../shared/reconciliation';
 import { latestReport } from '../temporal/reconciliation-reports';
 
@@ -14,6 +14,12 @@ export interface ReconcileTarget {
 
 /** Starts each reconciliation now (beside its schedule, under an ID of its own) and resolves their reports. */
 export async function reconcileNow(target: ReconcileTarget, kinds: readonly ReconcileKind[], input: ReconcileInput = {}, onStart?: (workflowId: string) => void): Promise<DriftReport[]> {
+  const handles = await startReconciliations(target, kinds, input, onStart);
+  return Promise.all(handles.map(async (handle) => (await handle.result()) as DriftReport));
+}
+
+/** Starts each reconciliation now, under an ID of its own (`<scheduleId>/manual/<uuid>`); their reports are their results. */
+export function startReconciliations(target: ReconcileTarget, kinds: readonly ReconcileKind[], input: ReconcileInput = {}, onStart?: (workflowId: string) => void): Promise<WorkflowHandle[]> {
   return Promise.all(
     kinds.map(async (kind) => {
       const def = RECONCILIATIONS[kind];
@@ -23,7 +29,7 @@ export async function reconcileNow(target: ReconcileTarget, kinds: readonly Reco
         args: [input],
       });
       onStart?.(handle.workflowId);
-      return (await handle.result()) as DriftReport;
+      return handle;
     }),
   );
 }

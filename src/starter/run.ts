@@ -4,16 +4,18 @@
  * business failure (a rejected KYC, a failed payout, a conflict), or was cancelled, terminated or
  * timed out; 2 bad input, nothing started; 3 the CLI could not do its job (Temporal or the provider
  * unreachable, credentials refused); 4 OutcomeUnknown: money may have moved, settle it.
+ * The CLI talks to Temporal only: every provider read is a worker's (a read flow), so an
+ * operator's machine holds no provider secret.
  */
 import { parseArgs } from 'node:util';
 import { WorkflowNotFoundError } from '@temporalio/common';
-import type { Config } from '../config';
+import { ConfigError, type Config } from '../config';
 import { startTracing, type Tracing } from '../observability/tracing';
-import { createProviderClient, type ProviderClient } from '../provider/client';
 import { UsageError, type Flags } from './args';
 import { ANY_FLOW_FAILURES, isCardIssuingError, type CardIssuingClient, type CardIssuingError } from '../client';
 import { createCardIssuingClient } from './connect';
 import { COMMANDS, defaultText, type Command, type CommandContext, type CommandOutcome } from './commands';
+import { readSecretFromStdin } from './secret-input';
 
 export const EXIT = { ok: 0, businessFailure: 1, badInput: 2, unavailable: 3, outcomeUnknown: 4 } as const;
 
@@ -34,6 +36,8 @@ export interface CliIo {
   stderr(text: string): void;
   /** Told which flow the command is waiting for (the entry names it on Ctrl-C). */
   following?(workflowId: string): void;
+  /** Reads a secret (a PIN) from the operator; default: the terminal without echo, or one line of stdin. */
+  readSecret?(prompt: string, opts?: { confirm?: boolean }): Promise<string>;
 }
 
 const processIo: CliIo = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
@@ -54,10 +58,11 @@ export async function runCli(argv: string[], loadConfig: () => Config, io: CliIo
   try {
     const { flags, positional, json } = parseLine(name, command, rest);
     if (flags.help) {
-      io.stderr(`usage: npm run starter -- ${command.usage} [--json]\n`);
+      io.stderr(`usage: npm run starter -- ${usageOf(command)} [--json]\n`);
       return EXIT.ok;
     }
     session.json = json;
+    session.context.wait = flags['no-wait'] !== true;
     const plan = await command.parse(flags, positional, session.context);
     return session.report(await command.run(plan, session.context));
   } catch (err) {
@@ -72,7 +77,7 @@ function parseLine(name: string, command: Command, args: string[]): { flags: Fla
   try {
     parsed = parseArgs({
       args,
-      options: { ...command.options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: { ...command.options, ...(command.starts ? { 'no-wait': { type: 'boolean' as const } } : {}), json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
       allowPositionals: command.positional !== undefined,
       strict: true,
     });
@@ -104,7 +109,6 @@ class Session {
   json = false;
   #client?: Promise<CardIssuingClient>;
   #tracing?: Tracing;
-  #provider?: ProviderClient;
   #config?: Config;
   #workflowId?: string;
   readonly context: CommandContext;
@@ -116,12 +120,13 @@ class Session {
   ) {
     this.context = {
       client: () => (this.#client ??= this.#connect()),
-      provider: () => (this.#provider ??= createProviderClient(this.config().provider)),
       progress: (line) => this.io.stderr(`${this.name}: ${line}\n`),
       following: (workflowId) => {
         this.#workflowId = workflowId;
         this.io.following?.(workflowId);
       },
+      wait: true,
+      readSecret: (prompt, opts) => (this.io.readSecret ?? readSecretFromStdin)(prompt, opts),
     };
   }
 
@@ -134,21 +139,31 @@ class Session {
     return createCardIssuingClient(this.config(), { tracing: this.#tracing });
   }
 
+  /** The command's outcome: its result, and when it is a business failure (exit 1) the error too, as every failure's JSON has it. */
   report(outcome: CommandOutcome): number {
     const workflowId = outcome.workflowId ?? this.#workflowId;
-    if (this.json) this.io.stdout(`${JSON.stringify({ ok: outcome.ok, command: this.name, ...(workflowId ? { workflowId } : {}), result: outcome.result })}\n`);
+    const failure = outcome.ok ? undefined : (outcome.failure ?? { type: 'BusinessFailure', message: 'the flow ended in a business failure' });
+    const error = failure && { type: failure.type, message: failure.message, details: failure.details ?? [], ...(workflowId ? { workflowId } : {}) };
+    if (this.json) this.io.stdout(`${JSON.stringify({ ok: outcome.ok, command: this.name, ...(workflowId ? { workflowId } : {}), result: outcome.result, ...(error ? { error } : {}) })}\n`);
     else this.io.stdout(`${defaultText(outcome)}\n`);
-    if (!outcome.ok) this.context.progress('the flow ended in a business failure');
+    if (failure) this.context.progress(`the flow ended in a business failure: ${failure.type}: ${failure.message}`);
     return outcome.ok ? EXIT.ok : EXIT.businessFailure;
   }
 
   fail(err: unknown): number {
     if (err instanceof UsageError) return this.#failed(EXIT.badInput, { type: 'UsageError', message: err.message });
+    // The configuration is read once the line parses: a bad variable is bad input too, and nothing was started.
+    if (err instanceof ConfigError) return this.#failed(EXIT.badInput, { type: 'ConfigError', message: err.message });
     if (isCardIssuingError(err)) {
       const workflowId = err.workflowId ?? this.#workflowId;
       this.context.progress(`failed: ${err.type}: ${err.message}`);
       const code = exitCodeOf(err);
-      if (code === EXIT.outcomeUnknown) this.context.progress(`money may have moved: settle it with npm run starter -- settle ${workflowId ?? err.idempotencyKey ?? 'WORKFLOW_ID'}`);
+      if (code === EXIT.outcomeUnknown) {
+        // A card's money update is no flow of its own to settle: reconcile-money reads its key among the card's movements.
+        if (err.updateId === undefined) this.context.progress(`money may have moved: settle it with npm run starter -- settle ${workflowId ?? err.idempotencyKey ?? 'WORKFLOW_ID'}`);
+        else this.context.progress(`money may have moved (update ${err.updateId} of ${workflowId}): reconcile-money compares its key with the provider's record`);
+        if (err.idempotencyKey) this.context.progress(`the provider's record of its key: npm run starter -- operation ${err.idempotencyKey}`);
+      }
       return this.#failed(code, { type: err.type, message: err.message, details: err.details, ...(workflowId ? { workflowId } : {}) }, false);
     }
     if (err instanceof WorkflowNotFoundError) return this.#failed(EXIT.badInput, { type: 'FlowNotFound', message: `no flow ${err.workflowId} (unknown ID?)`, workflowId: err.workflowId });
@@ -166,14 +181,29 @@ class Session {
   }
 
   async close(): Promise<void> {
-    await this.#provider?.close().catch(() => undefined);
     const client = await this.#client?.catch(() => undefined);
     await client?.close().catch(() => undefined);
     await this.#tracing?.shutdown().catch(() => undefined);
   }
 }
 
+/** A command's usage line; a starting command's says it takes --no-wait. */
+function usageOf(command: Command): string {
+  return command.starts ? `${command.usage} [--no-wait]` : command.usage;
+}
+
 function usage(): string {
-  const lines = Object.values(COMMANDS).map((c) => `  ${c.usage}`);
-  return `usage: npm run starter -- <command> [flags] [--json]\n\n${lines.join('\n')}\n\nProgress goes to stderr; --json prints the result as one JSON object on stdout.\nExit: 0 success, 1 business failure (or cancelled, terminated, timed out), 2 bad input (nothing started), 3 Temporal or the provider unreachable, 4 OutcomeUnknown (money may have moved: settle it).\nA business failure prints its type; the types each flow may end with: docs/provider-fidelity.md, "Failure types".\n`;
+  const lines = Object.values(COMMANDS).map((c) => `  ${usageOf(c)}`);
+  return `usage: npm run starter -- <command> [flags] [--json]
+
+${lines.join('\n')}
+
+Progress goes to stderr; --json prints the result as one JSON object on stdout, also on failure: { "ok": false, "error": { type, message, details, workflowId } }.
+--no-wait (the commands that start a flow): print the workflow ID and exit 0 without waiting for the outcome.
+pin reads the new PIN from the terminal without echo (twice), or one line of stdin: never from a flag, never printed.
+cancel and terminate record --reason in the flow's history as plain text (no personal data); status shows who stopped a flow and why.
+Exit: 0 success, 1 business failure (or cancelled, terminated, timed out), 2 bad input (nothing started), 3 Temporal or the provider unreachable, 4 OutcomeUnknown (money may have moved: settle it).
+The CLI needs Temporal and the codec key only: the provider is read by the workers (no PROVIDER_API_SECRET here).
+A business failure prints its type; the types each flow may end with: docs/provider-fidelity.md, "Failure types".
+`;
 }

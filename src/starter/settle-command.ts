@@ -5,11 +5,11 @@
  * Exit 0: settled (moved or not moved), or settled before; 1: still processing at the provider, or
  * `--found` contradicts it (nothing recorded); 2: no such flow, or bad flags.
  */
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { SETTLE_WORKFLOW_TYPE, settleInputErrors, settlementWorkflowId, type SettleInput, type Settlement } from '../shared/settlement';
 import { unsettledOutcomes } from '../temporal/settlements';
 import { UsageError, assertNoErrors, flag, type Flags } from './args';
-import type { Command, CommandOutcome } from './commands';
+import { leftRunning, type Command, type CommandOutcome } from './command-kit';
 import { renderTable } from './output';
 import { isCardIssuingError, toCardIssuingError } from '../client';
 
@@ -21,6 +21,7 @@ interface SettlePlan {
 }
 
 export const settle: Command<SettlePlan> = {
+  starts: true,
   usage: 'settle WORKFLOW_ID|KEY [--found moved|not-moved] [--note TEXT]',
   options: { found: { type: 'string' }, note: { type: 'string' } },
   positional: 'WORKFLOW_ID|KEY',
@@ -35,7 +36,13 @@ export const settle: Command<SettlePlan> = {
     const { client, taskQueue } = (await ctx.client()).temporal;
     const workflowId = await flowNamed(client, taskQueue, plan.ref);
     ctx.following(settlementWorkflowId(workflowId));
-    const { settlement, before } = await settleFlow(client, taskQueue, { workflowId, ...(plan.found ? { found: plan.found } : {}), ...(plan.note ? { note: plan.note } : {}) });
+    const input = { workflowId, ...(plan.found ? { found: plan.found } : {}), ...(plan.note ? { note: plan.note } : {}) };
+    if (!ctx.wait) {
+      const { handle, before } = await startSettlement(client, taskQueue, input);
+      ctx.progress(before ? `${workflowId} was settled before` : `started ${handle.workflowId}`);
+      return leftRunning(ctx, handle.workflowId, { workflowId: handle.workflowId, settledBefore: before }, `the settlement: npm run starter -- status ${handle.workflowId}`);
+    }
+    const { settlement, before } = await settleFlow(client, taskQueue, input);
     return { ok: true, workflowId: settlementWorkflowId(workflowId), result: { ...settlement, settledBefore: before }, text: settlementText(settlement, before) } satisfies CommandOutcome;
   },
 };
@@ -77,6 +84,16 @@ async function failureKey(client: Client, flow: { workflowId: string; runId: str
 
 /** Runs the settlement (or joins one running); a flow settled before answers with that settlement. */
 export async function settleFlow(client: Client, taskQueue: string, input: SettleInput): Promise<{ settlement: Settlement; before: boolean }> {
+  const { handle, before } = await startSettlement(client, taskQueue, input);
+  try {
+    return { settlement: (await handle.result()) as Settlement, before };
+  } catch (err) {
+    throw toCardIssuingError(err, { workflowId: handle.workflowId });
+  }
+}
+
+/** Starts the settlement (or joins one running); `before`: the flow was settled before, and the handle is that settlement's. */
+async function startSettlement(client: Client, taskQueue: string, input: SettleInput): Promise<{ handle: WorkflowHandle; before: boolean }> {
   const workflowId = settlementWorkflowId(input.workflowId);
   try {
     const handle = await client.workflow.start(SETTLE_WORKFLOW_TYPE, {
@@ -87,10 +104,10 @@ export async function settleFlow(client: Client, taskQueue: string, input: Settl
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
-    return { settlement: (await handle.result()) as Settlement, before: false };
+    return { handle, before: false };
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw toCardIssuingError(err, { workflowId });
-    return { settlement: (await client.workflow.getHandle(workflowId).result()) as Settlement, before: true };
+    return { handle: client.workflow.getHandle(workflowId), before: true };
   }
 }
 

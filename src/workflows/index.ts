@@ -22,7 +22,7 @@ export { issueCard, fundCard, withdrawFromCard, onboardCardholder, purchaseEsim,
 export { cardLifecycle } from './card-lifecycle';
 export { providerEntity } from './provider-entity';
 export { trackPayout } from './track-payout';
-export { walletBalance, esimPlans } from './provider-reads';
+export { walletBalance, esimPlans, cardBins, operationRecord } from './provider-reads';
 // Under their schedules' names (CONTRACTS §9), and under the names they had before, so runs and
 // schedules made then still find their workflow (RECONCILIATIONS' formerWorkflowType).
 export { reconcileMoney as 'reconcile-money', reconcileMoney } from './reconciliation/reconcile-money';

@@ -6,6 +6,7 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TLSConfig } from '@temporalio/client';
 import { loadConfig } from '../../src/config';
 import { connectionOptions } from '../../src/temporal/connection';
 import { watchCertificates } from '../../src/temporal/certificate-watch';
@@ -25,11 +26,12 @@ describe('Temporal certificates', () => {
   test('a CA and a server name reach the connection, read from the files at each connection', () => {
     const t = temporalConfig();
     expect(t.tls).toBe(true);
-    const first = connectionOptions(t).tls as { serverRootCACertificate: Buffer; serverNameOverride: string; clientCertPair: { crt: Buffer } };
-    expect(first.serverRootCACertificate.toString()).toBe('ca.pem v1');
-    expect(first.serverNameOverride).toBe('temporal.internal');
+    const tlsOf = () => connectionOptions(t).tls as TLSConfig;
+    const text = (bytes: Uint8Array | undefined) => Buffer.from(bytes ?? []).toString();
+    expect(text(tlsOf().serverRootCACertificate)).toBe('ca.pem v1');
+    expect(tlsOf().serverNameOverride).toBe('temporal.internal');
     writeFileSync(join(dir, 'tls.crt'), 'tls.crt v2');
-    expect((connectionOptions(t).tls as typeof first).clientCertPair.crt.toString()).toBe('tls.crt v2');
+    expect(text(tlsOf().clientCertPair?.crt)).toBe('tls.crt v2');
   });
 
   test('a bad server name is refused naming the variable', () => {

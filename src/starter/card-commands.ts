@@ -1,0 +1,156 @@
+/**
+ * One card's commands of the operator CLI (CONTRACTS §6): `card ID`, `freeze ID`, `unfreeze ID`,
+ * `delete ID --yes`, `pin ID`, `contact ID …`, each through the card's workflow (an update, run one
+ * at a time with the card's other operations), and `bins`, read through a worker like every
+ * provider read of the CLI: the operator's machine holds no provider secret.
+ */
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { contactErrors, pinErrors } from '../shared/card-rules';
+import { definedOnly } from '../shared/defined-only';
+import type { ContactInput } from '../shared/types';
+import { isCardIssuingError, type CardBin } from '../client';
+import { UsageError, assertNoErrors, flag } from './args';
+import { bool, cardIdArg, str, type Command, type CommandContext } from './command-kit';
+import { renderFields, renderTable } from './output';
+
+/** How long the CLI's own checks (the BIN's rules, the card's PIN support) wait for a worker before leaving them to the workflow. */
+const CHECK_TIMEOUT_MS = 15_000;
+
+const card: Command<string> = {
+  usage: 'card ID',
+  options: {},
+  positional: 'ID',
+  parse: (_flags, id) => cardIdArg(id),
+  async run(cardId, ctx) {
+    const state = await (await ctx.client()).cardState(cardId);
+    const balanceReadAt = state.balanceReadAt === undefined ? undefined : new Date(state.balanceReadAt).toISOString();
+    const view = { cardId, status: state.status, card: state.card, balanceReadAt, recentTransactions: state.recentTransactions, operationsApplied: state.operationsApplied };
+    return { ok: true, workflowId: `card/${cardId}`, result: view, text: renderFields({ ...state.card, status: state.status, balanceReadAt, recentTransactions: state.recentTransactions.length }) };
+  },
+};
+
+function cardChange(verb: 'freeze' | 'unfreeze'): Command<string> {
+  return {
+    usage: `${verb} ID`,
+    options: {},
+    positional: 'ID',
+    parse: (_flags, id) => cardIdArg(id),
+    async run(cardId, ctx) {
+      ctx.progress(`${verb} ${cardId} through its card workflow`);
+      return { ok: true, workflowId: `card/${cardId}`, result: await (await ctx.client())[verb](cardId) };
+    },
+  };
+}
+
+/** Permanently closes the card (its balance returns to the wallet): only when told twice. */
+const deleteCard: Command<string> = {
+  usage: 'delete ID --yes',
+  options: { yes: bool },
+  positional: 'ID',
+  parse(flags, id) {
+    const cardId = cardIdArg(id);
+    if (flags.yes !== true) throw new UsageError(`delete closes card ${cardId} for good (its balance returns to the wallet); nothing was done: repeat with --yes`);
+    return cardId;
+  },
+  async run(cardId, ctx) {
+    ctx.progress(`deleting ${cardId} through its card workflow`);
+    return { ok: true, workflowId: `card/${cardId}`, result: await (await ctx.client()).delete(cardId) };
+  },
+};
+
+/**
+ * The new PIN never travels as a flag (shell history, the process list): it is read from the
+ * terminal without echo (twice), or as one line of stdin. It is checked here (4 digits, not one
+ * digit repeated) and against the card's BIN, goes to the card's workflow as an update's argument
+ * (a payload, encrypted by our codec like every payload), and is printed nowhere.
+ */
+const pin: Command<{ cardId: string; pin: string }> = {
+  usage: 'pin ID',
+  options: {},
+  positional: 'ID',
+  async parse(_flags, id, ctx) {
+    const cardId = cardIdArg(id);
+    const given = (await ctx.readSecret(`new PIN for card ${cardId}: `, { confirm: true })).trim();
+    assertNoErrors(pinErrors(given), { pin: 'the PIN' });
+    await assertSupportsPin(ctx, cardId);
+    return { cardId, pin: given };
+  },
+  async run(plan, ctx) {
+    ctx.progress(`setting the PIN of ${plan.cardId} through its card workflow`);
+    return { ok: true, workflowId: `card/${plan.cardId}`, result: await (await ctx.client()).setPin(plan.cardId, plan.pin) };
+  },
+};
+
+/** A card whose workflow knows its BIN takes no PIN is refused here; one it cannot tell about is left to the provider. */
+async function assertSupportsPin(ctx: CommandContext, cardId: string): Promise<void> {
+  const client = await ctx.client();
+  const state = await client.cardState(cardId, { timeout: CHECK_TIMEOUT_MS }).catch((err: unknown) => {
+    if (err instanceof WorkflowNotFoundError || isCardIssuingError(err)) return undefined;
+    throw err;
+  });
+  if (state?.card?.supportPin === false) throw new UsageError(`card ${cardId} cannot take a PIN: its BIN${state.card.cardBinId ? ` ${state.card.cardBinId}` : ''} has supportPin false`);
+}
+
+const CONTACT_FLAGS = { email: '--email', mobilePrefix: '--mobile-prefix', mobile: '--mobile' };
+
+const contact: Command<{ cardId: string; contact: ContactInput }> = {
+  usage: 'contact ID [--email E] [--mobile-prefix +P] [--mobile N]',
+  options: { email: str, 'mobile-prefix': str, mobile: str },
+  positional: 'ID',
+  parse(flags, id) {
+    const cardId = cardIdArg(id);
+    const given = definedOnly<ContactInput>({ email: flag(flags, 'email'), mobilePrefix: flag(flags, 'mobile-prefix'), mobile: flag(flags, 'mobile') });
+    if (Object.keys(given).length === 0) throw new UsageError('contact needs at least one of --email, --mobile-prefix, --mobile');
+    assertNoErrors(contactErrors(given), CONTACT_FLAGS);
+    return { cardId, contact: given };
+  },
+  async run(plan, ctx) {
+    // The card's view holds no contact data: what changed is named, not shown.
+    ctx.progress(`changing ${Object.keys(plan.contact).join(', ')} of ${plan.cardId} through its card workflow`);
+    const view = await (await ctx.client()).updateContact(plan.cardId, plan.contact);
+    return { ok: true, workflowId: `card/${plan.cardId}`, result: { ...view, changed: Object.keys(plan.contact) } };
+  },
+};
+
+const bins: Command<{ refresh: boolean }> = {
+  usage: 'bins [--refresh]',
+  options: { refresh: bool },
+  parse: (flags) => ({ refresh: flags.refresh === true }),
+  async run({ refresh }, ctx) {
+    ctx.progress(`reading the BINs through a worker${refresh ? ' (asking the provider now)' : ' (its list is kept up to 24 h)'}`);
+    const list = await (await ctx.client()).cardBins({ refresh });
+    const columns = ['cardBinId', 'brand', 'issuingCountry', 'currency', 'mobile', 'email', 'supportPin', 'requireKycCardholder'];
+    return { ok: true, result: { bins: list }, text: renderTable(list, columns) };
+  },
+};
+
+/**
+ * The BIN `--bin` names, read through a worker, so issue-card refuses a request its rules forbid
+ * (US billing address, mobile, PIN…) before it starts: exit 2. A BIN missing from the worker's
+ * cached list is looked for once more in a fresh one before it is refused. When no worker answers,
+ * the issueCard workflow checks the same rules.
+ */
+export async function lookUpBin(ctx: CommandContext, cardBinId: string): Promise<CardBin | undefined> {
+  const client = await ctx.client();
+  const find = async (refresh: boolean) => (await client.cardBins({ refresh }, { timeout: CHECK_TIMEOUT_MS })).find((b) => b.cardBinId === cardBinId);
+  let bin: CardBin | undefined;
+  try {
+    bin = (await find(false)) ?? (await find(true));
+  } catch (err) {
+    if (!isCardIssuingError(err)) throw err;
+    ctx.progress(`could not read the BINs through a worker (${err.type}: ${err.message}); the workflow will check the BIN's rules`);
+    return undefined;
+  }
+  if (!bin) throw new UsageError(`--bin ${cardBinId} is not a BIN available to this project (see the bins command)`);
+  return bin;
+}
+
+export const CARD_COMMANDS: Record<string, Command<any>> = {
+  bins,
+  card,
+  freeze: cardChange('freeze'),
+  unfreeze: cardChange('unfreeze'),
+  delete: deleteCard,
+  pin,
+  contact,
+};
