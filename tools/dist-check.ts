@@ -62,8 +62,12 @@ export interface DistRunResult {
   lines: string[];
 }
 
-/** Step 3 on one node binary. */
-export async function runImage(image: BuiltImage, node: string, opts: { temporalAddress?: string; log?: (line: string) => void } = {}): Promise<DistRunResult> {
+/**
+ * Step 3 on one node binary, against a Temporal dev server of its own: the worker applies the
+ * reconciliation schedules (SCHEDULES=on), whose IDs are fixed per namespace, so a shared server
+ * would see two runs (or a run and another test) rewrite each other's.
+ */
+export async function runImage(image: BuiltImage, node: string, opts: { log?: (line: string) => void } = {}): Promise<DistRunResult> {
   const log = opts.log ?? stderrLine;
   const lines: string[] = [];
   const say = (line: string) => {
@@ -74,18 +78,15 @@ export async function runImage(image: BuiltImage, node: string, opts: { temporal
   say(`node ${version} (${node})`);
   const stops: Array<() => Promise<unknown>> = [];
   try {
-    let server: DevServer | undefined;
-    if (!opts.temporalAddress) {
-      server = await startDevServer({ cliPath: await ensureTemporalCli(undefined, log), port: 0, headless: true });
-      stops.push(() => server!.stop());
-    }
+    const server: DevServer = await startDevServer({ cliPath: await ensureTemporalCli(undefined, log), port: 0, headless: true });
+    stops.push(() => server.stop());
     const sandbox = await startSandbox({ port: 0 });
     stops.push(() => sandbox.close());
     const ports = { bridge: await freePort(), codec: await freePort(), workerOps: await freePort(), bridgeOps: await freePort() };
     const control = new SandboxControlClient(sandbox.url);
     await control.configure({ webhookUrl: `http://127.0.0.1:${ports.bridge}/webhooks/provider`, cardProvisioningMs: 100, kycReviewMs: 300 });
     const env = {
-      TEMPORAL_ADDRESS: opts.temporalAddress ?? server!.address,
+      TEMPORAL_ADDRESS: server.address,
       TEMPORAL_TASK_QUEUE: `dist-check-${randomUUID().slice(0, 8)}`,
       PROVIDER_BASE_URL: sandbox.url,
       PAYLOAD_CODEC_KEY: randomBytes(32).toString('base64'),
@@ -95,29 +96,34 @@ export async function runImage(image: BuiltImage, node: string, opts: { temporal
     const sealKey = { CARD_SEAL_KEY: randomBytes(32).toString('base64'), CARD_SEAL_KEY_ID: 'dist' };
     const codecToken = randomBytes(24).toString('base64');
     const processes: DistProcess[] = [
-      startDistProcess(image.dir, node, 'worker', 'dist/worker.js', { ...env, ...sealKey, SCHEDULES: 'on', WORKFLOW_BUNDLE_PATH: join(image.dir, 'dist/workflow-bundle.js'), METRICS_PORT: String(ports.workerOps) }, `http://127.0.0.1:${ports.workerOps}/ready`),
+      // Its /ready answers before the workers poll: ready once it says it polls (after the schedules were applied).
+      startDistProcess(image.dir, node, 'worker', 'dist/worker.js', { ...env, ...sealKey, LOG_LEVEL: 'info', SCHEDULES: 'on', WORKFLOW_BUNDLE_PATH: join(image.dir, 'dist/workflow-bundle.js'), METRICS_PORT: String(ports.workerOps) }, `http://127.0.0.1:${ports.workerOps}/ready`, '"msg":"polling"'),
       startDistProcess(image.dir, node, 'bridge', 'dist/bridge/server.js', { ...env, BRIDGE_PORT: String(ports.bridge), METRICS_PORT: String(ports.bridgeOps) }, `http://127.0.0.1:${ports.bridgeOps}/ready`),
       startDistProcess(image.dir, node, 'codec endpoint', 'dist/codec/server.js', { ...env, CODEC_SERVER_PORT: String(ports.codec), CODEC_AUTH_TOKEN: codecToken }, `http://127.0.0.1:${ports.codec}/health`),
     ];
     stops.push(async () => Promise.all(processes.map((p) => p.stop())));
     await Promise.all(processes.map((p) => p.ready()));
     say('worker, bridge and codec endpoint up from dist/ with production dependencies only');
+    // A process that dies mid-run fails the check at once, instead of leaving flows to wait for it.
+    const crash = Promise.race(processes.map((p) => p.died()));
+    crash.catch(() => undefined); // told through unlessCrashed; a death after the last check shows in stoppedCleanly
+    const unlessCrashed = <T>(work: Promise<T>): Promise<T> => Promise.race([work, crash]);
 
     const config = loadConfig({ ...env, ...sealKey });
     const client = await createCardIssuingClient(config);
     const run: FlowRun = { client, control, timings: { webhookWaitMs: 2000, pollInitialIntervalMs: 250, pollMaxIntervalMs: 1000, deadlineMs: 60_000 }, tag: 'Dist', log: () => undefined, awaitResult: (r) => r(), made: {} };
     let flowsOk = false;
     try {
-      const rows = await runFlows(DEMO_FLOWS, run);
+      const rows = await unlessCrashed(runFlows(DEMO_FLOWS, run));
       say(flowTable(rows));
       flowsOk = rows.every((r) => r.ok);
     } finally {
       cleanUpFlowRun(run);
       await client.close();
     }
-    const cli = await cliChecks(image.dir, node, { ...env, ...sealKey }, run.made.cardId);
+    const cli = await unlessCrashed(cliChecks(image.dir, node, { ...env, ...sealKey }, run.made.cardId));
     cli.forEach((c) => say(`cli ${c.line}: ${c.ok ? 'ok' : `FAILED (${c.why})`}`));
-    const decoded = await decodeThrough(ports.codec, codecToken, config.codec);
+    const decoded = await unlessCrashed(decodeThrough(ports.codec, codecToken, config.codec));
     say(`codec endpoint decode: ${decoded ? 'ok' : 'FAILED'}`);
     const ledger = await ledgerVerdict(control);
     say(ledger.line);

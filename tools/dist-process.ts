@@ -17,8 +17,10 @@ process.on('exit', () => {
 
 export interface DistProcess {
   name: string;
-  /** Resolves when its health URL answers 200; rejects when it exits first or after 90 s. */
+  /** Resolves when it is ready (its health URL answers 200, and its output holds `readyLine` when given); rejects when it exits first or after 90 s. */
   ready(): Promise<void>;
+  /** Rejects as soon as the process exits unasked (a crash mid-run), naming it with its output's end. */
+  died(): Promise<never>;
   /** SIGTERM and wait (SIGKILL after 30 s). */
   stop(): Promise<void>;
   stoppedCleanly(): boolean;
@@ -27,7 +29,7 @@ export interface DistProcess {
   tail(): string;
 }
 
-export function startDistProcess(dir: string, node: string, name: string, entry: string, env: Record<string, string>, healthUrl: string): DistProcess {
+export function startDistProcess(dir: string, node: string, name: string, entry: string, env: Record<string, string>, healthUrl: string, readyLine?: string): DistProcess {
   const hook = join(dir, '.dist-check-hook.js');
   if (!existsSync(hook)) writeFileSync(hook, HOOK);
   const loadedFile = join(dir, `.loaded-${name.replace(/\W+/g, '-')}.json`);
@@ -43,6 +45,7 @@ export function startDistProcess(dir: string, node: string, name: string, entry:
   child.stderr.on('data', keep);
   let exitCode: number | null | undefined;
   let signal: NodeJS.Signals | null = null;
+  let stopping = false;
   const exited = new Promise<void>((resolve) =>
     child.once('exit', (code, sig) => {
       exitCode = code;
@@ -50,6 +53,11 @@ export function startDistProcess(dir: string, node: string, name: string, entry:
       resolve();
     }),
   );
+  const died = exited.then(() => {
+    if (!stopping) throw new Error(`${name} exited (${exitCode ?? signal}) during the check: ${output.trim().slice(-1500)}`);
+    return new Promise<never>(() => undefined);
+  });
+  died.catch(() => undefined); // observed through died() only
   return {
     name,
     async ready() {
@@ -57,12 +65,14 @@ export function startDistProcess(dir: string, node: string, name: string, entry:
       while (Date.now() < deadline) {
         if (exitCode !== undefined) throw new Error(`${name} exited (${exitCode ?? signal}) before it was ready: ${output.trim().slice(-1500)}`);
         const ok = await fetch(healthUrl).then((r) => r.ok, () => false);
-        if (ok) return;
+        if (ok && (readyLine === undefined || output.includes(readyLine))) return;
         await new Promise((r) => setTimeout(r, 250));
       }
       throw new Error(`${name} was not ready within 90 s: ${output.trim().slice(-1500)}`);
     },
+    died: () => died,
     async stop() {
+      stopping = true;
       if (exitCode !== undefined) return;
       child.kill('SIGTERM');
       const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);

@@ -6,7 +6,6 @@
  * said, when it cannot be had).
  */
 import { buildImageDir, node24, runImage, type BuiltImage } from '../../tools/dist-check';
-import { temporalAddress } from '../helpers/stack';
 
 const quiet = () => undefined;
 
@@ -18,17 +17,17 @@ describe('the image as it ships, run with plain node', () => {
   afterAll(() => image?.remove());
 
   test("on this machine's Node: every flow ends as expected, the CLI answers, nothing loaded from outside the install", async () => {
-    const result = await runImage(image, process.execPath, { temporalAddress: temporalAddress(), log: quiet });
+    const result = await runImage(image, process.execPath, { log: quiet });
     expect(result.lines.join('\n')).not.toMatch(/FAILED|loaded from outside/);
     expect(result.ok).toBe(true);
-  }, 600_000);
+  }, 300_000);
 
   const node = node24();
   if (!node) process.stderr.write('dist check on Node 24: skipped, npm install node@24 gave no binary\n');
   (node ? test : test.skip)(`on Node 24${node ? '' : ': SKIPPED, no Node 24 binary from the npm registry'}`, async () => {
-    const result = await runImage(image, node!, { temporalAddress: temporalAddress(), log: quiet });
+    const result = await runImage(image, node!, { log: quiet });
     expect(result.lines[0]).toMatch(/^node v24\./);
     expect(result.lines.join('\n')).not.toMatch(/FAILED|loaded from outside/);
     expect(result.ok).toBe(true);
-  }, 600_000);
+  }, 300_000);
 });
