@@ -6,6 +6,11 @@ import { createCardIssuingClient } from '../src/starter/connect';
 import { log, mapLimit, round, startMovementFlow } from './lib';
 import { readyCards } from './cards';
 import { uniqueQueue, type BenchStack } from './stack';
+import { breakdownOf, describeBreakdown, historiesOfEveryRun, summarize, type FlowBreakdown } from './breakdown';
+import { entityWorkflowId } from '../src/shared/ids';
+
+/** Flows of each side's last turn whose histories the breakdown reads. */
+const SAMPLE = 40;
 
 /** Turns each side takes; each turn starts its share of the flows at once. */
 const TURNS = 4;
@@ -25,6 +30,18 @@ export interface P3Result {
   callRatio: number;
   projectModulesRatio: number;
   failed: number;
+  /** Where a flow's time goes, per flow, from a sample of each side's histories (bench/breakdown.ts). */
+  breakdown: P3Breakdown;
+}
+
+export interface P3Breakdown {
+  bare: FlowBreakdown;
+  bareWithCall: FlowBreakdown;
+  fundCard: FlowBreakdown;
+  /** The card workflow's work while fundCard ran, divided by the fundCard flows (their tell and its balance reads). */
+  cardWorkflowPerFundCard: FlowBreakdown & { runs: number };
+  /** The fleet's visibility list calls (the earlier-run lookup before a derived key's first POST) per fundCard flow, and their mean time. */
+  visibility: { listsPerFlow: number; meanListMs: number; countsPerFlow: number; meanCountMs: number };
 }
 
 export async function runP3(stack: BenchStack, flows: number): Promise<P3Result> {
@@ -48,9 +65,13 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   const time = { bare: 0, fund: 0, project: 0, schemas: 0, call: 0 };
   const batch = Math.ceil(flows / TURNS);
   let n = 0;
+  // The last turn's workflow IDs per side, and the fundCard turns' time spans (the card workflow's share).
+  const ids = { bare: [] as string[], call: [] as string[], fund: [] as string[] };
+  const fundSpans: Array<[number, number]> = [];
   const runBare = async () => {
     time.bare += await saturate('bare', batch, async () => {
       const h = await stack.client().workflow.start('bareOneActivity', { taskQueue: bareQueue, workflowId: `${bareQueue}-${n++}`, args: [] });
+      ids.bare.push(h.workflowId);
       return () => h.result();
     });
   };
@@ -69,23 +90,29 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   const runCall = async () => {
     time.call += await saturate('bare with the provider call', batch, async () => {
       const h = await stack.client().workflow.start('bareProviderCall', { taskQueue: callQueue, workflowId: `${callQueue}-${n++}`, args: [] });
+      ids.call.push(h.workflowId);
       return () => h.result();
     });
   };
   const runFund = async () => {
+    const began = Date.now();
     time.fund += await saturate('fundCard', batch, async () => {
       const h = await startMovementFlow(flowsClient, 'fundCard', { cardId, amount: 100 });
+      ids.fund.push(h.workflowId);
       return () =>
         h.result().catch((err: unknown) => {
           if (failed++ === 0) log(`P3 first failure: ${(err as Error).message}`);
         });
     });
+    fundSpans.push([began, Date.now()]);
   };
   for (let turn = 0; turn < TURNS; turn++) {
     log(`P3 turn ${turn + 1}/${TURNS}`);
     const order = turn % 2 === 0 ? [runBare, runCall, runSchemas, runProject, runFund] : [runFund, runProject, runSchemas, runCall, runBare];
+    if (turn === TURNS - 1) for (const side of Object.values(ids)) side.length = 0;
     for (const run of order) await run();
   }
+  const visibility = await fleet.counters();
   await bare.stop();
   await project.stop();
   await schemas.stop();
@@ -97,6 +124,7 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   const fundCardPerSec = (total * 1000) / time.fund;
   const bareWithProjectPerSec = (total * 1000) / time.project;
   log(`P3: fundCard ${fundCardPerSec.toFixed(1)} flows/s, bare ${barePerSec.toFixed(1)} flows/s`);
+  const breakdown = await breakdownAfter(stack, { ids, cardId, fundSpans, fundFlows: total, visibility });
   return {
     flows: total,
     fundCardPerSec: round(fundCardPerSec, 1),
@@ -108,6 +136,59 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
     callRatio: round(time.call / time.fund),
     projectModulesRatio: round(bareWithProjectPerSec / barePerSec),
     failed,
+    breakdown,
+  };
+}
+
+/** Read after the timed turns (histories and the fleet's counters), so it costs the timing nothing. */
+async function breakdownAfter(
+  stack: BenchStack,
+  run: { ids: Record<'bare' | 'call' | 'fund', string[]>; cardId: string; fundSpans: Array<[number, number]>; fundFlows: number; visibility: { lists: number; listMs: number; counts: number; countMs: number } },
+): Promise<P3Breakdown> {
+  const client = stack.client();
+  const sample = (ids: string[]) => ids.slice(-SAMPLE);
+  const [bare, bareWithCall, fundCard] = await Promise.all([breakdownOf(client, sample(run.ids.bare)), breakdownOf(client, sample(run.ids.call)), breakdownOf(client, sample(run.ids.fund))]);
+  // The card workflow's events while fundCard ran (every turn), per fundCard flow.
+  const cardRuns = await historiesOfEveryRun(client, entityWorkflowId('card', run.cardId));
+  const card = run.fundSpans
+    .map(([from, to]) => summarize(cardRuns, run.fundFlows, from, to))
+    .reduce<FlowBreakdown | undefined>((sum, b) => (sum ? addBreakdowns(sum, b) : b), undefined)!;
+  const v = run.visibility;
+  const visibility = {
+    listsPerFlow: round(v.lists / run.fundFlows, 2),
+    meanListMs: round(v.listMs / Math.max(1, v.lists), 1),
+    countsPerFlow: round(v.counts / run.fundFlows, 2),
+    meanCountMs: round(v.countMs / Math.max(1, v.counts), 1),
+  };
+  const result = { bare, bareWithCall, fundCard, cardWorkflowPerFundCard: { ...card, runs: cardRuns.length }, visibility };
+  for (const [name, b] of [['bare', bare], ['bare with the call', bareWithCall], ['fundCard', fundCard], ['card workflow per fundCard', card]] as const) log(`P3 breakdown ${describeBreakdown(name, b)}`);
+  log(`P3 breakdown visibility per fundCard flow: ${visibility.listsPerFlow} list calls (${visibility.meanListMs} ms each), ${visibility.countsPerFlow} count calls (${visibility.meanCountMs} ms each)`);
+  return result;
+}
+
+/** Two spans' breakdowns of the same workflows, per the same flows: counts add, times average by weight. */
+function addBreakdowns(a: FlowBreakdown, b: FlowBreakdown): FlowBreakdown {
+  const avg = (x: number, wx: number, y: number, wy: number) => (wx + wy === 0 ? 0 : round((x * wx + y * wy) / (wx + wy), 1));
+  const activityTypes: FlowBreakdown['activityTypes'] = { ...a.activityTypes };
+  for (const [type, t] of Object.entries(b.activityTypes)) {
+    const s = activityTypes[type];
+    activityTypes[type] = s ? { perFlow: round(s.perFlow + t.perFlow, 2), waitMs: avg(s.waitMs, s.perFlow, t.waitMs, t.perFlow), runMs: avg(s.runMs, s.perFlow, t.runMs, t.perFlow) } : t;
+  }
+  return {
+    flows: a.flows,
+    events: round(a.events + b.events, 2),
+    workflowTasks: round(a.workflowTasks + b.workflowTasks, 2),
+    workflowTaskWaitMs: avg(a.workflowTaskWaitMs, a.workflowTasks, b.workflowTaskWaitMs, b.workflowTasks),
+    workflowTaskRunMs: avg(a.workflowTaskRunMs, a.workflowTasks, b.workflowTaskRunMs, b.workflowTasks),
+    activities: round(a.activities + b.activities, 2),
+    activityTypes,
+    markers: round(a.markers + b.markers, 2),
+    upserts: round(a.upserts + b.upserts, 2),
+    signalsSent: round(a.signalsSent + b.signalsSent, 2),
+    signalsFailed: round(a.signalsFailed + b.signalsFailed, 2),
+    signalsReceived: round(a.signalsReceived + b.signalsReceived, 2),
+    updates: round(a.updates + b.updates, 2),
+    durationMs: a.durationMs,
   };
 }
 

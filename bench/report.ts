@@ -45,6 +45,19 @@ export function renderReport(report: Report): string {
     if (m.P3.callRatio) row('P3', 'fundCard vs bare with the same provider call', m.P3.callRatio, '-', undefined, `${m.P3.fundCardPerSec} vs ${m.P3.bareWithCallPerSec} flows/s: our layer beyond the call`);
     row('P3', 'control: bare with project modules vs bare', m.P3.projectModulesRatio, '-', undefined, `${m.P3.bareWithProjectPerSec} flows/s: the module graph's share`);
     if (m.P3.bareWithSchemasPerSec) row('P3', 'control: bare with request rules vs bare', m.P3.bareWithSchemasPerSec / m.P3.barePerSec, '-', undefined, `${m.P3.bareWithSchemasPerSec} flows/s`);
+    const b = m.P3.breakdown;
+    if (b) {
+      const shape = (x: any) => `${x.events} ev, ${x.workflowTasks} wft, ${x.activities} act, ${x.markers} mk, ${x.upserts} ups`;
+      const acts = (x: any) =>
+        Object.entries<any>(x.activityTypes)
+          .map(([type, a]) => `${type} ${a.perFlow}x ${a.waitMs}/${a.runMs}`)
+          .join(', ') || '-';
+      const card = b.cardWorkflowPerFundCard;
+      row('P3', 'breakdown per flow: history', undefined, '-', undefined, `fundCard ${shape(b.fundCard)}; its card workflow ${shape(card)} (${card.runs} run(s)); bare ${shape(b.bare)}; bare+call ${shape(b.bareWithCall)}`);
+      row('P3', 'breakdown per flow: activity wait/run ms', undefined, '-', undefined, `fundCard ${acts(b.fundCard)}; card workflow ${acts(card)}; bare ${acts(b.bare)}; bare+call ${acts(b.bareWithCall)}`);
+      row('P3', 'breakdown per flow: workflow task wait/run ms', undefined, '-', undefined, `fundCard ${b.fundCard.workflowTaskWaitMs}/${b.fundCard.workflowTaskRunMs}; card workflow ${card.workflowTaskWaitMs}/${card.workflowTaskRunMs}; bare ${b.bare.workflowTaskWaitMs}/${b.bare.workflowTaskRunMs}; bare+call ${b.bareWithCall.workflowTaskWaitMs}/${b.bareWithCall.workflowTaskRunMs}`);
+      row('P3', 'breakdown per flow: card workflow told, visibility', undefined, '-', undefined, `${b.fundCard.signalsSent} signal(s) sent (${b.fundCard.signalsFailed} found no workflow), card took ${card.signalsReceived} signal(s) and ${card.updates} update(s); visibility ${b.visibility.listsPerFlow} list(s) of ${b.visibility.meanListMs} ms${b.visibility.countsPerFlow ? `, ${b.visibility.countsPerFlow} count(s) of ${b.visibility.meanCountMs} ms` : ''}`);
+    }
   }
   if (m.P4) {
     row('P4', 'memory (RSS) per parked flow vs bare', m.P4.memoryRatio, '<= 1.5', m.P4.memoryRatio <= 1.5, `${m.P4.flowRssKb} vs ${m.P4.bareRssKb} KB per flow`);

@@ -13,7 +13,7 @@ import type { SandboxControlClient } from '../src/sandbox/control-client';
 import type { DevServer, DevServerOptions } from '../tools/dev-server';
 import { startLocalStack } from '../tools/local-stack';
 import { log, until } from './lib';
-import type { MemoryReport } from './worker-process';
+import type { MemoryReport, VisibilityCounters } from './worker-process';
 
 const CODEC_KEY = randomBytes(32).toString('base64');
 const SEAL_KEY = randomBytes(32).toString('base64');
@@ -36,6 +36,8 @@ export type WorkerMode = 'fleet' | 'bare' | 'bare-schemas' | 'bare-project';
 
 export interface WorkerProcess {
   memory(): Promise<MemoryReport>;
+  /** The fleet's visibility list calls so far (P3's breakdown); zero for a bare worker. */
+  counters(): Promise<VisibilityCounters>;
   stop(): Promise<void>;
 }
 
@@ -94,8 +96,8 @@ async function forkWorker(mode: WorkerMode, env: NodeJS.ProcessEnv, stoppers: Ar
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const next = (type: string) =>
-    new Promise<{ memory: MemoryReport }>((resolve, reject) => {
-      const onMessage = (msg: { type: string; memory: MemoryReport }) => {
+    new Promise<{ memory: MemoryReport; counters: VisibilityCounters }>((resolve, reject) => {
+      const onMessage = (msg: { type: string; memory: MemoryReport; counters: VisibilityCounters }) => {
         if (msg.type !== type) return;
         child.off('message', onMessage);
         resolve(msg);
@@ -117,6 +119,11 @@ async function forkWorker(mode: WorkerMode, env: NodeJS.ProcessEnv, stoppers: Ar
       const reply = next('memory');
       child.send({ type: 'memory' });
       return (await reply).memory;
+    },
+    counters: async () => {
+      const reply = next('counters');
+      child.send({ type: 'counters' });
+      return (await reply).counters;
     },
     stop,
   };

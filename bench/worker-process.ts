@@ -12,6 +12,7 @@ import { connectionOptions } from '../src/temporal/connection';
 import { ThreadHeaps } from './thread-heaps';
 import { randomUUID } from 'node:crypto';
 import { createProviderClient } from '../src/provider/client';
+import { WorkflowClient, type ListOptions } from '@temporalio/client';
 
 const BARE_BUNDLES: Record<string, string> = {
   bare: './workflows',
@@ -29,6 +30,46 @@ export interface MemoryReport {
 
 const threads = new ThreadHeaps();
 
+/** What the activities of this process asked of visibility (P3's breakdown): list calls and the time to read each to its end. */
+export interface VisibilityCounters {
+  lists: number;
+  listMs: number;
+  /** `client.workflow.count` calls (a count before the list, where a lookup asks one) and their time. */
+  counts: number;
+  countMs: number;
+}
+const visibility: VisibilityCounters = { lists: 0, listMs: 0, counts: 0, countMs: 0 };
+
+/** Counts every `client.workflow.list` and `count` this process makes (the earlier-run lookups of the money activities). */
+function countVisibilityLists(): void {
+  const originalCount = WorkflowClient.prototype.count;
+  WorkflowClient.prototype.count = async function count(this: WorkflowClient, query?: string) {
+    visibility.counts++;
+    const began = performance.now();
+    try {
+      return await originalCount.call(this, query);
+    } finally {
+      visibility.countMs += performance.now() - began;
+    }
+  };
+  const original = WorkflowClient.prototype.list;
+  WorkflowClient.prototype.list = function list(this: WorkflowClient, options?: ListOptions) {
+    const iterable = original.call(this, options);
+    visibility.lists++;
+    const began = performance.now();
+    return {
+      ...iterable,
+      async *[Symbol.asyncIterator]() {
+        try {
+          yield* iterable;
+        } finally {
+          visibility.listMs += performance.now() - began;
+        }
+      },
+    };
+  };
+}
+
 /** After a full garbage collection in every thread, workflow threads included. */
 async function memory(): Promise<MemoryReport> {
   const threadsHeapUsed = await threads.collect();
@@ -45,6 +86,7 @@ async function main(): Promise<void> {
   let run: Promise<void>;
   let shutdown: () => void;
   if (mode === 'fleet') {
+    countVisibilityLists();
     const preloadModules = process.env.BENCH_PRELOAD === "0" ? [] : undefined;
     const fleet = await createWorkers({ config, enforceRateBudget: process.env.BENCH_ENFORCE === "1", preloadModules, ...cache });
     run = fleet.run();
@@ -70,6 +112,7 @@ async function main(): Promise<void> {
   }
   process.on('message', (msg: { type: string }) => {
     if (msg.type === 'memory') void memory().then((m) => process.send?.({ type: 'memory', memory: m }));
+    if (msg.type === 'counters') process.send?.({ type: 'counters', counters: { ...visibility } });
     if (msg.type === 'stop') shutdown();
   });
   // The bench went away without saying so: do not outlive it.

@@ -13,7 +13,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { status } from '@grpc/grpc-js';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { SHA256_KEYS_PATCH } from '../shared/ids';
+import { derivesSha256Keys } from '../shared/ids';
 
 /** An earlier run of the workflow ID an activity runs for. */
 export interface EarlierRun {
@@ -21,7 +21,7 @@ export interface EarlierRun {
   startedAt: number;
   /** The card an earlier issueCard run created and recorded (search attribute CardId). */
   cardId?: string;
-  /** The run derived its keys with SHA-256 (its TemporalChangeVersion holds the marker). */
+  /** The run derived its keys with SHA-256 (its TemporalChangeVersion holds a marker that says so: shared/ids.ts derivesSha256Keys). */
   sha256Keys: boolean;
 }
 
@@ -67,6 +67,8 @@ export interface EarlierRunRecord {
 export async function earlierRunsOfThisWorkflow(temporal: Client): Promise<EarlierRun[]> {
   const run = activityInfo()?.workflowExecution;
   if (!run) return [];
+  // Nearly every run is its ID's first: a count (no rows to read and decode) says so; only then the list.
+  if (!(await anyOtherRun(temporal, run.workflowId, run.runId))) return [];
   const runs = await otherRuns(temporal, run.workflowId, run.runId);
   return runs.map(toEarlierRun).sort((a, b) => a.startedAt - b.startedAt);
 }
@@ -100,6 +102,19 @@ export async function anEarlierRunScheduled(temporal: Client, activityType: stri
   return false;
 }
 
+/**
+ * False when visibility shows no run of `workflowId` but `runId`: the same question as `otherRuns`, asked
+ * of the same store (so with the same lag), as a count. True when it cannot tell: the list decides.
+ */
+async function anyOtherRun(temporal: Client, workflowId: string, runId: string): Promise<boolean> {
+  if (/["\\]/.test(workflowId) || /["\\]/.test(runId)) return true;
+  try {
+    return (await temporal.workflow.count(`WorkflowId = "${workflowId}" AND RunId != "${runId}"`)).count > 0;
+  } catch {
+    return true;
+  }
+}
+
 async function otherRuns(temporal: Client, workflowId: string, runId: string): Promise<WorkflowExecutionInfo[]> {
   if (/["\\]/.test(workflowId)) return [];
   const runs: WorkflowExecutionInfo[] = [];
@@ -122,7 +137,7 @@ function toEarlierRun(run: WorkflowExecutionInfo): EarlierRun {
     runId: run.runId,
     startedAt: run.startTime.getTime(),
     ...(typeof cardId === 'string' ? { cardId } : {}),
-    sha256Keys: versions.includes(SHA256_KEYS_PATCH),
+    sha256Keys: derivesSha256Keys(versions),
   };
 }
 

@@ -23,6 +23,9 @@
  * | ended OutcomeUnknown, failed, terminated or timed out | reconcile-money reads the key (and the FNV key of a keyless movement from before SHA-256) and reports money moved that the flow does not account for; `starter settle` asks under every key and records moved / not moved |
  */
 import type { Client } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
+import { entityWorkflowId } from '../shared/ids';
+import { cardMoneyMovedSignal } from '../shared/messages';
 import type { ProviderClient } from '../provider/client';
 import type { OperationAnswer } from '../provider/answers';
 import { classifyMessage } from '../provider/errors';
@@ -52,12 +55,19 @@ export interface MoveMoneyRequest {
   keyOrigin?: KeyOrigin;
   /** The workflow scheduled this movement's POST before (workflows/lib/provider.ts SentBefore). */
   sentBefore?: boolean;
+  /** A standalone flow (marker money-flow-one-marker): the activity that sees the movement COMPLETED tells the card workflow. */
+  tellCard?: TellCard;
+}
+
+export interface TellCard {
+  /** The flow's workflow ID, as the card workflow's cardMoneyMoved signal carries it. */
+  workflowId: string;
 }
 
 export function createFundingActivities({ provider, temporal }: { provider: ProviderClient; temporal: Client }) {
   return {
     async moveMoney(req: MoveMoneyRequest): Promise<OperationOutcome> {
-      return providerCall(async () => {
+      const outcome = await providerCall(async () => {
         const earlier = await operationOfEarlierRun(temporal, provider, req);
         // A restart continues under the key its earlier run used, which is confirmed as any recalled record is.
         const key = earlier?.idempotencyKey ?? req.idempotencyKey;
@@ -79,16 +89,41 @@ export function createFundingActivities({ provider, temporal }: { provider: Prov
         });
         return earlier ? { ...outcome, idempotencyKey: key } : outcome;
       });
+      if (req.tellCard) await tellCardIfCompleted(temporal, req.cardId, req.tellCard, outcome);
+      return outcome;
     },
 
     /** NOT_FOUND (not a status the spec shows, so not final) when the provider does not know the key yet: read-after-write lag waits for the deadline. */
-    async getOperation({ idempotencyKey }: { idempotencyKey: string }): Promise<OperationOutcome> {
-      return providerCall(async () => {
+    async getOperation({ idempotencyKey, cardId, tellCard }: { idempotencyKey: string; cardId?: string; tellCard?: TellCard }): Promise<OperationOutcome> {
+      const outcome = await providerCall(async () => {
         const op = await readOperation(provider, idempotencyKey);
-        return op ? outcomeOf(op) : { status: 'NOT_FOUND' };
+        return op ? outcomeOf(op) : ({ status: 'NOT_FOUND' } as OperationOutcome);
       });
+      if (tellCard && cardId) await tellCardIfCompleted(temporal, cardId, tellCard, outcome);
+      return outcome;
     },
   };
+}
+
+/**
+ * Tells the card's workflow that a standalone movement completed, so it reads its balance again
+ * (workflows/lib/card-balance.ts), as the workflow's signal did before marker money-flow-one-marker.
+ * The money has moved: nothing here may fail the activity (a retry would only tell again, which the
+ * card's coalesced reads absorb). No card workflow running: nobody to tell.
+ */
+const TELL_DEADLINE_MS = 3000;
+
+async function tellCardIfCompleted(temporal: Client, cardId: string, tell: TellCard, outcome: OperationOutcome): Promise<void> {
+  if (phaseOf('operation', outcome.status) !== 'succeeded') return;
+  try {
+    // Bounded: the call's heartbeats stopped with it, and a view's refresh is not worth the activity's heartbeat timeout.
+    await temporal.connection.withDeadline(Date.now() + TELL_DEADLINE_MS, () =>
+      temporal.workflow.getHandle(entityWorkflowId('card', cardId)).signal(cardMoneyMovedSignal, { workflowId: tell.workflowId }),
+    );
+  } catch (err) {
+    const missing = (err as Error)?.name === 'WorkflowNotFoundError';
+    Context.current().log[missing ? 'info' : 'warn']('card workflow not told of the movement', { cardId, error: (err as Error).message });
+  }
 }
 
 /**

@@ -36,6 +36,19 @@ export function deriveIdempotencyKey(purpose: string, scope: string): string {
 export const SHA256_KEYS_PATCH = 'sha256-idempotency-keys';
 
 /**
+ * The one patch marker of a standalone fundCard/withdrawFromCard (workflows/lib/money-movement.ts)
+ * that stands for three: SHA-256 keys (SHA256_KEYS_PATCH), a deadline (`money-movement-deadline`) and
+ * the card told by the movement's activity instead of a signal from the workflow
+ * (`money-flow-tells-card`). Core records it in TemporalChangeVersion as it did the three.
+ */
+export const MONEY_FLOW_ONE_MARKER_PATCH = 'money-flow-one-marker';
+
+/** True when a run's TemporalChangeVersion says it derived its keys with SHA-256 (either marker). */
+export function derivesSha256Keys(changeVersions: readonly unknown[]): boolean {
+  return changeVersions.includes(SHA256_KEYS_PATCH) || changeVersions.includes(MONEY_FLOW_ONE_MARKER_PATCH);
+}
+
+/**
  * The keys of flows started before the SHA-256 keys: a running flow must keep using the key
  * its history already sent (workflows/lib/keys.ts chooses by patch marker).
  */

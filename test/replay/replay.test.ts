@@ -4,7 +4,8 @@
  * here: ship it behind a patch marker instead (docs/versioning.md). The histories in
  * before-versioned-keys/ (before the idempotency-key patches) and before-one-way-waiting/ (flows
  * that polled by themselves), before-money-edges/, before-coalesced-reads/, before-reconcile-updates/
- * (card workflows before MoneyMovedHour, and no reconciliation histories yet) and before-schedule-names/
+ * (card workflows before MoneyMovedHour, and no reconciliation histories yet), before-one-marker/ (standalone
+ * money flows with three markers and the workflow's signal to the card) and before-schedule-names/
  * (the reconciliation workflows under their former camelCase types) stand for workflows still running
  * and must keep replaying.
  */

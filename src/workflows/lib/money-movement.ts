@@ -11,6 +11,7 @@
  */
 import { patched, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
+import { MONEY_FLOW_ONE_MARKER_PATCH, deriveIdempotencyKey } from '../../shared/ids';
 import { isUnknownStatus, phaseOf } from '../../shared/statuses';
 import { idempotencyKeyFor } from './keys';
 import { FailureType } from '../../shared/failures';
@@ -41,19 +42,30 @@ export function validateMoneyMovement(kind: MoneyMovementKind, input: MoneyMovem
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid ${kind}: ${describeErrors(errors)}`, [{ errors }]);
 }
 
-export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInput, keyScope = workflowInfo().workflowId): Promise<MoneyMovementResult> {
+/**
+ * How a standalone flow under MONEY_FLOW_ONE_MARKER_PATCH moves money: what the three markers it
+ * stands for chose (SHA-256 keys, a deadline) without asking again, and the card told by the
+ * activity that sees the movement COMPLETED (`tellCard`), not by a signal from the workflow.
+ */
+interface OneMarker {
+  oneMarker?: boolean;
+}
+
+export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInput, keyScope = workflowInfo().workflowId, { oneMarker = false }: OneMarker = {}): Promise<MoneyMovementResult> {
   validateMoneyMovement(kind, input);
-  const bounded = patched(MONEY_DEADLINE_PATCH);
+  const bounded = oneMarker || patched(MONEY_DEADLINE_PATCH);
   const deadlineMs = input.timings?.deadlineMs ?? MONEY_DEADLINE_MS;
   const deadlineAt = Date.now() + deadlineMs;
   const purpose = kind === 'funding' ? 'fund' : 'wdr';
   const derivedKey = input.idempotencyKey === undefined;
-  let idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(purpose, keyScope);
+  let idempotencyKey = input.idempotencyKey ?? (oneMarker ? deriveIdempotencyKey(purpose, keyScope) : idempotencyKeyFor(purpose, keyScope));
   // Each call may take what is left of the deadline, retries included.
   const acts = () => providerCalls(kind, { retry: moneyRetry, idempotencyKey, ...(bounded ? { scheduleToCloseTimeout: Math.max(1000, deadlineAt - Date.now()) } : {}) });
   // A key derived from the workflow ID: a restart of that ID looks for an earlier run's key first (activities/earlier-key.ts).
   const keyOrigin = derivedKey && keyScope === workflowInfo().workflowId ? { keyOrigin: { purpose, workflowId: keyScope } } : {};
-  const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey, ...keyOrigin };
+  // The activity that sees the movement COMPLETED tells the card workflow (activities/funding.ts): no signal command, no workflow task for its answer.
+  const tellCard = oneMarker ? { tellCard: { workflowId: workflowInfo().workflowId } } : {};
+  const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey, ...keyOrigin, ...tellCard };
   const unsettled = (lastStatus: string): never =>
     failWith(
       FailureType.OutcomeUnknown,
@@ -75,7 +87,7 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
     await sleep(interval);
     interval = Math.min(interval * 2, input.timings?.pollMaxIntervalMs ?? DEFAULT_TIMINGS.pollMaxIntervalMs);
     const lastStatus = outcome.status;
-    outcome = await readAfterEffect(() => acts().getOperation({ idempotencyKey }), `${kind} under key ${idempotencyKey}`, { idempotencyKey, cardId: input.cardId, amount: input.amount, lastStatus });
+    outcome = await readAfterEffect(() => acts().getOperation({ idempotencyKey, ...(oneMarker ? { cardId: input.cardId, ...tellCard } : {}) }), `${kind} under key ${idempotencyKey}`, { idempotencyKey, cardId: input.cardId, amount: input.amount, lastStatus });
   }
   if (phaseOf('operation', outcome.status) === 'failed') {
     const type = outcome.failureType === FailureType.InsufficientFunds ? FailureType.InsufficientFunds : FailureType.OperationFailed;
@@ -87,9 +99,16 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
   return { cardId: input.cardId, amount: input.amount, operationId: outcome.operationId ?? '', status: 'COMPLETED', idempotencyKey };
 }
 
-/** The body of the fundCard and withdrawFromCard workflows: searchable by card, then the movement. */
+/**
+ * The body of the fundCard and withdrawFromCard workflows: searchable by card, then the movement.
+ * docs/versioning.md: a flow started after MONEY_FLOW_ONE_MARKER_PATCH records that one marker for
+ * the three it stands for (each marker costs an event and an upsert of TemporalChangeVersion) and its
+ * activity tells the card (a signal command and a workflow task fewer); histories recorded before it
+ * replay the three markers and the signal as they were.
+ */
 export async function moneyMovementFlow(kind: MoneyMovementKind, input: MoneyMovementInput): Promise<MoneyMovementResult> {
   const cardId = typeof input?.cardId === 'string' && input.cardId ? [{ key: CARD_ID, value: input.cardId }] : [];
   upsertSearchAttributes([{ key: FLOW_KIND, value: kind === 'funding' ? 'fundCard' : 'withdrawFromCard' }, ...cardId]);
+  if (patched(MONEY_FLOW_ONE_MARKER_PATCH)) return moveMoney(kind, input, workflowInfo().workflowId, { oneMarker: true });
   return tellCardWorkflow(await moveMoney(kind, input));
 }

@@ -1,6 +1,8 @@
 /**
  * A standalone fundCard/withdrawFromCard tells the card's workflow that it completed, so the
  * card workflow reads its balance again (lib/card-balance.ts). No card workflow running: nobody to tell.
+ * Flows started since marker money-flow-one-marker are told for by their activity (activities/funding.ts
+ * tellCardIfCompleted); this signal stays for histories recorded before it.
  */
 import { getExternalWorkflowHandle, log, patched, workflowInfo } from '@temporalio/workflow';
 import { entityWorkflowId } from '../../shared/ids';
