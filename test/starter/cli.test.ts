@@ -2,56 +2,12 @@
  * The operator CLI as a child process against a whole stack (sandbox, bridge, workers on a task
  * queue of the test's own), and the typed client's sensitive read.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { CardIssuingClient, CardIssuingError } from '../../src/client';
-import { exitCodeOf, runCli as runCliInProcess } from '../../src/starter/run';
+import { exitCodeOf } from '../../src/starter/run';
+import { jsonOf, runChild as runCli, runInProcess } from './cli-helpers';
 import { historyTexts } from '../helpers/history';
 import { startStack, type Stack } from '../helpers/stack';
 import { entityQueue } from '../../src/shared/task-queues';
-
-const ROOT = join(__dirname, '..', '..');
-
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(stack: Stack, args: string[]): Promise<CliRun> {
-  const env = {
-    ...process.env,
-    TEMPORAL_ADDRESS: stack.config.temporal.address,
-    TEMPORAL_TASK_QUEUE: stack.taskQueue,
-    PROVIDER_BASE_URL: stack.sandboxUrl,
-    PAYLOAD_CODEC_KEY: stack.config.codec.key,
-    PAYLOAD_CODEC_KEY_ID: stack.config.codec.keyId,
-  };
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'node_modules/tsx/dist/cli.mjs'), join(ROOT, 'src/starter/cli.ts'), ...args], { cwd: ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** The same command line through the CLI's own runner in this process: what it prints and exits with, without a process to start. */
-async function runInProcess(stack: Stack, args: string[]): Promise<CliRun> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCliInProcess(args, () => stack.config, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  return { code, stdout, stderr };
-}
-
-/** The one JSON object --json prints. */
-function jsonOf(run: CliRun): any {
-  const lines = run.stdout.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  return JSON.parse(lines[0]);
-}
 
 const ADA = ['--first', 'Ada', '--last', 'Byron'];
 
