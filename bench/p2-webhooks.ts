@@ -30,6 +30,14 @@ export interface P2Result {
   bare: Latencies;
   p50Ratio: number;
   p99Ratio: number;
+  /**
+   * Where a webhook's time goes, as means (ms): the bare signalWithStart from the bench; the
+   * bridge's own time per accepted webhook (its bridge_signal_duration_seconds: verification,
+   * nonce, parsing, routing and its signalWithStart); the whole path as the sandbox records it.
+   * bridgeChecks = bridge − bare; deliveryHop = whole − bridge (the sandbox's signing and queueing,
+   * the HTTP request and answer).
+   */
+  hops: { bareMeanMs: number; bridgeMeanMs: number; webhookMeanMs: number; bridgeChecksMs: number; deliveryHopMs: number };
 }
 
 export async function runP2(stack: BenchStack, events: number): Promise<P2Result> {
@@ -37,7 +45,8 @@ export async function runP2(stack: BenchStack, events: number): Promise<P2Result
   await stack.control.configure({ cardProvisioningMs: 0, rateLimit: { general: 1_000_000, sensitive: 1_000_000, balance: 1_000_000 } });
   const queue = uniqueQueue('p2');
   const fleet = await stack.worker('fleet', queue);
-  await stack.bridge(queue);
+  // With its /metrics: the bridge's own time per webhook (histogram sum and count) splits the path into hops.
+  const { opsUrl } = await stack.bridge(queue, { metrics: true });
   const cards = await readyCards(stack, CARDS);
   // Every card's workflow exists (its CARD_CREATED was delivered) before anything is timed.
   await until('CARD_CREATED delivered', async () => ((await deliveries(stack)).every((d) => d.status === 'DELIVERED') ? true : undefined), 60_000);
@@ -67,12 +76,16 @@ export async function runP2(stack: BenchStack, events: number): Promise<P2Result
     await settled(stack, since, (turn + 1) * RATE);
   }
   const ours = await settled(stack, since, turns * RATE);
+  const bridgeMeanMs = await bridgeMeanSignalMs(opsUrl!);
   await fleet.stop();
   const webhookMs = ours.filter((d) => d.deliveredAt !== undefined).map((d) => d.deliveredAt! - d.createdAt);
   const webhook = { ...summary(webhookMs), undelivered: ours.length - webhookMs.length, redelivered: ours.filter((d) => d.attempts.length > 1).length };
   const bareSummary = summary(bare);
+  const hops = hopsOf(mean(bare), bridgeMeanMs, mean(webhookMs));
   log(`P2: webhook p50 ${webhook.p50} p99 ${webhook.p99} ms; bare p50 ${bareSummary.p50} p99 ${bareSummary.p99} ms`);
+  log(`P2 hops (means): bare signalWithStart ${hops.bareMeanMs} ms; in the bridge ${hops.bridgeMeanMs} ms (checks ${hops.bridgeChecksMs}); delivery hop ${hops.deliveryHopMs}; whole ${hops.webhookMeanMs} ms`);
   return {
+    hops,
     events,
     perSecond: RATE,
     webhook,
@@ -101,4 +114,25 @@ function summary(ms: number[]): Latencies {
 
 function deliveries(stack: BenchStack): Promise<DeliveryLog[]> {
   return stack.control.webhooks();
+}
+
+function mean(ms: number[]): number {
+  return ms.reduce((a, b) => a + b, 0) / Math.max(ms.length, 1);
+}
+
+function hopsOf(bareMeanMs: number, bridgeMeanMs: number, webhookMeanMs: number): P2Result['hops'] {
+  return {
+    bareMeanMs: round(bareMeanMs, 2),
+    bridgeMeanMs: round(bridgeMeanMs, 2),
+    webhookMeanMs: round(webhookMeanMs, 2),
+    bridgeChecksMs: round(bridgeMeanMs - bareMeanMs, 2),
+    deliveryHopMs: round(webhookMeanMs - bridgeMeanMs, 2),
+  };
+}
+
+/** The bridge's mean time per accepted webhook since it started (CARD_CREATED deliveries included: a few of hundreds). */
+async function bridgeMeanSignalMs(opsUrl: string): Promise<number> {
+  const text = await (await fetch(`${opsUrl}/metrics`)).text();
+  const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return (value('bridge_signal_duration_seconds_sum') / value('bridge_signal_duration_seconds_count')) * 1000;
 }

@@ -39,6 +39,10 @@ export function renderReport(report: Report): string {
   if (m.P2) {
     row('P2', 'webhook accept p50 vs bare signalWithStart', m.P2.p50Ratio, '<= 1.3', m.P2.p50Ratio <= 1.3, `${m.P2.webhook.p50} vs ${m.P2.bare.p50} ms`);
     row('P2', 'webhook accept p99 vs bare signalWithStart', m.P2.p99Ratio, '<= 2', m.P2.p99Ratio <= 2, `${m.P2.webhook.p99} vs ${m.P2.bare.p99} ms, max ${m.P2.webhook.max} ms`);
+    if (m.P2.hops) {
+      const h = m.P2.hops;
+      row('P2', 'hops, means', undefined, '-', undefined, `bare signalWithStart ${h.bareMeanMs} ms; in the bridge ${h.bridgeMeanMs} ms (beyond the bare call: ${h.bridgeChecksMs}); delivery hop ${h.deliveryHopMs} ms; whole ${h.webhookMeanMs} ms`);
+    }
   }
   if (m.P3) {
     row('P3', 'fundCard flows/s vs bare', m.P3.ratio, '>= 0.9', m.P3.ratio >= 0.9, `${m.P3.fundCardPerSec} vs ${m.P3.barePerSec} flows/s, ${m.P3.failed} failed`);

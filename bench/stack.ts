@@ -26,8 +26,8 @@ export interface BenchStack {
   config(taskQueue: string, extra?: Record<string, string>): Config;
   client(): Client;
   control: SandboxControlClient;
-  /** A bridge process (`npm run bridge`) delivering to `taskQueue`; the sandbox's webhooks go to it. */
-  bridge(taskQueue: string): Promise<{ url: string }>;
+  /** A bridge process (`npm run bridge`) delivering to `taskQueue`; the sandbox's webhooks go to it. With `metrics`, its /metrics at `opsUrl`. */
+  bridge(taskQueue: string, opts?: { metrics?: boolean }): Promise<{ url: string; opsUrl?: string }>;
   worker(mode: WorkerMode, taskQueue: string, extra?: Record<string, string>): Promise<WorkerProcess>;
   close(): Promise<void>;
 }
@@ -72,10 +72,11 @@ export async function startBenchStack(serverOptions: Partial<DevServerOptions> =
     config,
     client: () => local.client,
     control: local.control,
-    bridge: async (taskQueue) => {
+    bridge: async (taskQueue, opts = {}) => {
       await bridge?.stop();
       // A process of its own, as deployed: the bench's load and the sandbox do not share its event loop.
-      bridge = await forkBridge({ ...process.env, ...env(taskQueue, { BRIDGE_PORT: String(await freePort()) }) });
+      const metrics: Record<string, string> = opts.metrics ? { METRICS_PORT: String(await freePort()) } : {};
+      bridge = await forkBridge({ ...process.env, ...env(taskQueue, { BRIDGE_PORT: String(await freePort()), ...metrics }) });
       await local.control.configure({ webhookUrl: `${bridge.url}/webhooks/provider` });
       return bridge;
     },
@@ -131,6 +132,7 @@ async function forkWorker(mode: WorkerMode, env: NodeJS.ProcessEnv, stoppers: Ar
 
 interface BridgeProcess {
   url: string;
+  opsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -151,5 +153,5 @@ async function forkBridge(env: NodeJS.ProcessEnv): Promise<BridgeProcess> {
     await stop();
     throw err;
   }
-  return { url, stop };
+  return { url, ...(env.METRICS_PORT ? { opsUrl: `http://127.0.0.1:${env.METRICS_PORT}` } : {}), stop };
 }
