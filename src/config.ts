@@ -250,10 +250,15 @@ export function assertSealKey(config: Config): NonNullable<Config['seal']> {
   return config.seal;
 }
 
-/** For entry points: a bad value stops the program with one line on stderr. */
-export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * For entry points: the configuration, checked by each of `rules` (an entry point's own, such as
+ * assertSealKey); a bad value stops the program with one line on stderr and exit code 2.
+ */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env, ...rules: Array<(config: Config) => unknown>): Config {
   try {
-    return loadConfig(env);
+    const config = loadConfig(env);
+    for (const rule of rules) rule(config);
+    return config;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

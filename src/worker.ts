@@ -3,7 +3,7 @@
  * gracefully). When the Temporal certificates change on disk, the workers drain and reconnect
  * with the new ones (temporal/certificate-watch.ts) instead of failing their next handshake.
  */
-import { assertSealKey, ConfigError, loadConfigOrExit } from './config';
+import { assertSealKey, loadConfigOrExit } from './config';
 import { watchCertificates } from './temporal/certificate-watch';
 import { processLogger } from './logging';
 import { startTracing } from './observability/tracing';
@@ -12,16 +12,9 @@ import { createWorkers, type WorkerFleet } from './temporal/workers';
 import { applySchedulesOnce } from './temporal/schedules';
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit(process.env, assertSealKey);
   const log = processLogger('worker', config);
   if (config.codec.isDevelopmentKey) log.warn('PAYLOAD_CODEC_KEY is not set; using the development key');
-  try {
-    assertSealKey(config);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`${err.message}\n`);
-    process.exit(2);
-  }
   const ops = await startWorkerObservability(config, log);
   const tracing = startTracing(config.tracing, 'card-issuing-worker');
   let fleet: WorkerFleet | undefined;
