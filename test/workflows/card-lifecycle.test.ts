@@ -1,3 +1,4 @@
+import { status as grpcStatus } from '@grpc/grpc-js';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { CardIssuingClient } from '../../src/client';
@@ -127,10 +128,19 @@ describe('money through the card workflow', () => {
   const client = () => new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
   /** A funding as any Temporal client may send it (the typed client always sends a key): an update ID of its own, a key or none. */
   const rawFund = async (cardId: string, args: { amount: number; idempotencyKey?: string; timings?: object }, updateId = `raw-${uniqueId('fund')}`) => {
-    try {
-      return { ...(await stack.client.workflow.getHandle(entityWorkflowId('card', cardId)).executeUpdate(fundCardUpdate, { args: [args], updateId })), updateId };
-    } catch (err) {
-      throw err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure ? err.cause : err;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return { ...(await stack.client.workflow.getHandle(entityWorkflowId('card', cardId)).executeUpdate(fundCardUpdate, { args: [args], updateId })), updateId };
+      } catch (err) {
+        // The server's transient refusal while the card workflow rolls over (its task just failed on the
+        // signals that raced the continue-as-new): nothing was applied; a caller sends it again under the
+        // same update ID, as the typed client does (client/update-with-start.ts).
+        if (attempt < 5 && (err as { cause?: { code?: number } }).cause?.code === grpcStatus.FAILED_PRECONDITION) {
+          await new Promise((r) => setTimeout(r, 300));
+          continue;
+        }
+        throw err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure ? err.cause : err;
+      }
     }
   };
   const cardBalance = async (cardId: string): Promise<number> =>
