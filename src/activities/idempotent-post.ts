@@ -23,7 +23,7 @@ import type { ProviderClient } from '../provider/client';
 import { isProviderError, type ProviderError } from '../provider/errors';
 import type { OperationAnswer } from '../provider/answers';
 import { FailureType } from '../shared/failures';
-import { earlierAttemptMayHaveTakenEffect, noteAttempt, toApplicationFailure } from './provider-call';
+import { earlierAttemptMayHaveTakenEffect, noteAttempt, noteMaySend, toApplicationFailure } from './provider-call';
 
 /** An earlier outcome found under the key, and whether the provider showed it to be for this request. */
 export interface Recalled<T> {
@@ -57,7 +57,7 @@ export async function postReconcilingFirst<T>(spec: ReconcilingPost<T>): Promise
     if (!spec.idempotentBySpec && maySent) throw outcomeUnknown(spec, 'an earlier attempt may have reached the provider, which shows no record of it');
     // Idempotent by the spec: the POST under the same key answers the original (ours) or 409 (not ours).
   }
-  noteAttempt({ sent: 'maybe' });
+  noteMaySend();
   try {
     return await spec.post();
   } catch (err) {

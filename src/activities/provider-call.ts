@@ -109,6 +109,16 @@ export function noteAttempt(note: Pick<AttemptNote, 'sent'>): void {
   ctx.heartbeat(named);
 }
 
+/**
+ * Before a request that may take effect. Only a `no` this attempt already wrote needs overwriting
+ * (a second POST within one attempt): with none, the next attempt finds an older attempt's note or
+ * nothing, and both read as `maybe`. So the first POST of an attempt costs no heartbeat (issue 32).
+ */
+export function noteMaySend(): void {
+  const ctx = currentContext();
+  if (ctx && attemptNotes.get(ctx)?.sent === 'no') noteAttempt({ sent: 'maybe' });
+}
+
 /** True when an earlier attempt of this activity may have reached the provider and taken effect. */
 export function earlierAttemptMayHaveTakenEffect(): boolean {
   const ctx = currentContext();

@@ -3,7 +3,8 @@
  * note that says "may have been sent" is sent asynchronously, so a worker killed just after the
  * POST can leave an older attempt's "not sent" on the server.
  */
-import { earlierAttemptProvedNothingSent } from '../../src/activities/provider-call';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { earlierAttemptProvedNothingSent, noteAttempt, noteMaySend } from '../../src/activities/provider-call';
 
 describe('an earlier attempt proved nothing was sent', () => {
   test("only when the attempt just before this one wrote 'no'", () => {
@@ -18,5 +19,32 @@ describe('an earlier attempt proved nothing was sent', () => {
     expect(earlierAttemptProvedNothingSent({ sent: 'no' }, 2)).toBe(false);
     expect(earlierAttemptProvedNothingSent({ sent: 'maybe', attempt: 1 }, 2)).toBe(false);
     expect(earlierAttemptProvedNothingSent(undefined, 2)).toBe(false);
+  });
+});
+
+describe('before a POST (noteMaySend)', () => {
+  /** The heartbeats an activity sent, in a mock activity context (no I/O). */
+  async function heartbeatsOf(run: () => void): Promise<unknown[]> {
+    const env = new MockActivityEnvironment({ attempt: 2 });
+    const beats: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => beats.push(details));
+    await env.run(async () => run());
+    return beats;
+  }
+
+  test("sends nothing when this attempt wrote no note: the next attempt reads an older note, or none, as 'maybe'", async () => {
+    expect(await heartbeatsOf(() => noteMaySend())).toEqual([]);
+  });
+
+  test("overwrites this attempt's own 'no' (a second POST in one attempt), so the next attempt does not read 'not sent'", async () => {
+    expect(
+      await heartbeatsOf(() => {
+        noteAttempt({ sent: 'no' });
+        noteMaySend();
+      }),
+    ).toEqual([
+      { sent: 'no', attempt: 2 },
+      { sent: 'maybe', attempt: 2 },
+    ]);
   });
 });
