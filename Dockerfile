@@ -55,6 +55,16 @@ ENV NODE_ENV=production \
 COPY package.json package-lock.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The image's build ID is its workers' Worker Deployment Version (docs/versioning.md): an image built
+# with another BUILD_ID is another version, and pinned flows stay on the workers of the image they
+# started on. Declared this late, so a new BUILD_ID rebuilds no layer above. `dev` (one version for
+# every local build) unless the build says otherwise: `docker build --build-arg BUILD_ID=<tag or commit>`.
+# A build ID the worker would refuse (src/config.ts) fails the build instead of every container.
+ARG BUILD_ID=dev
+RUN [ ${#BUILD_ID} -ge 1 ] && [ ${#BUILD_ID} -le 100 ] && [ "$(printf '%s' "$BUILD_ID" | tr -d 'A-Za-z0-9_.+-' | wc -c)" -eq 0 ] \
+ || { echo "BUILD_ID \"$BUILD_ID\": must be 1-100 characters of [A-Za-z0-9_.+-] (TEMPORAL_WORKER_BUILD_ID)" >&2; exit 1; }
+LABEL org.opencontainers.image.version="${BUILD_ID}"
+ENV TEMPORAL_WORKER_BUILD_ID=${BUILD_ID}
 USER node
 # Liveness of whichever process runs: the worker and the bridge serve /health on METRICS_PORT;
 # the codec endpoint sets HEALTHCHECK_URL to its own /health (docker-compose.yml).

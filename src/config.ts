@@ -38,6 +38,9 @@ const envSchema = z.object({
   TEMPORAL_TLS_CA_PATH: z.string().optional(),
   TEMPORAL_TLS_SERVER_NAME: z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'must be a DNS name, e.g. temporal.example.internal').optional(),
   TEMPORAL_API_KEY: z.string().optional(),
+  TEMPORAL_DEPLOYMENT_NAME: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be 1-100 characters of [A-Za-z0-9_.-], e.g. card-issuing').default('card-issuing'),
+  TEMPORAL_WORKER_BUILD_ID: z.string().regex(/^[A-Za-z0-9_.+-]{1,100}$/, 'must be 1-100 characters of [A-Za-z0-9_.+-], e.g. the image tag or the commit').optional(),
+  TEMPORAL_DEPLOYMENT_BOOTSTRAP: z.enum(['if-none', 'never'], { message: "must be 'if-none' or 'never'" }).default('if-none'),
   PROVIDER_BASE_URL: url.default('http://127.0.0.1:4010'),
   PROVIDER_API_KEY: z.string().regex(/^key_.+/, 'must start with key_').default('key_sandbox'),
   PROVIDER_API_SECRET: z.string().regex(/^secret_.+/, 'must start with secret_').default('secret_sandbox'),
@@ -92,6 +95,17 @@ export interface Config {
     /** The name the frontend's certificate must carry when it differs from the address's host. */
     tlsServerName?: string;
     apiKey?: string;
+    /**
+     * Worker Deployments (docs/versioning.md): with a build ID, every worker of the process declares
+     * this deployment version, short flows are pinned to it and long-lived ones auto-upgrade.
+     * Without one (development, tests), the workers are unversioned.
+     */
+    deployment?: {
+      name: string;
+      buildId: string;
+      /** `if-none`: a worker sets its build current when the deployment has no current version yet (its first deploy). */
+      bootstrap: 'if-none' | 'never';
+    };
   };
   provider: {
     baseUrl: string;
@@ -174,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tlsCaPath: e.TEMPORAL_TLS_CA_PATH,
       tlsServerName: e.TEMPORAL_TLS_SERVER_NAME,
       apiKey: e.TEMPORAL_API_KEY,
+      ...(e.TEMPORAL_WORKER_BUILD_ID ? { deployment: { name: e.TEMPORAL_DEPLOYMENT_NAME, buildId: e.TEMPORAL_WORKER_BUILD_ID, bootstrap: e.TEMPORAL_DEPLOYMENT_BOOTSTRAP } } : {}),
     },
     provider: {
       baseUrl: e.PROVIDER_BASE_URL.replace(/\/+$/, ''),

@@ -23,6 +23,7 @@ import { bundleHasTracing, type Tracing } from '../observability/tracing';
 import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, rateClassQueue, type RateQueue } from '../shared/task-queues';
 import { clientConnectionOptions, connectionOptions } from './connection';
 import { SEARCH_ATTRIBUTES } from '../shared/search-attributes';
+import { bootstrapCurrentBuild } from './deployments';
 
 /**
  * Modules evaluated once into the shared V8 context instead of again in every workflow's own
@@ -86,7 +87,13 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     reconciliationMetrics: setup.reconciliationMetrics,
     reconcileBudget: { windowMs: config.provider.rateWindowMs, share: config.provider.reconcileBudgetShare },
   });
-  const connected: Partial<WorkerOptions> = { connection: native, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.workerInterceptors(false) };
+  const connected: Partial<WorkerOptions> = {
+    connection: native,
+    namespace: config.temporal.namespace,
+    dataConverter,
+    interceptors: tracing?.workerInterceptors(false),
+    ...versioningOptions(config.temporal.deployment),
+  };
   const common: Partial<WorkerOptions> = { ...connected, activities };
   const workflows: Partial<WorkerOptions> = {
     ...(setup.workflowBundlePath
@@ -113,9 +120,13 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
   return {
     workers,
     run: async () => {
+      const bootstrap = new AbortController();
       try {
-        await runTogether(workers);
+        const running = runTogether(workers);
+        bootstrapDeployment(connection, config, bootstrap.signal);
+        await running;
       } finally {
+        bootstrap.abort();
         await provider.close();
         await connection.close();
         await native.close();
@@ -123,6 +134,27 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     },
     shutdown: () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown()),
   };
+}
+
+/**
+ * Every worker of the process declares the same deployment version (docs/versioning.md): the
+ * workflows' own declarations (setWorkflowOptions beside each) say which are pinned to it; a type
+ * that declares none auto-upgrades, the behaviour that keeps the classic marker discipline.
+ */
+function versioningOptions(deployment: Config['temporal']['deployment']): Partial<WorkerOptions> {
+  if (!deployment) return {};
+  return { workerDeploymentOptions: { useWorkerVersioning: true, version: { deploymentName: deployment.name, buildId: deployment.buildId }, defaultVersioningBehavior: 'AUTO_UPGRADE' } };
+}
+
+/** The first deploy of a deployment makes its build current (deployments.ts); later ones are the operator's. */
+function bootstrapDeployment(connection: Connection, config: Config, signal: AbortSignal): void {
+  const deployment = config.temporal.deployment;
+  if (!deployment || deployment.bootstrap !== 'if-none') return;
+  const target = { connection, namespace: config.temporal.namespace, deploymentName: deployment.name, identity: `worker-bootstrap@${process.pid}` };
+  bootstrapCurrentBuild(target, deployment.buildId, signal).then(
+    (outcome) => outcome === 'set' && process.stderr.write(`worker: deployment ${deployment.name} had no current version: build ${deployment.buildId} is now current\n`),
+    (err: unknown) => !signal.aborted && process.stderr.write(`worker: could not bootstrap deployment ${deployment.name} (${(err as Error).message}); set its current version with \`starter deploy promote --build ${deployment.buildId}\`\n`),
+  );
 }
 
 type RunnableWorker = Pick<Worker, 'run' | 'shutdown' | 'getState'>;

@@ -5,7 +5,7 @@
  * an update whose validator refuses bad input before it is accepted, answers the card's state
  * and recent transactions by query, and continues-as-new before its history grows large.
  */
-import { ApplicationFailure, continueAsNew, currentUpdateInfo, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, continueAsNew, currentUpdateInfo, patched, setHandler, setWorkflowOptions, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { contactErrors, describeErrors, hasErrors, isDeleteUnderWay, moneyMovementErrors, pinErrors } from '../shared/card-rules';
 import { FailureType, type FieldErrors } from '../shared/failures';
 import {
@@ -298,3 +298,6 @@ function refuseWhileOverdue(cardId: string, maxHistory: number): void {
 function rejectIf(errors: FieldErrors): void {
   if (hasErrors(errors)) throw ApplicationFailure.create({ type: FailureType.ValidationFailed, message: describeErrors(errors), details: [{ errors }], nonRetryable: true });
 }
+
+// docs/versioning.md: lives as long as its card: it moves to each new build (across continue-as-new too) and keeps markers and replay tests.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, cardLifecycle);

@@ -4,7 +4,7 @@
  * CARD_CREATED webhook (which may have come before POST /cards even answered) or, when no
  * webhook comes in time, from its polls of GET /cards/{cardId}.
  */
-import { log, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { log, patched, setWorkflowOptions, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { CardBinAnswer } from '../provider/answers';
 import { describeErrors, hasErrors, issueCardErrors, toCardView } from '../shared/card-rules';
 import { FailureType } from '../shared/failures';
@@ -98,3 +98,6 @@ function assertValid(input: IssueCardInput, bin?: CardBinAnswer): void {
   const errors = issueCardErrors(input ?? ({} as IssueCardInput), bin);
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid card request: ${describeErrors(errors)}`, [{ errors }]);
 }
+
+// docs/versioning.md: ends once the card is CARD_CREATED (minutes): it finishes on the build that started it, so a new build may change it without a marker.
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, issueCard);

@@ -23,7 +23,7 @@
  *   (Before the marker: after an unknown outcome it submitted, and DuplicateCardholder then said
  *   that the earlier submission evidently went through.)
  */
-import { log, patched, setHandler, sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { log, patched, setHandler, setWorkflowOptions, sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { KycSubmitted } from '../activities/kyc';
 import { describeErrors, hasErrors } from '../shared/card-rules';
 import { FailureType, isFailureType, type FieldErrors } from '../shared/failures';
@@ -241,3 +241,6 @@ function duplicateMessage(earlierOutcomeUnknown: boolean): string {
     ? 'a cardholder with this idType and idNumber is already PENDING or APPROVED: the submission of an earlier run of this workflow ID, whose answer was lost, evidently went through; the provider offers no lookup of its id'
     : 'a cardholder with this idType and idNumber is already PENDING or APPROVED; the provider accepts the same identity again only once it is REJECTED';
 }
+
+// docs/versioning.md: waits days for the KYC review: it moves to each new build and keeps markers and replay tests.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, onboardCardholder);

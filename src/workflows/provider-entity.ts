@@ -6,7 +6,7 @@
  * only subscribe and wait: data flows from the provider through the entity to them. A late event for an entity closed long ago starts a fresh run
  * that records it, is searchable, and closes after its linger: no error loop.
  */
-import { continueAsNew, upsertSearchAttributes } from '@temporalio/workflow';
+import { continueAsNew, setWorkflowOptions, upsertSearchAttributes } from '@temporalio/workflow';
 import type { EntityKind } from '../shared/ids';
 import { FLOW_KIND } from '../shared/search-attributes';
 import { isFinal } from '../shared/statuses';
@@ -44,3 +44,6 @@ export async function providerEntity(input: ProviderEntityInput): Promise<Entity
   });
   return inbox.state;
 }
+
+// docs/versioning.md: lives as long as its entity: it moves to each new build and keeps markers and replay tests.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, providerEntity);

@@ -4,7 +4,7 @@
  * They run as short workflows so that callers (the operator CLI among them) never hold provider
  * credentials and every read shares the fleet's rate budget and retries.
  */
-import { upsertSearchAttributes } from '@temporalio/workflow';
+import { setWorkflowOptions, upsertSearchAttributes } from '@temporalio/workflow';
 import type { CardBinAnswer, OperationAnswer, WalletBalanceAnswer } from '../provider/answers';
 import { describeErrors, hasErrors, keyErrors } from '../shared/card-rules';
 import { FailureType } from '../shared/failures';
@@ -34,3 +34,15 @@ export async function operationRecord(input: { idempotencyKey: string }): Promis
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid operation lookup: ${describeErrors(errors)}`, [{ errors }]);
   return providerCalls('general').readOperationRecord({ idempotencyKey: input.idempotencyKey });
 }
+
+// docs/versioning.md: one read: it finishes on the build that started it.
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, walletBalance);
+
+// docs/versioning.md: one read.
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, esimPlans);
+
+// docs/versioning.md: one read.
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, cardBins);
+
+// docs/versioning.md: one read.
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, operationRecord);

@@ -8,7 +8,7 @@
  * - a FAILED payout (insufficient balance included) is a result with its reason, not a stuck
  *   or failed flow; `shortfall` says how much the wallet was missing when the provider said.
  */
-import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { setWorkflowOptions, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PayoutAnswer } from '../provider/answers';
 import { createPayoutRequest } from '../provider/api/payouts';
 import { describeErrors, hasErrors, keyErrors } from '../shared/card-rules';
@@ -46,3 +46,6 @@ function sendPayoutErrors(input: SendPayoutInput): FieldErrors {
   const errors: FieldErrors = createPayoutRequest.errors(request);
   return idempotencyKey === undefined ? errors : { ...errors, ...keyErrors(idempotencyKey) };
 }
+
+// docs/versioning.md: waits days for the payout's terminal status: pinned, every build would have to run until its last payout ended; it moves to each new build and keeps markers and replay tests.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, sendPayout);

@@ -10,6 +10,7 @@
  *   word (`found`), checked at the provider by hand, is recorded as given.
  * It reads only, on reconciliation's budget; it never moves money.
  */
+import { setWorkflowOptions } from '@temporalio/workflow';
 import { FailureType } from '../shared/failures';
 import { literal } from '../shared/reconciliation';
 import { phaseOf } from '../shared/statuses';
@@ -97,3 +98,6 @@ function record({ claim, side }: { claim: MoneyClaim; side: ProviderSide }): Set
 function describeAsked(asked: Array<{ claim: MoneyClaim; side: ProviderSide }>): string {
   return asked.map((a) => `${a.claim.resource} ${a.side.ref ?? a.claim.ref}: ${a.side.known ? a.side.status : 'no record'}`).join('; ');
 }
+
+// docs/versioning.md: an operator's settlement (seconds): it finishes on the build that started it.
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, settleOutcome);

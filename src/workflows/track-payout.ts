@@ -8,7 +8,7 @@
  * a workflow failure. A workflow failure means the tracking itself could not be done: bad
  * input, NotFound, or the deadline passed.
  */
-import { upsertSearchAttributes } from '@temporalio/workflow';
+import { setWorkflowOptions, upsertSearchAttributes } from '@temporalio/workflow';
 import { createPayoutRequest } from '../provider/api/payouts';
 import type { PayoutAnswer as Payout } from '../provider/answers';
 import { FailureType } from '../shared/failures';
@@ -29,3 +29,6 @@ function assertValid(input: TrackPayoutInput): void {
     failWith(FailureType.ValidationFailed, `invalid payout tracking request: merOrderNo ${errors.merOrderNo}`, [{ errors }]);
   }
 }
+
+// docs/versioning.md: waits days for a payout: it moves to each new build and keeps markers and replay tests.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, trackPayout);

@@ -22,7 +22,7 @@ const why = 'no Compose loader: neither `docker compose` nor `docker-compose` is
 if (!compose) process.stderr.write(`compose file: skipped, ${why}\n`);
 
 interface Service {
-  build?: { context: string; dockerfile: string; target?: string };
+  build?: { context: string; dockerfile: string; target?: string; args?: Record<string, string> };
   image?: string;
   environment?: Record<string, string | null>;
 }
@@ -129,12 +129,34 @@ function dockerfileStages(): string[] {
     }
   });
 
+  test('the workers are versioned by the build ID the image is built with (BUILD_ID), and no other service is', () => {
+    const project = resolved(REQUIRED, '--profile', 'sandbox');
+    expect(envOf(project, 'worker')).toMatchObject({ TEMPORAL_WORKER_BUILD_ID: 'dev', TEMPORAL_DEPLOYMENT_NAME: 'card-issuing' });
+    // The bridge and the codec endpoint start no workers: a build ID there would mean nothing.
+    for (const [name, service] of Object.entries(project.services).filter(([name]) => name !== 'worker')) {
+      expect({ name, vars: Object.keys(service.environment ?? {}).filter((v) => /^TEMPORAL_(WORKER_BUILD_ID|DEPLOYMENT_)/.test(v)) }).toEqual({ name, vars: [] });
+    }
+    // One BUILD_ID for the image and the version its workers declare.
+    const built = resolved({ ...REQUIRED, BUILD_ID: '2026.11.3', TEMPORAL_DEPLOYMENT_NAME: 'cards-eu' });
+    expect(envOf(built, 'worker')).toMatchObject({ TEMPORAL_WORKER_BUILD_ID: '2026.11.3', TEMPORAL_DEPLOYMENT_NAME: 'cards-eu' });
+    for (const name of ['worker', 'bridge', 'codec']) expect({ name, args: built.services[name].build?.args }).toEqual({ name, args: { BUILD_ID: '2026.11.3' } });
+  });
+
+  test('the Dockerfile bakes BUILD_ID into the runtime stage as the workers\' build ID and the image\'s version label', () => {
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    const runtime = dockerfile.slice(dockerfile.search(/^FROM\s+\S+\s+AS\s+runtime\s*$/im));
+    expect(runtime).toMatch(/^ARG BUILD_ID=dev$/m);
+    expect(runtime).toMatch(/^ENV TEMPORAL_WORKER_BUILD_ID=\$\{BUILD_ID\}$/m);
+    expect(runtime).toMatch(/^LABEL org\.opencontainers\.image\.version="\$\{BUILD_ID\}"$/m);
+    expect(dockerfileStages().at(-1)).toBe('runtime');
+  });
+
   test("the sandbox builds the Dockerfile's `sandbox` target under its own image name; worker, bridge and codec the default target", () => {
     const project = resolved(REQUIRED, '--profile', 'sandbox');
     const { sandbox } = project.services;
     expect(sandbox.build).toEqual({ context: ROOT, dockerfile: 'Dockerfile', target: 'sandbox' });
     for (const name of ['worker', 'bridge', 'codec']) {
-      expect({ name, build: project.services[name].build }).toEqual({ name, build: { context: ROOT, dockerfile: 'Dockerfile' } });
+      expect({ name, build: project.services[name].build }).toEqual({ name, build: { context: ROOT, dockerfile: 'Dockerfile', args: { BUILD_ID: 'dev' } } });
       // One tag for two targets would leave whichever was built last under both names.
       expect({ name, image: project.services[name].image }).not.toEqual({ name, image: sandbox.image });
     }

@@ -34,7 +34,8 @@ export function markingUnknownOutcome<A extends unknown[], R>(flow: (...args: A)
       throw err;
     }
   };
-  return Object.defineProperty(marked, 'name', { value: flow.name });
+  // The flow's declarations (its versioning behaviour, setWorkflowOptions) are the registered function's.
+  return Object.assign(Object.defineProperty(marked, 'name', { value: flow.name }), { workflowDefinitionOptions: (flow as { workflowDefinitionOptions?: unknown }).workflowDefinitionOptions });
 }
 
 /** The ApplicationFailure a workflow fails with: the failure itself, or what an activity or child workflow failed with. */

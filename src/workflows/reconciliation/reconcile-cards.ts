@@ -3,6 +3,7 @@
  * against GET /cards/{cardId}. A card workflow whose view differs is given the provider's card
  * (its view is corrected, never the provider's); a card the provider does not know is reported.
  */
+import { setWorkflowOptions } from '@temporalio/workflow';
 import { compareCard } from '../../shared/reconcile-checks';
 import { literal, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
 import { entityQueue } from '../../shared/task-queues';
@@ -25,3 +26,6 @@ export async function reconcileCards(input: ReconcileInput = {}): Promise<DriftR
     return { checked: page.items.length, corrected, differences, nextPageToken: page.nextPageToken };
   });
 }
+
+// docs/versioning.md: continued as new over hours: it moves to each new build.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, reconcileCards);

@@ -8,7 +8,7 @@
  * one (`starter settle`); a running card movement for its amount only (how long it has run is
  * sweep-stuck's). It reads only, within reconciliation's share of each window.
  */
-import { patched } from '@temporalio/workflow';
+import { patched, setWorkflowOptions } from '@temporalio/workflow';
 import { hoursBetween } from '../../shared/search-attributes';
 import { entityQueue } from '../../shared/task-queues';
 import { compareClaim, type MoneyClaim, type ProviderSide } from '../../shared/reconcile-checks';
@@ -58,3 +58,6 @@ export async function providerSide(reads: ProviderCalls<'reconcile'>, claim: Mon
       return reads.reconcileReadEsimOrder({ orderNo: claim.ref });
   }
 }
+
+// docs/versioning.md: a schedule's run continued as new over hours: it moves to each new build and keeps markers and replay tests.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, reconcileMoney);

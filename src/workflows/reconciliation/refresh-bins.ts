@@ -4,7 +4,7 @@
  * list is its report's `bins`, so the baseline is the same whichever worker runs it, and after a
  * restart; without a report that lists them (the first run), the running worker's cache is it.
  */
-import { patched } from '@temporalio/workflow';
+import { patched, setWorkflowOptions } from '@temporalio/workflow';
 import type { Difference, DriftReport, ReconcileInput } from '../../shared/reconciliation';
 import { providerCalls } from '../lib/provider';
 import { mainQueue, runReconciliation, temporalSide } from './run';
@@ -30,3 +30,6 @@ export async function refreshBins(input: ReconcileInput = {}): Promise<DriftRepo
   });
   return bins === undefined ? report : { ...report, bins };
 }
+
+// docs/versioning.md: continued as new over hours: it moves to each new build.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, refreshBins);

@@ -3,6 +3,7 @@
  * (EXPECTED_FLOW_MS), or waiting on a provider status we do not know (their ProviderStatus
  * search attribute), each with where it waits. It reads Temporal only.
  */
+import { setWorkflowOptions } from '@temporalio/workflow';
 import { EXPECTED_FLOW_MS, literal, parseDuration, type Difference, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
 import { mainQueue, runReconciliation, temporalSide } from './run';
 
@@ -31,3 +32,6 @@ export async function sweepStuck(input: ReconcileInput = {}): Promise<DriftRepor
     return { checked: page.items.length, corrected: 0, differences, nextPageToken: page.nextPageToken };
   });
 }
+
+// docs/versioning.md: continued as new over hours: it moves to each new build.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, sweepStuck);

@@ -22,8 +22,33 @@ app.kubernetes.io/component: {{ .component }}
 {{- if .Values.serviceAccount.create -}}{{ .Values.serviceAccount.name | default (include "card-issuing.fullname" .) }}{{- else -}}{{ .Values.serviceAccount.name | default "default" }}{{- end -}}
 {{- end -}}
 
+{{/* toString: `--set image.tag=1.10` arrives as the number 1.1. */}}
+{{- define "card-issuing.imageTag" -}}
+{{ .Values.image.tag | default .Chart.AppVersion | toString }}
+{{- end -}}
+
 {{- define "card-issuing.image" -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag }}
+{{ .Values.image.repository }}:{{ include "card-issuing.imageTag" . }}
+{{- end -}}
+
+{{/* The workers' build ID (TEMPORAL_WORKER_BUILD_ID): worker.buildId, else the image's tag, so each new
+     image is a Worker Deployment Version of its own (docs/versioning.md). */}}
+{{- define "card-issuing.buildId" -}}
+{{ .Values.worker.buildId | default (include "card-issuing.imageTag" .) | toString }}
+{{- end -}}
+
+{{/* A build ID as a label value (at most 63 characters of [A-Za-z0-9_.-], alphanumeric at both ends):
+     a build ID may hold `+` and run to 100 characters. */}}
+{{- define "card-issuing.buildLabel" -}}
+{{- $v := regexReplaceAll "[^A-Za-z0-9_.-]" (toString .) "_" | trunc 63 -}}
+{{- regexReplaceAll "^[^A-Za-z0-9]+|[^A-Za-z0-9]+$" $v "" -}}
+{{- end -}}
+
+{{/* A build ID as the end of an object name (lowercase, digits and `-`); one with nothing of that
+     (e.g. `+_+`) is named by its hash instead. */}}
+{{- define "card-issuing.buildNameSuffix" -}}
+{{- $v := regexReplaceAll "[^a-z0-9]+" (lower (toString .)) "-" | trimAll "-" -}}
+{{- $v | default (sha256sum (toString .) | trunc 10) -}}
 {{- end -}}
 
 {{/* A value taken from an existing Secret: (dict "name" "PROVIDER_API_KEY" "secret" "card-issuing-provider" "key" "api-key"),

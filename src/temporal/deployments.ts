@@ -1,0 +1,199 @@
+/**
+ * Worker Deployments (docs/versioning.md): what the server says of our deployment, and the three
+ * moves of a rollout (ramp, promote, rollback), for the operator CLI (`deploy …`) and the worker's
+ * first-deploy bootstrap. Each move carries the conflict token of the description it was decided
+ * on, so two operators (or an operator and a bootstrapping worker) cannot overwrite each other.
+ */
+import type { Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+
+type VersionSummary = temporal.api.deployment.v1.WorkerDeploymentInfo.IWorkerDeploymentVersionSummary;
+const { WorkerDeploymentVersionStatus, VersionDrainageStatus } = temporal.api.enums.v1;
+
+export interface DeploymentTarget {
+  connection: Connection;
+  namespace: string;
+  deploymentName: string;
+  /** Who made the change, in the deployment's `lastModifierIdentity`. */
+  identity?: string;
+}
+
+export interface BuildState {
+  buildId: string;
+  /** CURRENT, RAMPING, DRAINING (pinned flows still running), DRAINED, INACTIVE. */
+  status: string;
+  /** Whether pinned flows still run on it, once it stopped being current or ramping (the server checks every few minutes). */
+  drainage?: 'DRAINING' | 'DRAINED';
+  createdAt?: string;
+  lastCurrentAt?: string;
+  /** When it last stopped being current or ramping (a server without lastCurrentTime: the best sign of the previous current build). */
+  lastDeactivatedAt?: string;
+}
+
+export interface DeploymentState {
+  name: string;
+  /** Unset: no current version, new flows go to unversioned workers. */
+  current?: string;
+  ramping?: { buildId: string; percent: number };
+  builds: BuildState[];
+  /** Opaque: a change decided on this description is refused if another came first. */
+  conflictToken: Uint8Array;
+}
+
+export class DeploymentNotFound extends Error {
+  readonly type = 'DeploymentNotFound';
+}
+
+export async function describeDeployment(t: DeploymentTarget): Promise<DeploymentState> {
+  let answer: temporal.api.workflowservice.v1.IDescribeWorkerDeploymentResponse;
+  try {
+    answer = await t.connection.workflowService.describeWorkerDeployment({ namespace: t.namespace, deploymentName: t.deploymentName });
+  } catch (err) {
+    if ((err as { code?: number }).code === 5) throw new DeploymentNotFound(`no worker deployment ${t.deploymentName} in namespace ${t.namespace}: no versioned worker (TEMPORAL_WORKER_BUILD_ID) has polled yet`);
+    throw err;
+  }
+  const info = answer.workerDeploymentInfo ?? {};
+  const routing = info.routingConfig ?? {};
+  const ramping = routing.rampingDeploymentVersion?.buildId;
+  return {
+    name: info.name ?? t.deploymentName,
+    ...(routing.currentDeploymentVersion?.buildId ? { current: routing.currentDeploymentVersion.buildId } : {}),
+    ...(ramping ? { ramping: { buildId: ramping, percent: routing.rampingVersionPercentage ?? 0 } } : {}),
+    builds: (info.versionSummaries ?? []).map(buildState).sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '')),
+    conflictToken: answer.conflictToken ?? new Uint8Array(),
+  };
+}
+
+/** Sends `percent` of new flows (and auto-upgrading ones) to `buildId`, the rest to the current build. */
+export async function rampBuild(t: DeploymentTarget, buildId: string, percent: number, state?: DeploymentState): Promise<DeploymentState> {
+  const before = state ?? (await describeDeployment(t));
+  assertKnownBuild(before, buildId);
+  if (before.current === buildId) throw new Error(`build ${buildId} is already current: nothing to ramp`);
+  await t.connection.workflowService.setWorkerDeploymentRampingVersion({ ...request(t, before), buildId, percentage: percent });
+  return describeDeployment(t);
+}
+
+/** Makes `buildId` current (default: the ramping build): new flows start on it, auto-upgrading flows move to it. */
+export async function promoteBuild(t: DeploymentTarget, buildId?: string, state?: DeploymentState): Promise<DeploymentState> {
+  const before = state ?? (await describeDeployment(t));
+  const target = buildId ?? before.ramping?.buildId;
+  if (!target) throw new Error('nothing is ramping: name the build to promote (--build ID)');
+  assertKnownBuild(before, target);
+  if (before.current === target) return before;
+  await t.connection.workflowService.setWorkerDeploymentCurrentVersion({ ...request(t, before), buildId: target });
+  return describeDeployment(t);
+}
+
+export interface Rollback {
+  /** The build taken out of service: the ramping one, or the current one when nothing ramped. */
+  from: string;
+  /** The build current after the rollback. */
+  to: string;
+  state: DeploymentState;
+}
+
+/**
+ * Takes the newest build out of service. A ramp is stopped (the current build takes every new
+ * flow again); with nothing ramping, the build that was current before this one becomes current
+ * again. Pinned flows that started on the build taken out stay on it until they end (its workers
+ * must keep running) unless moved (`movePinnedFlows`).
+ */
+export async function rollbackBuild(t: DeploymentTarget, state?: DeploymentState): Promise<Rollback> {
+  const before = state ?? (await describeDeployment(t));
+  if (before.ramping) {
+    await t.connection.workflowService.setWorkerDeploymentRampingVersion({ ...request(t, before), buildId: '', percentage: 0 });
+    return { from: before.ramping.buildId, to: before.current ?? '(unversioned)', state: await describeDeployment(t) };
+  }
+  if (!before.current) throw new Error('no current build to roll back from');
+  // The server's lastCurrentTime where it keeps one (newer servers); else the build most recently taken out of service.
+  const when = (b: BuildState) => b.lastCurrentAt ?? b.lastDeactivatedAt ?? '';
+  const previous = before.builds.filter((b) => b.buildId !== before.current && when(b)).sort((a, b) => when(b).localeCompare(when(a)))[0];
+  if (!previous) throw new Error(`build ${before.current} is the only build that was ever current: nothing to roll back to`);
+  await t.connection.workflowService.setWorkerDeploymentCurrentVersion({ ...request(t, before), buildId: previous.buildId });
+  return { from: before.current, to: previous.buildId, state: await describeDeployment(t) };
+}
+
+/**
+ * Moves the running flows pinned to `fromBuild` onto `toBuild` (a pinned override): after a rollback
+ * of a build whose change fails its flows' workflow tasks, they replay on the build rolled back to.
+ * Only safe for flows whose history that build can replay: what the bad build recorded must be
+ * what the good one would have (docs/versioning.md, "Rollback").
+ */
+export async function movePinnedFlows(t: DeploymentTarget, fromBuild: string, toBuild: string, list: (query: string) => AsyncIterable<{ workflowId: string; runId: string }>): Promise<string[]> {
+  const moved: string[] = [];
+  const query = `TemporalWorkerDeploymentVersion = '${t.deploymentName}:${fromBuild}' AND ExecutionStatus = 'Running' AND TemporalWorkflowVersioningBehavior = 'Pinned'`;
+  for await (const flow of list(query)) {
+    await t.connection.workflowService.updateWorkflowExecutionOptions({
+      namespace: t.namespace,
+      workflowExecution: { workflowId: flow.workflowId, runId: flow.runId },
+      workflowExecutionOptions: {
+        versioningOverride: { pinned: { behavior: temporal.api.workflow.v1.VersioningOverride.PinnedOverrideBehavior.PINNED_OVERRIDE_BEHAVIOR_PINNED, version: { deploymentName: t.deploymentName, buildId: toBuild } } },
+      },
+      updateMask: { paths: ['versioning_override'] },
+      identity: t.identity,
+    });
+    moved.push(flow.workflowId);
+  }
+  return moved;
+}
+
+/**
+ * A worker's first deploy: when the deployment has no current version, this build becomes current
+ * (without it, new flows would wait for unversioned workers that no longer run). Never replaces a
+ * current version: a rollout after the first is the operator's (`deploy ramp|promote`). The server
+ * knows a version only once its workers polled, so this is asked until it does (or `signal` aborts).
+ */
+export async function bootstrapCurrentBuild(t: DeploymentTarget, buildId: string, signal?: AbortSignal): Promise<'set' | 'kept'> {
+  for (let delay = 200; ; delay = Math.min(delay * 2, 5000)) {
+    try {
+      const state = await describeDeployment(t);
+      if (state.current) return 'kept';
+      if (state.builds.some((b) => b.buildId === buildId)) {
+        await t.connection.workflowService.setWorkerDeploymentCurrentVersion({ ...request(t, state), buildId });
+        return 'set';
+      }
+    } catch (err) {
+      if (!(err instanceof DeploymentNotFound) && !isConflict(err)) throw err;
+    }
+    if (signal?.aborted) throw new Error(`bootstrap of build ${buildId} aborted`);
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
+function request(t: DeploymentTarget, state: DeploymentState) {
+  return { namespace: t.namespace, deploymentName: t.deploymentName, conflictToken: state.conflictToken, identity: t.identity ?? `card-issuing-cli@${process.pid}` };
+}
+
+function assertKnownBuild(state: DeploymentState, buildId: string): void {
+  if (!state.builds.some((b) => b.buildId === buildId)) {
+    throw new Error(`build ${buildId} is not a version of deployment ${state.name} (known: ${state.builds.map((b) => b.buildId).join(', ') || 'none'}): start its workers first`);
+  }
+}
+
+/** Another change came first (conflict token) or the version's task queues are still being registered. */
+function isConflict(err: unknown): boolean {
+  const code = (err as { code?: number }).code;
+  return code === 9 || code === 10 || code === 14;
+}
+
+function buildState(v: VersionSummary): BuildState {
+  const drainage = v.drainageInfo?.status ?? v.drainageStatus;
+  return {
+    buildId: v.deploymentVersion?.buildId ?? '',
+    status: statusName(v.status),
+    ...(drainage === VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINING ? { drainage: 'DRAINING' as const } : {}),
+    ...(drainage === VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINED ? { drainage: 'DRAINED' as const } : {}),
+    ...(v.createTime ? { createdAt: isoOf(v.createTime) } : {}),
+    ...(v.lastCurrentTime ? { lastCurrentAt: isoOf(v.lastCurrentTime) } : {}),
+    ...(v.lastDeactivationTime ? { lastDeactivatedAt: isoOf(v.lastDeactivationTime) } : {}),
+  };
+}
+
+function statusName(status: temporal.api.enums.v1.WorkerDeploymentVersionStatus | null | undefined): string {
+  const name = WorkerDeploymentVersionStatus[status ?? 0] ?? 'UNSPECIFIED';
+  return name.replace(/^WORKER_DEPLOYMENT_VERSION_STATUS_/, '');
+}
+
+function isoOf(ts: { seconds?: number | { toNumber(): number } | null; nanos?: number | null }): string {
+  return new Date((typeof ts.seconds === 'object' && ts.seconds ? ts.seconds.toNumber() : (ts.seconds ?? 0)) * 1000 + Math.floor((ts.nanos ?? 0) / 1e6)).toISOString();
+}

@@ -1,0 +1,99 @@
+/**
+ * Worker Deployments on the dev server (issue 33, docs/versioning.md): a pinned flow started on
+ * build A runs to its end on A while build B is current, a new start runs on B, and the card
+ * workflow (auto-upgrade) moves to B. Both builds run the same code here: what is proven is the
+ * routing, which is what lets a later build change a pinned flow without a marker.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client, Connection } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { createWorkers, type WorkerFleet } from '../../src/temporal/workers';
+import { describeDeployment, promoteBuild, rollbackBuild, type DeploymentTarget } from '../../src/temporal/deployments';
+import { entityWorkflowId } from '../../src/shared/ids';
+import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';
+import { issueTestCard } from '../helpers/flows';
+import { waitUntil } from '../helpers/wait';
+import { ledger, requests, typedClient } from '../money-edges/helpers';
+
+jest.setTimeout(180_000);
+
+let stack: Stack;
+let fleetB: WorkerFleet | undefined;
+let runningB: Promise<void> | undefined;
+const deploymentName = `test-${randomUUID().slice(0, 8)}`;
+
+beforeAll(async () => {
+  stack = await startStack({ cardProvisioningMs: 50 }, { TEMPORAL_WORKER_BUILD_ID: 'build-a', TEMPORAL_DEPLOYMENT_NAME: deploymentName });
+});
+
+afterAll(async () => {
+  fleetB?.shutdown();
+  await runningB?.catch(() => undefined);
+  await stack?.close();
+});
+
+/** The build of every workflow task that completed in the run's history, and the behaviour each declared. */
+async function tasksOf(client: Client, workflowId: string): Promise<Array<{ buildId?: string; behavior?: number }>> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? [])
+    .map((e) => e.workflowTaskCompletedEventAttributes)
+    .filter((a): a is temporal.api.history.v1.IWorkflowTaskCompletedEventAttributes => Boolean(a))
+    .map((a) => ({ buildId: a.deploymentVersion?.buildId ?? undefined, behavior: a.versioningBehavior ?? undefined }));
+}
+
+const PINNED = 1;
+const AUTO_UPGRADE = 2;
+
+test('a pinned fundCard started on build A completes on A while B is current; a new one runs on B; the card workflow moves to B; a rollback makes A current again', async () => {
+  const target: DeploymentTarget = { connection: stack.client.connection as Connection, namespace: stack.config.temporal.namespace, deploymentName };
+  // Build A bootstrapped itself: the deployment had no current version.
+  await waitUntil(async () => (await describeDeployment(target).catch(() => undefined))?.current === 'build-a', 30_000, 'build A current');
+  const card = await issueTestCard(stack, 10_000);
+  const client = typedClient(stack);
+  await client.cardState(card.cardId); // the card workflow runs on A
+  const fund = (amount: number) =>
+    stack.client.workflow.start('fundCard', { taskQueue: stack.taskQueue, workflowId: `fund-${randomUUID()}`, args: [{ cardId: card.cardId, amount, timings: FAST_TIMINGS }] });
+
+  // A funding the provider holds PROCESSING: the flow polls on A while B becomes current.
+  await stack.control('PUT', '/config', { operationProcessingMs: 12_000 });
+  const onA = await fund(1500);
+  await waitUntil(async () => (await requests(stack, 'fundCard')) >= 1, 30_000, 'the funding posted');
+
+  fleetB = await createWorkers({
+    config: { ...stack.config, temporal: { ...stack.config.temporal, deployment: { name: deploymentName, buildId: 'build-b', bootstrap: 'never' } } },
+    taskQueue: stack.taskQueue,
+    workflowBundlePath: process.env.TEST_WORKFLOW_BUNDLE,
+    enforceRateBudget: false,
+  });
+  runningB = fleetB.run();
+  // Refused until B's workers have polled every task queue A's do (the server says so): asked again until then.
+  await waitUntil(async () => (await promoteBuild(target, 'build-b').catch(() => undefined))?.current === 'build-b', 30_000, 'build B promoted');
+
+  await stack.control('PUT', '/config', { operationProcessingMs: 0 });
+  const resultA = await onA.result();
+  expect(resultA.status).toBe('COMPLETED');
+  const tasksA = await tasksOf(stack.client, onA.workflowId);
+  expect(tasksA.length).toBeGreaterThanOrEqual(2);
+  expect(tasksA.every((t) => t.buildId === 'build-a' && t.behavior === PINNED)).toBe(true);
+
+  const onB = await fund(700);
+  expect((await onB.result()).status).toBe('COMPLETED');
+  const tasksB = await tasksOf(stack.client, onB.workflowId);
+  expect(tasksB.every((t) => t.buildId === 'build-b' && t.behavior === PINNED)).toBe(true);
+
+  // The card workflow auto-upgrades: its next workflow task (the movement's tell, a freeze) runs on B.
+  await client.freeze(card.cardId);
+  const cardTasks = await tasksOf(stack.client, entityWorkflowId('card', card.cardId));
+  expect(cardTasks[0]).toEqual({ buildId: 'build-a', behavior: AUTO_UPGRADE });
+  expect(cardTasks[cardTasks.length - 1]).toEqual({ buildId: 'build-b', behavior: AUTO_UPGRADE });
+
+  // Rollback: A, current before B, is current again, and a new flow runs on it.
+  const rolledBack = await rollbackBuild(target);
+  expect([rolledBack.from, rolledBack.to, rolledBack.state.current]).toEqual(['build-b', 'build-a', 'build-a']);
+  await client.unfreeze(card.cardId);
+  const afterRollback = await fund(300);
+  await afterRollback.result();
+  expect((await tasksOf(stack.client, afterRollback.workflowId)).every((t) => t.buildId === 'build-a')).toBe(true);
+
+  expect((await ledger(stack)).violations).toEqual([]);
+});
