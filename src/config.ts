@@ -95,6 +95,8 @@ export interface Config {
     /** The name the frontend's certificate must carry when it differs from the address's host. */
     tlsServerName?: string;
     apiKey?: string;
+    /** The Worker Deployment the workers join and the CLI's `deploy` commands act on (TEMPORAL_DEPLOYMENT_NAME). */
+    deploymentName: string;
     /**
      * Worker Deployments (docs/versioning.md): with a build ID, every worker of the process declares
      * this deployment version, short flows are pinned to it and long-lived ones auto-upgrade.
@@ -188,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tlsCaPath: e.TEMPORAL_TLS_CA_PATH,
       tlsServerName: e.TEMPORAL_TLS_SERVER_NAME,
       apiKey: e.TEMPORAL_API_KEY,
+      deploymentName: e.TEMPORAL_DEPLOYMENT_NAME,
       ...(e.TEMPORAL_WORKER_BUILD_ID ? { deployment: { name: e.TEMPORAL_DEPLOYMENT_NAME, buildId: e.TEMPORAL_WORKER_BUILD_ID, bootstrap: e.TEMPORAL_DEPLOYMENT_BOOTSTRAP } } : {}),
     },
     provider: {

@@ -7,8 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { keyErrors } from '../shared/card-rules';
 import { UsageError, assertNoErrors, flag, type Flags } from './args';
 import type { CardIssuingClient, FlowHandle } from '../client';
+import type { Config } from '../config';
 
 export interface CommandContext {
+  /** The validated configuration (read once the line parses). */
+  config(): Config;
   /** Connects on first use: parsing never needs Temporal. Every provider read goes through it (a worker's): the CLI holds no provider secret. */
   client(): Promise<CardIssuingClient>;
   progress(line: string): void;

@@ -19,6 +19,7 @@ import { RECONCILE_COMMANDS } from './reconcile-commands';
 import { settle } from './settle-command';
 import { CARD_COMMANDS, lookUpBin } from './card-commands';
 import { FLOW_COMMANDS } from './flow-commands';
+import { DEPLOY_COMMANDS } from './deploy-commands';
 import { cardIdArg, keyFlag, keyFor, leftRunning, many, startedFlow, str, type Command, type CommandOutcome, type Judge } from './command-kit';
 
 export type { Command, CommandContext, CommandOutcome, OutcomeFailure } from './command-kit';
@@ -294,6 +295,7 @@ export const COMMANDS: Record<string, Command<any>> = {
   'esim-usage': esimUsage,
   ...CARD_COMMANDS,
   ...FLOW_COMMANDS,
+  ...DEPLOY_COMMANDS,
   settle,
 };
 

@@ -119,6 +119,7 @@ class Session {
     private readonly loadConfig: () => Config,
   ) {
     this.context = {
+      config: () => this.config(),
       client: () => (this.#client ??= this.#connect()),
       progress: (line) => this.io.stderr(`${this.name}: ${line}\n`),
       following: (workflowId) => {

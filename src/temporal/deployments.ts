@@ -40,8 +40,24 @@ export interface DeploymentState {
   conflictToken: Uint8Array;
 }
 
+/** The deployment does not exist yet: no versioned worker has polled. */
 export class DeploymentNotFound extends Error {
   readonly type = 'DeploymentNotFound';
+}
+
+/** A move the deployment's state does not allow (unknown build, nothing ramping, nothing to roll back to, task queues not yet polled): nothing changed. */
+export class DeploymentRefused extends Error {
+  readonly type = 'DeploymentRefused';
+}
+
+/** The server refuses a routing change that would leave a task queue without workers (the new build's have not polled every one yet). */
+async function routing<T>(change: () => Promise<T>): Promise<T> {
+  try {
+    return await change();
+  } catch (err) {
+    if ((err as { code?: number }).code === 9) throw new DeploymentRefused(`the server refused: ${(err as Error).message.replace(/^9 FAILED_PRECONDITION: /, '')} (start the build's workers, wait until they poll, and try again)`);
+    throw err;
+  }
 }
 
 export async function describeDeployment(t: DeploymentTarget): Promise<DeploymentState> {
@@ -68,8 +84,8 @@ export async function describeDeployment(t: DeploymentTarget): Promise<Deploymen
 export async function rampBuild(t: DeploymentTarget, buildId: string, percent: number, state?: DeploymentState): Promise<DeploymentState> {
   const before = state ?? (await describeDeployment(t));
   assertKnownBuild(before, buildId);
-  if (before.current === buildId) throw new Error(`build ${buildId} is already current: nothing to ramp`);
-  await t.connection.workflowService.setWorkerDeploymentRampingVersion({ ...request(t, before), buildId, percentage: percent });
+  if (before.current === buildId) throw new DeploymentRefused(`build ${buildId} is already current: nothing to ramp`);
+  await routing(() => t.connection.workflowService.setWorkerDeploymentRampingVersion({ ...request(t, before), buildId, percentage: percent }));
   return describeDeployment(t);
 }
 
@@ -77,10 +93,10 @@ export async function rampBuild(t: DeploymentTarget, buildId: string, percent: n
 export async function promoteBuild(t: DeploymentTarget, buildId?: string, state?: DeploymentState): Promise<DeploymentState> {
   const before = state ?? (await describeDeployment(t));
   const target = buildId ?? before.ramping?.buildId;
-  if (!target) throw new Error('nothing is ramping: name the build to promote (--build ID)');
+  if (!target) throw new DeploymentRefused('nothing is ramping: name the build to promote (--build ID)');
   assertKnownBuild(before, target);
   if (before.current === target) return before;
-  await t.connection.workflowService.setWorkerDeploymentCurrentVersion({ ...request(t, before), buildId: target });
+  await routing(() => t.connection.workflowService.setWorkerDeploymentCurrentVersion({ ...request(t, before), buildId: target }));
   return describeDeployment(t);
 }
 
@@ -101,15 +117,15 @@ export interface Rollback {
 export async function rollbackBuild(t: DeploymentTarget, state?: DeploymentState): Promise<Rollback> {
   const before = state ?? (await describeDeployment(t));
   if (before.ramping) {
-    await t.connection.workflowService.setWorkerDeploymentRampingVersion({ ...request(t, before), buildId: '', percentage: 0 });
+    await routing(() => t.connection.workflowService.setWorkerDeploymentRampingVersion({ ...request(t, before), buildId: '', percentage: 0 }));
     return { from: before.ramping.buildId, to: before.current ?? '(unversioned)', state: await describeDeployment(t) };
   }
-  if (!before.current) throw new Error('no current build to roll back from');
+  if (!before.current) throw new DeploymentRefused('no current build to roll back from');
   // The server's lastCurrentTime where it keeps one (newer servers); else the build most recently taken out of service.
   const when = (b: BuildState) => b.lastCurrentAt ?? b.lastDeactivatedAt ?? '';
   const previous = before.builds.filter((b) => b.buildId !== before.current && when(b)).sort((a, b) => when(b).localeCompare(when(a)))[0];
-  if (!previous) throw new Error(`build ${before.current} is the only build that was ever current: nothing to roll back to`);
-  await t.connection.workflowService.setWorkerDeploymentCurrentVersion({ ...request(t, before), buildId: previous.buildId });
+  if (!previous) throw new DeploymentRefused(`build ${before.current} is the only build that was ever current: nothing to roll back to`);
+  await routing(() => t.connection.workflowService.setWorkerDeploymentCurrentVersion({ ...request(t, before), buildId: previous.buildId }));
   return { from: before.current, to: previous.buildId, state: await describeDeployment(t) };
 }
 
@@ -166,7 +182,7 @@ function request(t: DeploymentTarget, state: DeploymentState) {
 
 function assertKnownBuild(state: DeploymentState, buildId: string): void {
   if (!state.builds.some((b) => b.buildId === buildId)) {
-    throw new Error(`build ${buildId} is not a version of deployment ${state.name} (known: ${state.builds.map((b) => b.buildId).join(', ') || 'none'}): start its workers first`);
+    throw new DeploymentRefused(`build ${buildId} is not a version of deployment ${state.name} (known: ${state.builds.map((b) => b.buildId).join(', ') || 'none'}): start its workers first`);
   }
 }
 

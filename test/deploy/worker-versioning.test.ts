@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import type { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { createWorkers, type WorkerFleet } from '../../src/temporal/workers';
-import { describeDeployment, promoteBuild, rollbackBuild, type DeploymentTarget } from '../../src/temporal/deployments';
+import { describeDeployment, type DeploymentTarget } from '../../src/temporal/deployments';
+import { runInProcess } from '../starter/cli-helpers';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';
 import { issueTestCard } from '../helpers/flows';
@@ -41,6 +42,12 @@ async function tasksOf(client: Client, workflowId: string): Promise<Array<{ buil
     .map((a) => ({ buildId: a.deploymentVersion?.buildId ?? undefined, behavior: a.versioningBehavior ?? undefined }));
 }
 
+/** The operator CLI's `deploy …` through its runner, as JSON. */
+async function deployCli(args: string[]) {
+  const run = await runInProcess(stack, ['deploy', ...args, '--json']);
+  return { code: run.code, json: JSON.parse(run.stdout) };
+}
+
 const PINNED = 1;
 const AUTO_UPGRADE = 2;
 
@@ -66,8 +73,17 @@ test('a pinned fundCard started on build A completes on A while B is current; a 
     enforceRateBudget: false,
   });
   runningB = fleetB.run();
+  // A build no worker runs is refused, and nothing changes.
+  const unknown = await deployCli(['promote', '--build', 'build-z']);
+  expect([unknown.code, unknown.json.error.type]).toEqual([1, 'DeploymentRefused']);
   // Refused until B's workers have polled every task queue A's do (the server says so): asked again until then.
-  await waitUntil(async () => (await promoteBuild(target, 'build-b').catch(() => undefined))?.current === 'build-b', 30_000, 'build B promoted');
+  await waitUntil(async () => (await deployCli(['promote', '--build', 'build-b'])).code === 0, 30_000, 'build B promoted');
+  const status = await deployCli(['status']);
+  expect(status.json.result.current).toBe('build-b');
+  expect(status.json.result.builds.map((b: { buildId: string; status: string }) => [b.buildId, b.status])).toEqual([
+    ['build-a', 'DRAINING'],
+    ['build-b', 'CURRENT'],
+  ]);
 
   await stack.control('PUT', '/config', { operationProcessingMs: 0 });
   const resultA = await onA.result();
@@ -88,12 +104,28 @@ test('a pinned fundCard started on build A completes on A while B is current; a 
   expect(cardTasks[cardTasks.length - 1]).toEqual({ buildId: 'build-b', behavior: AUTO_UPGRADE });
 
   // Rollback: A, current before B, is current again, and a new flow runs on it.
-  const rolledBack = await rollbackBuild(target);
-  expect([rolledBack.from, rolledBack.to, rolledBack.state.current]).toEqual(['build-b', 'build-a', 'build-a']);
+  const rolledBack = await deployCli(['rollback']);
+  expect(rolledBack.code).toBe(0);
+  expect([rolledBack.json.result.from, rolledBack.json.result.to, rolledBack.json.result.deployment.current]).toEqual(['build-b', 'build-a', 'build-a']);
   await client.unfreeze(card.cardId);
   const afterRollback = await fund(300);
   await afterRollback.result();
   expect((await tasksOf(stack.client, afterRollback.workflowId)).every((t) => t.buildId === 'build-a')).toBe(true);
 
   expect((await ledger(stack)).violations).toEqual([]);
+});
+
+test('deploy refuses bad input before any call, naming the argument and the rule (exit 2)', async () => {
+  for (const [args, message] of [
+    [['ramp', '150'], 'PERCENT must be a number above 0 and below 100'],
+    [['ramp'], 'PERCENT must be a number above 0 and below 100'],
+    [['promote', '--build', 'a b'], '--build must be a build ID'],
+    [['rollback', '--build', 'x'], 'deploy rollback takes no --build'],
+    [['status', 'now'], 'deploy status takes no argument'],
+    [['upgrade'], 'ACTION must be status, ramp, promote or rollback'],
+  ] as const) {
+    const run = await deployCli([...args]);
+    expect([run.code, run.json.error.type]).toEqual([2, 'UsageError']);
+    expect(run.json.error.message).toContain(message);
+  }
 });

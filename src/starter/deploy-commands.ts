@@ -1,0 +1,121 @@
+/**
+ * `deploy status | ramp PERCENT | promote | rollback` (docs/versioning.md, "Rollout and rollback"):
+ * the operator's moves on the Worker Deployment (TEMPORAL_DEPLOYMENT_NAME) through
+ * temporal/deployments.ts. A move the deployment's state does not allow changes nothing and exits 1
+ * (`DeploymentRefused`); a deployment no versioned worker has joined yet, likewise (`DeploymentNotFound`).
+ */
+import type { Connection } from '@temporalio/client';
+import {
+  DeploymentNotFound,
+  DeploymentRefused,
+  describeDeployment,
+  movePinnedFlows,
+  promoteBuild,
+  rampBuild,
+  rollbackBuild,
+  type DeploymentState,
+  type DeploymentTarget,
+} from '../temporal/deployments';
+import { UsageError, flag, type Flags } from './args';
+import { bool, str, type Command, type CommandContext, type CommandOutcome } from './command-kit';
+import { renderTable } from './output';
+
+type DeployPlan = { action: 'status' } | { action: 'ramp'; percent: number; buildId?: string } | { action: 'promote'; buildId?: string } | { action: 'rollback'; movePinned: boolean };
+
+const BUILD_ID = /^[A-Za-z0-9_.+-]{1,100}$/;
+
+function buildFlag(flags: Flags): string | undefined {
+  const buildId = flag(flags, 'build');
+  if (buildId !== undefined && !BUILD_ID.test(buildId)) throw new UsageError(`--build must be a build ID: 1-100 characters of [A-Za-z0-9_.+-] (got "${buildId}")`);
+  return buildId;
+}
+
+function percentArg(word: string | undefined): number {
+  const percent = Number(word);
+  if (word === undefined || !/^\d+(\.\d+)?$/.test(word) || percent <= 0 || percent >= 100) {
+    throw new UsageError(`PERCENT must be a number above 0 and below 100, the share of new flows the ramping build takes (got "${word ?? ''}"); 100 is \`deploy promote\``);
+  }
+  return percent;
+}
+
+const deploy: Command<DeployPlan> = {
+  usage: 'deploy status | deploy ramp PERCENT [--build ID] | deploy promote [--build ID] | deploy rollback [--move-pinned]',
+  options: { build: str, 'move-pinned': bool },
+  positional: 'ACTION [PERCENT]',
+  positionals: 2,
+  parse(flags, words) {
+    const [action, arg, ...rest] = (words ?? '').split(' ').filter(Boolean);
+    const only = (allowed: string[]) => {
+      for (const name of ['build', 'move-pinned']) if (flags[name] !== undefined && !allowed.includes(name)) throw new UsageError(`deploy ${action} takes no --${name}`);
+      if (rest.length > 0 || (action !== 'ramp' && arg !== undefined)) throw new UsageError(`deploy ${action} takes ${action === 'ramp' ? 'one PERCENT' : 'no argument'} (got "${[arg, ...rest].filter(Boolean).join(' ')}")`);
+    };
+    switch (action) {
+      case 'status':
+        only([]);
+        return { action };
+      case 'ramp':
+        only(['build']);
+        return { action, percent: percentArg(arg), buildId: buildFlag(flags) };
+      case 'promote':
+        only(['build']);
+        return { action, buildId: buildFlag(flags) };
+      case 'rollback':
+        only(['move-pinned']);
+        return { action, movePinned: flags['move-pinned'] === true };
+      default:
+        throw new UsageError(`ACTION must be status, ramp, promote or rollback${action ? ` (got "${action}")` : ''}`);
+    }
+  },
+  async run(plan, ctx) {
+    const { client } = (await ctx.client()).temporal;
+    const target: DeploymentTarget = { connection: client.connection as Connection, namespace: client.options.namespace, deploymentName: ctx.config().temporal.deploymentName, identity: `starter-deploy@${process.pid}` };
+    try {
+      switch (plan.action) {
+        case 'status':
+          return shown(await describeDeployment(target));
+        case 'ramp': {
+          const state = await describeDeployment(target);
+          const buildId = plan.buildId ?? newestNotCurrent(state);
+          ctx.progress(`ramping build ${buildId}: ${plan.percent} % of new flows (and of auto-upgrading flows), the rest on ${state.current ?? 'unversioned workers'}`);
+          return shown(await rampBuild(target, buildId, plan.percent, state));
+        }
+        case 'promote':
+          return shown(await promoteBuild(target, plan.buildId));
+        case 'rollback':
+          return await rollback(target, plan.movePinned, ctx);
+      }
+    } catch (err) {
+      if (err instanceof DeploymentRefused || err instanceof DeploymentNotFound) return { ok: false, result: null, failure: { type: err.type, message: err.message } };
+      throw err;
+    }
+  },
+};
+
+async function rollback(target: DeploymentTarget, movePinned: boolean, ctx: CommandContext): Promise<CommandOutcome> {
+  const done = await rollbackBuild(target);
+  ctx.progress(`build ${done.from} no longer takes new flows; ${done.to} does`);
+  let moved: string[] = [];
+  if (movePinned && done.to !== '(unversioned)') {
+    const { client } = (await ctx.client()).temporal;
+    moved = await movePinnedFlows(target, done.from, done.to, (query) => client.workflow.list({ query }));
+    ctx.progress(`${moved.length} running flow(s) pinned to ${done.from} moved to ${done.to}`);
+  } else ctx.progress(`flows pinned to ${done.from} stay on it: keep its workers until \`deploy status\` shows it DRAINED, or move them with --move-pinned`);
+  const outcome = shown(done.state);
+  return { ...outcome, result: { from: done.from, to: done.to, moved, deployment: outcome.result } };
+}
+
+/** The build a ramp means when none is named: the newest one that is not current. */
+function newestNotCurrent(state: DeploymentState): string {
+  const candidate = [...state.builds].reverse().find((b) => b.buildId !== state.current);
+  if (!candidate) throw new DeploymentRefused(`deployment ${state.name} has no build besides the current one (${state.current ?? 'none'}): start the new build's workers first`);
+  return candidate.buildId;
+}
+
+function shown(state: DeploymentState): CommandOutcome {
+  const { conflictToken: _token, ...result } = state;
+  const head = `deployment ${state.name}: current ${state.current ?? '(none: unversioned workers)'}${state.ramping ? `, ramping ${state.ramping.buildId} at ${state.ramping.percent} %` : ''}`;
+  const rows = state.builds.map((b) => ({ build: b.buildId, status: b.status, drainage: b.drainage ?? '', created: b.createdAt ?? '' }));
+  return { ok: true, result, text: `${head}\n${renderTable(rows, ['build', 'status', 'drainage', 'created'])}` };
+}
+
+export const DEPLOY_COMMANDS: Record<string, Command> = { deploy: deploy as Command };
