@@ -16,6 +16,7 @@ import { loadConfig } from '../../src/config';
 import { RECONCILIATIONS } from '../../src/shared/reconciliation';
 import { createDataConverter } from '../../src/codec/payload-codec';
 import { REPLAY_CODEC_ENV } from './codec';
+import { createActivities } from '../../src/activities';
 import { loadHistory } from './load-history';
 
 const ROOT = join(__dirname, 'histories');
@@ -61,6 +62,22 @@ describe('replay of recorded histories', () => {
     expect(failures).toEqual([]);
     expect(histories.length).toBeGreaterThanOrEqual(14);
   }, 120_000);
+});
+
+/**
+ * docs/versioning.md, "Activities across builds": a pinned flow's activities run on its own build's
+ * workers, but an auto-upgrading flow may have scheduled an activity on the build before this one
+ * that this build's workers then run. So no activity type any kept history scheduled is ever
+ * removed or renamed while a flow of that era may be running.
+ */
+test('every activity type a kept history scheduled is still registered', () => {
+  const registered = new Set(Object.keys(createActivities({ provider: {} as never, bins: {} as never, temporal: {} as never, sealer: {} as never, reconcileBudget: { windowMs: 60_000, share: 0.1 } })));
+  const scheduled = new Set(
+    files.flatMap((f) => (JSON.parse(readFileSync(f, 'utf8')) as { events: Array<{ activityTaskScheduledEventAttributes?: { activityType?: { name?: string } } }> }).events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)),
+  );
+  scheduled.delete(undefined);
+  expect(scheduled.size).toBeGreaterThanOrEqual(10);
+  expect([...scheduled].filter((name) => !registered.has(name!))).toEqual([]);
 });
 
 function workflowType(file: string): string | undefined {

@@ -31,6 +31,11 @@ export interface ClusterOptions {
   sandbox: SandboxConfigPatch;
   /** Extra environment of the workers and bridges (e.g. PROVIDER_RATE_WINDOW_MS). */
   env?: Record<string, string>;
+  /** Extra environment of the `workers` started here only (cluster-deploy: their build ID), and their names' prefix (default `worker`). */
+  workerEnv?: Record<string, string>;
+  workerPrefix?: string;
+  /** The Temporal server's dynamic config on top of temporal-server.ts's own. */
+  dynamicConfig?: Record<string, string>;
   say(line: string): void;
 }
 
@@ -45,6 +50,8 @@ export interface Restartable {
 
 export interface Cluster {
   dir: string;
+  /** What every worker and bridge process is started with (startWorkers adds its own on top). */
+  env: Record<string, string>;
   server: ClusterServer;
   control: SandboxControlClient;
   config: Config;
@@ -68,7 +75,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   stoppers.push(() => pg.stop());
   say(`PostgreSQL: ${pg.version}, on ${pg.host}:${pg.port}`);
   setupSchema(bin, pg, say);
-  const server = await startClusterServer({ bin, pg, dir });
+  const server = await startClusterServer({ bin, pg, dir, dynamicConfig: opts.dynamicConfig });
   stoppers.push(() => server.stop());
   say(`Temporal server ${await serverVersion(server.address)} (go.temporal.io/server ${bin.version}, built from its Go module) on ${server.address}: persistence and SQL visibility in PostgreSQL`);
   const attributes = await prepareNamespace(server.address, opts.namespace);
@@ -100,17 +107,27 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const config = loadConfig(env);
 
   const bridges = await Promise.all(range(opts.bridges).map(async (n) => startBridge(n, env, dir)));
-  const workers = range(opts.workers).map((n) => restartable(`worker-${n}`, () => spawnApp(`worker-${n}`, 'src/worker.ts', env, join(dir, `worker-${n}.log`))));
-  await Promise.all(workers.map((w) => w.start()));
   const control = new SandboxControlClient(sandbox.url);
   await control.configure({ ...opts.sandbox, webhookUrls: bridges.map((b) => `${b.url}/webhooks/provider`) });
   say(`provider sandbox on ${sandbox.url}, webhooks spread round-robin across ${bridges.map((b) => b.url).join(' and ')}`);
-  await waitForPollers(server.address, opts.namespace, config.temporal.taskQueue, workers.map((w) => w.process));
+  const workers = await startWorkers({ dir, env, server, config }, opts.workerPrefix ?? 'worker', opts.workers, opts.workerEnv);
   say(`${bridges.length} bridges (pids ${bridges.map((b) => b.process.pid).join(', ')}) and ${workers.length} workers (pids ${workers.map((w) => w.process.pid).join(', ')}) polling ${config.temporal.taskQueue}, each loading the prebuilt workflow bundle`);
 
   const client = await createCardIssuingClient(config);
   stoppers.push(() => client.close());
-  return { dir, server, control, config, client, workers, bridges };
+  return { dir, env, server, control, config, client, workers, bridges };
+}
+
+/**
+ * `count` more worker processes named `prefix-N`, with the cluster's environment and `extra` on
+ * top (another build: its build ID, its bundle); resolves once each polls the main task queue.
+ */
+export async function startWorkers(cluster: Pick<Cluster, 'dir' | 'env' | 'server' | 'config'>, prefix: string, count: number, extra: Record<string, string> = {}): Promise<Restartable[]> {
+  const env = { ...cluster.env, ...extra };
+  const workers = range(count).map((n) => `${prefix}-${n}`).map((name) => restartable(name, () => spawnApp(name, 'src/worker.ts', env, join(cluster.dir, `${name}.log`))));
+  await Promise.all(workers.map((w) => w.start()));
+  await waitForPollers(cluster.server.address, cluster.config.temporal.namespace, cluster.config.temporal.taskQueue, workers.map((w) => w.process));
+  return workers;
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);

@@ -44,8 +44,11 @@ export interface ClusterServer {
   stop(): Promise<void>;
 }
 
-/** Writes the config into `dir` and starts the server; every port is a free one on 127.0.0.1. */
-export async function startClusterServer(opts: { bin: ServerBinaries; pg: Postgres; dir: string }): Promise<ClusterServer> {
+/**
+ * Writes the config into `dir` and starts the server; every port is a free one on 127.0.0.1.
+ * `dynamicConfig`: a run's own values on top of ours (cluster-deploy's drainage intervals).
+ */
+export async function startClusterServer(opts: { bin: ServerBinaries; pg: Postgres; dir: string; dynamicConfig?: Record<string, string> }): Promise<ClusterServer> {
   const ports = {
     frontend: await freePort(),
     frontendHttp: await freePort(),
@@ -57,7 +60,7 @@ export async function startClusterServer(opts: { bin: ServerBinaries; pg: Postgr
   const configDir = join(opts.dir, 'temporal-config');
   mkdirSync(configDir, { recursive: true });
   const dynamicConfig = join(configDir, 'dynamic.yaml');
-  writeFileSync(dynamicConfig, dynamicConfigYaml());
+  writeFileSync(dynamicConfig, dynamicConfigYaml(opts.dynamicConfig));
   writeFileSync(join(configDir, 'smoke.yaml'), serverConfigYaml(opts.pg, ports, dynamicConfig));
   const address = `127.0.0.1:${ports.frontend}`;
   const logFile = join(opts.dir, 'temporal-server.log');
@@ -175,7 +178,7 @@ dynamicConfigClient:
 }
 
 /** What our flows use beyond the server's defaults (updates, update-with-start), and the dev server's partitions. */
-function dynamicConfigYaml(): string {
+function dynamicConfigYaml(extra: Record<string, string> = {}): string {
   const values: Record<string, string | boolean> = {
     'frontend.enableUpdateWorkflowExecution': true,
     'frontend.enableUpdateWorkflowExecutionAsyncAccepted': true,
@@ -183,6 +186,7 @@ function dynamicConfigYaml(): string {
     // Search attributes registered a moment ago are usable at once (the dev server does the same).
     'system.forceSearchAttributesCacheRefreshOnRead': true,
     ...DEV_DYNAMIC_CONFIG,
+    ...extra,
   };
   return Object.entries(values)
     .map(([key, value]) => `${key}:\n  - value: ${typeof value === 'boolean' || /^(\d+|true|false)$/.test(value) ? value : JSON.stringify(value)}\n`)

@@ -1,0 +1,43 @@
+/**
+ * docs/versioning.md, "Each workflow type's behaviour": every registered workflow type declares its
+ * versioning behaviour beside it (setWorkflowOptions), and the doc's table says the same. A type
+ * that declared none would auto-upgrade silently; a short flow that did would need markers again.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as workflows from '../../src/workflows';
+
+type Declared = { workflowDefinitionOptions?: { versioningBehavior?: string } };
+
+const declared = Object.entries(workflows).map(([type, fn]) => [type, (fn as Declared).workflowDefinitionOptions?.versioningBehavior] as const);
+
+/** The doc's table: each row's types (in backticks) and its behaviour. */
+function documented(): Map<string, string> {
+  const doc = readFileSync(join(__dirname, '../../docs/versioning.md'), 'utf8');
+  const table = doc.slice(doc.indexOf("### Each workflow type's behaviour"), doc.indexOf('### Activities across builds'));
+  const rows = new Map<string, string>();
+  for (const line of table.split('\n').filter((l) => l.startsWith('| `'))) {
+    const [types, behaviour] = line.split('|').slice(1, 3);
+    const value = behaviour.trim() === 'pinned' ? 'PINNED' : behaviour.trim() === 'auto-upgrade' ? 'AUTO_UPGRADE' : behaviour.trim();
+    for (const [, type] of types.matchAll(/`([^`]+)`/g)) rows.set(type, value);
+  }
+  return rows;
+}
+
+test('every registered workflow type declares PINNED or AUTO_UPGRADE', () => {
+  expect(declared.length).toBeGreaterThanOrEqual(20);
+  expect(declared.filter(([, behaviour]) => behaviour !== 'PINNED' && behaviour !== 'AUTO_UPGRADE')).toEqual([]);
+});
+
+test('the short flows are pinned and the long-lived ones auto-upgrade', () => {
+  const of = Object.fromEntries(declared);
+  for (const type of ['fundCard', 'withdrawFromCard', 'issueCard', 'purchaseEsim', 'rechargeEsim']) expect([type, of[type]]).toEqual([type, 'PINNED']);
+  for (const type of ['cardLifecycle', 'providerEntity', 'reconcile-money', 'reconcileMoney', 'sendPayout', 'onboardCardholder']) expect([type, of[type]]).toEqual([type, 'AUTO_UPGRADE']);
+});
+
+test('docs/versioning.md names every type with the behaviour it declares', () => {
+  const rows = documented();
+  // The reconciliation row names the schedule names; their former names ("and their former names") follow them.
+  const former: Record<string, string> = { reconcileMoney: 'reconcile-money', reconcileCards: 'reconcile-cards', refreshBins: 'refresh-bins', sweepStuck: 'sweep-stuck' };
+  expect(declared.map(([type]) => [type, rows.get(former[type] ?? type)])).toEqual(declared.map(([type, behaviour]) => [type, behaviour]));
+});

@@ -1,0 +1,50 @@
+/**
+ * Build v2 of `npm run cluster-deploy`: the workflows of src/workflows with two changes, bundled
+ * from this module (builds/bundle.ts) as a real release bundles src/workflows.
+ *
+ * - fundCard and withdrawFromCard (PINNED) wait on a timer before anything v1 did, WITHOUT a
+ *   marker: a v1 history replayed here fails with a nondeterminism error. Pinning is what makes that
+ *   safe: a flow started on v1 ends on v1's workers.
+ * - cardLifecycle (AUTO_UPGRADE) records `cluster-deploy-v2` and a memo at the start of each new run,
+ *   behind patched(): a card workflow started on v1 moves to v2 and replays without the marker.
+ *
+ * Every other workflow is src/workflows' own (the star export; a name exported here wins over it).
+ */
+import { patched, setWorkflowOptions, sleep, upsertMemo } from '@temporalio/workflow';
+import type { CardLifecycleState, MoneyMovementInput, MoneyMovementResult } from '../../../src/shared/types';
+import { cardLifecycle as cardLifecycleV1, type CardLifecycleInput } from '../../../src/workflows/card-lifecycle';
+import { fundCard as fundCardV1 } from '../../../src/workflows/fund-card';
+import { withdrawFromCard as withdrawFromCardV1 } from '../../../src/workflows/withdraw-from-card';
+import { markingUnknownOutcome } from '../../../src/workflows/lib/outcome-unknown';
+
+export * from '../../../src/workflows';
+
+export const CLUSTER_DEPLOY_V2_PATCH = 'cluster-deploy-v2';
+/** The memo a card workflow run started on v2 carries (deploy.ts checks it). */
+export const V2_MEMO = { clusterDeploy: 'started on v2' } as const;
+/** v2's unmarked change: a pause before the money moves (a TimerStarted where v1 upserted and scheduled). */
+export const V2_PAUSE_MS = 500;
+
+/** A short flow as src/workflows/index.ts registers one: pinned, and marking an unknown outcome. */
+export function pinnedFlow<I, R>(flow: (input: I) => Promise<R>): (input: I) => Promise<R> {
+  setWorkflowOptions({ versioningBehavior: 'PINNED' }, flow);
+  return markingUnknownOutcome(flow);
+}
+
+export const fundCard = pinnedFlow(async function fundCard(input: MoneyMovementInput): Promise<MoneyMovementResult> {
+  await sleep(V2_PAUSE_MS);
+  return fundCardV1(input);
+});
+
+export const withdrawFromCard = pinnedFlow(async function withdrawFromCard(input: MoneyMovementInput): Promise<MoneyMovementResult> {
+  await sleep(V2_PAUSE_MS);
+  return withdrawFromCardV1(input);
+});
+
+export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLifecycleState> {
+  // Synchronous, before v1's body registers its handlers: the same first activation as v1's.
+  if (patched(CLUSTER_DEPLOY_V2_PATCH)) upsertMemo({ ...V2_MEMO });
+  return cardLifecycleV1(input);
+}
+
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, cardLifecycle);
