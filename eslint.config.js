@@ -18,7 +18,8 @@ module.exports = tseslint.config(
     },
   },
   {
-    files: ['src/workflows/**/*.ts', 'src/shared/**/*.ts'],
+    // tools/cluster/builds: the variant workflow builds of `npm run cluster-deploy` are workflow code too.
+    files: ['src/workflows/**/*.ts', 'src/shared/**/*.ts', 'tools/cluster/builds/{v2,v3,pinned,constants}.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',

@@ -60,13 +60,25 @@ async function routing<T>(change: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The server keeps a deployment in a workflow that continues as new after every change (each
+ * move, each drainage update of a version): a describe that falls between two runs answers
+ * NOT_FOUND for a deployment that exists (seen on 1.29.1 by `npm run cluster-deploy`, right after a
+ * promotion). NOT_FOUND is believed only when it is still the answer after these pauses.
+ */
+const NOT_FOUND_PAUSES_MS = [100, 250, 500, 1000];
+
 export async function describeDeployment(t: DeploymentTarget): Promise<DeploymentState> {
   let answer: temporal.api.workflowservice.v1.IDescribeWorkerDeploymentResponse;
-  try {
-    answer = await t.connection.workflowService.describeWorkerDeployment({ namespace: t.namespace, deploymentName: t.deploymentName });
-  } catch (err) {
-    if ((err as { code?: number }).code === 5) throw new DeploymentNotFound(`no worker deployment ${t.deploymentName} in namespace ${t.namespace}: no versioned worker (TEMPORAL_WORKER_BUILD_ID) has polled yet`);
-    throw err;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      answer = await t.connection.workflowService.describeWorkerDeployment({ namespace: t.namespace, deploymentName: t.deploymentName });
+      break;
+    } catch (err) {
+      if ((err as { code?: number }).code !== 5) throw err;
+      if (attempt >= NOT_FOUND_PAUSES_MS.length) throw new DeploymentNotFound(`no worker deployment ${t.deploymentName} in namespace ${t.namespace}: no versioned worker (TEMPORAL_WORKER_BUILD_ID) has polled yet`);
+      await new Promise((resolve) => setTimeout(resolve, NOT_FOUND_PAUSES_MS[attempt]));
+    }
   }
   const info = answer.workerDeploymentInfo ?? {};
   const routing = info.routingConfig ?? {};

@@ -138,7 +138,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
 
 /**
  * Every worker of the process declares the same deployment version (docs/versioning.md): the
- * workflows' own declarations (setWorkflowOptions beside each) say which are pinned to it; a type
+ * workflows' own declarations (declareVersioning beside each, workflows/lib/versioning.ts) say which are pinned to it; a type
  * that declares none auto-upgrades, the behaviour that keeps the classic marker discipline.
  */
 function versioningOptions(deployment: Config['temporal']['deployment']): Partial<WorkerOptions> {

@@ -5,7 +5,7 @@
  * an update whose validator refuses bad input before it is accepted, answers the card's state
  * and recent transactions by query, and continues-as-new before its history grows large.
  */
-import { ApplicationFailure, continueAsNew, currentUpdateInfo, patched, setHandler, setWorkflowOptions, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, continueAsNew, currentUpdateInfo, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { contactErrors, describeErrors, hasErrors, isDeleteUnderWay, moneyMovementErrors, pinErrors } from '../shared/card-rules';
 import { FailureType, type FieldErrors } from '../shared/failures';
 import {
@@ -32,6 +32,7 @@ import { moveMoney } from './lib/money-movement';
 import { CardBalance, type BalanceRead } from './lib/card-balance';
 import { DeletionFollower, type DeletionFollow } from './lib/card-deletion';
 import { providerCalls } from './lib/provider';
+import { declareVersioning } from './lib/versioning';
 
 const MAX_RECENT_TRANSACTIONS = 50;
 /** Money movements answered by update ID, carried across continue-as-new; the oldest are forgotten first. */
@@ -300,4 +301,4 @@ function rejectIf(errors: FieldErrors): void {
 }
 
 // docs/versioning.md: lives as long as its card: it moves to each new build (across continue-as-new too) and keeps markers and replay tests.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, cardLifecycle);
+declareVersioning('AUTO_UPGRADE', cardLifecycle);

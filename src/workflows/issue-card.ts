@@ -4,7 +4,7 @@
  * CARD_CREATED webhook (which may have come before POST /cards even answered) or, when no
  * webhook comes in time, from its polls of GET /cards/{cardId}.
  */
-import { log, patched, setWorkflowOptions, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { log, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { CardBinAnswer } from '../provider/answers';
 import { describeErrors, hasErrors, issueCardErrors, toCardView } from '../shared/card-rules';
 import { FailureType } from '../shared/failures';
@@ -14,6 +14,7 @@ import { phaseOf } from '../shared/statuses';
 import type { CardView, IssueCardInput } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
 import { applicationCause, failWith, isUnreadableAnswer, providerCalls } from './lib/provider';
+import { declareVersioning } from './lib/versioning';
 
 /**
  * docs/versioning.md: a KYC status that cannot be read (InvalidResponse, once the activity's
@@ -100,4 +101,4 @@ function assertValid(input: IssueCardInput, bin?: CardBinAnswer): void {
 }
 
 // docs/versioning.md: ends once the card is CARD_CREATED (minutes): it finishes on the build that started it, so a new build may change it without a marker.
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, issueCard);
+declareVersioning('PINNED', issueCard);

@@ -23,7 +23,7 @@
  *   (Before the marker: after an unknown outcome it submitted, and DuplicateCardholder then said
  *   that the earlier submission evidently went through.)
  */
-import { log, patched, setHandler, setWorkflowOptions, sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { log, patched, setHandler, sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { KycSubmitted } from '../activities/kyc';
 import { describeErrors, hasErrors } from '../shared/card-rules';
 import { FailureType, isFailureType, type FieldErrors } from '../shared/failures';
@@ -36,6 +36,7 @@ import { FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
 import type { HostedKycInput, ManualKycInput, OnboardCardholderInput, OnboardCardholderResult, OnboardInput, OnboardingProgress } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
 import { applicationCause, failWith, providerCalls, unmeteredActivities, type ProviderCalls } from './lib/provider';
+import { declareVersioning } from './lib/versioning';
 
 /** Memo key under which a run records what became of its submission. */
 export const KYC_SUBMISSION_MEMO = 'kycSubmission';
@@ -243,4 +244,4 @@ function duplicateMessage(earlierOutcomeUnknown: boolean): string {
 }
 
 // docs/versioning.md: waits days for the KYC review: it moves to each new build and keeps markers and replay tests.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, onboardCardholder);
+declareVersioning('AUTO_UPGRADE', onboardCardholder);

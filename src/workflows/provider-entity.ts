@@ -6,7 +6,7 @@
  * only subscribe and wait: data flows from the provider through the entity to them. A late event for an entity closed long ago starts a fresh run
  * that records it, is searchable, and closes after its linger: no error loop.
  */
-import { continueAsNew, setWorkflowOptions, upsertSearchAttributes } from '@temporalio/workflow';
+import { continueAsNew, upsertSearchAttributes } from '@temporalio/workflow';
 import type { EntityKind } from '../shared/ids';
 import { FLOW_KIND } from '../shared/search-attributes';
 import { isFinal } from '../shared/statuses';
@@ -15,6 +15,7 @@ import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inb
 import { runEntityLoop, wireInbox } from './lib/entity-loop';
 import { EntityWatch } from './lib/entity-watch';
 import { EsimWatch } from './lib/esim-watch';
+import { declareVersioning } from './lib/versioning';
 
 export interface ProviderEntityInput {
   kind: EntityKind;
@@ -46,4 +47,4 @@ export async function providerEntity(input: ProviderEntityInput): Promise<Entity
 }
 
 // docs/versioning.md: lives as long as its entity: it moves to each new build and keeps markers and replay tests.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, providerEntity);
+declareVersioning('AUTO_UPGRADE', providerEntity);

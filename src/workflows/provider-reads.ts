@@ -4,12 +4,13 @@
  * They run as short workflows so that callers (the operator CLI among them) never hold provider
  * credentials and every read shares the fleet's rate budget and retries.
  */
-import { setWorkflowOptions, upsertSearchAttributes } from '@temporalio/workflow';
+import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { CardBinAnswer, OperationAnswer, WalletBalanceAnswer } from '../provider/answers';
 import { describeErrors, hasErrors, keyErrors } from '../shared/card-rules';
 import { FailureType } from '../shared/failures';
 import { FLOW_KIND } from '../shared/search-attributes';
 import { failWith, providerCalls } from './lib/provider';
+import { declareVersioning } from './lib/versioning';
 
 export async function walletBalance(): Promise<WalletBalanceAnswer> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'walletBalance' }]);
@@ -36,13 +37,13 @@ export async function operationRecord(input: { idempotencyKey: string }): Promis
 }
 
 // docs/versioning.md: one read: it finishes on the build that started it.
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, walletBalance);
+declareVersioning('PINNED', walletBalance);
 
 // docs/versioning.md: one read.
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, esimPlans);
+declareVersioning('PINNED', esimPlans);
 
 // docs/versioning.md: one read.
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, cardBins);
+declareVersioning('PINNED', cardBins);
 
 // docs/versioning.md: one read.
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, operationRecord);
+declareVersioning('PINNED', operationRecord);

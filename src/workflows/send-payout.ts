@@ -8,7 +8,7 @@
  * - a FAILED payout (insufficient balance included) is a result with its reason, not a stuck
  *   or failed flow; `shortfall` says how much the wallet was missing when the provider said.
  */
-import { setWorkflowOptions, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PayoutAnswer } from '../provider/answers';
 import { createPayoutRequest } from '../provider/api/payouts';
 import { describeErrors, hasErrors, keyErrors } from '../shared/card-rules';
@@ -20,6 +20,7 @@ import type { SendPayoutInput } from '../shared/types';
 import { followPayout } from './lib/payout';
 import { MONEY_DEADLINE_MS } from './lib/money-movement';
 import { failWith, providerCalls } from './lib/provider';
+import { declareVersioning } from './lib/versioning';
 
 /** A payout's creation is not given up on for a count of attempts: only its deadline ends it. */
 const creationRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
@@ -48,4 +49,4 @@ function sendPayoutErrors(input: SendPayoutInput): FieldErrors {
 }
 
 // docs/versioning.md: waits days for the payout's terminal status: pinned, every build would have to run until its last payout ended; it moves to each new build and keeps markers and replay tests.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, sendPayout);
+declareVersioning('AUTO_UPGRADE', sendPayout);

@@ -10,7 +10,6 @@
  *   word (`found`), checked at the provider by hand, is recorded as given.
  * It reads only, on reconciliation's budget; it never moves money.
  */
-import { setWorkflowOptions } from '@temporalio/workflow';
 import { FailureType } from '../shared/failures';
 import { literal } from '../shared/reconciliation';
 import { phaseOf } from '../shared/statuses';
@@ -20,6 +19,7 @@ import { describeErrors, hasErrors } from '../shared/card-rules';
 import { failWith, providerCalls } from './lib/provider';
 import { providerSide } from './reconciliation/reconcile-money';
 import { mainQueue, temporalSide } from './reconciliation/run';
+import { declareVersioning } from './lib/versioning';
 
 /** The ends a settlement is about: every close but a completion. */
 const UNFINISHED = ['Failed', 'Terminated', 'TimedOut', 'Canceled'];
@@ -100,4 +100,4 @@ function describeAsked(asked: Array<{ claim: MoneyClaim; side: ProviderSide }>):
 }
 
 // docs/versioning.md: an operator's settlement (seconds): it finishes on the build that started it.
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, settleOutcome);
+declareVersioning('PINNED', settleOutcome);

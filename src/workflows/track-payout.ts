@@ -8,7 +8,7 @@
  * a workflow failure. A workflow failure means the tracking itself could not be done: bad
  * input, NotFound, or the deadline passed.
  */
-import { setWorkflowOptions, upsertSearchAttributes } from '@temporalio/workflow';
+import { upsertSearchAttributes } from '@temporalio/workflow';
 import { createPayoutRequest } from '../provider/api/payouts';
 import type { PayoutAnswer as Payout } from '../provider/answers';
 import { FailureType } from '../shared/failures';
@@ -16,6 +16,7 @@ import { FLOW_KIND } from '../shared/search-attributes';
 import type { TrackPayoutInput } from '../shared/types';
 import { followPayout, readPayout } from './lib/payout';
 import { failWith } from './lib/provider';
+import { declareVersioning } from './lib/versioning';
 
 export async function trackPayout(input: TrackPayoutInput): Promise<Payout> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'trackPayout' }]);
@@ -31,4 +32,4 @@ function assertValid(input: TrackPayoutInput): void {
 }
 
 // docs/versioning.md: waits days for a payout: it moves to each new build and keeps markers and replay tests.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, trackPayout);
+declareVersioning('AUTO_UPGRADE', trackPayout);

@@ -1,15 +1,15 @@
 /**
  * docs/versioning.md, "Each workflow type's behaviour": every registered workflow type declares its
- * versioning behaviour beside it (setWorkflowOptions), and the doc's table says the same. A type
+ * versioning behaviour beside it (declareVersioning), and the doc's table says the same. A type
  * that declared none would auto-upgrade silently; a short flow that did would need markers again.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as workflows from '../../src/workflows';
 
-type Declared = { workflowDefinitionOptions?: { versioningBehavior?: string } };
+import type { DeclaresVersioning } from '../../src/workflows/lib/versioning';
 
-const declared = Object.entries(workflows).map(([type, fn]) => [type, (fn as Declared).workflowDefinitionOptions?.versioningBehavior] as const);
+const declared = Object.entries(workflows).map(([type, fn]) => [type, (fn as DeclaresVersioning).versioningBehaviour] as const);
 
 /** The doc's table: each row's types (in backticks) and its behaviour. */
 function documented(): Map<string, string> {

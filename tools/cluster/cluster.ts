@@ -253,6 +253,13 @@ export function runToExit(main: () => Promise<number>, say: (line: string) => vo
       void stopAll(say).then(() => process.exit(130));
     });
   }
+  // A rejection nobody awaited would end the process at once, leaving every process it started running.
+  process.on('unhandledRejection', (err) => {
+    if (interrupted) return;
+    interrupted = true;
+    say(`FAILED (a rejection nobody awaited): ${(err as Error)?.stack ?? String(err)}`);
+    void stopAll(say).then(() => process.exit(1));
+  });
   void main()
     .catch((err: unknown) => {
       say(`FAILED: ${(err as Error).stack ?? String(err)}`);

@@ -10,6 +10,7 @@ import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, patched, ups
 import { PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isUnknownOutcomeType } from '../../shared/outcome-unknown';
 import { OUTCOME_UNKNOWN_STATUS } from '../../shared/settlement';
+import type { DeclaresVersioning } from './versioning';
 
 /**
  * docs/versioning.md: the upsert is a new command at the end of histories that may be running (a
@@ -34,8 +35,9 @@ export function markingUnknownOutcome<A extends unknown[], R>(flow: (...args: A)
       throw err;
     }
   };
-  // The flow's declarations (its versioning behaviour, setWorkflowOptions) are the registered function's.
-  return Object.assign(Object.defineProperty(marked, 'name', { value: flow.name }), { workflowDefinitionOptions: (flow as { workflowDefinitionOptions?: unknown }).workflowDefinitionOptions });
+  // The flow's declarations (its versioning behaviour: lib/versioning.ts) are the registered function's.
+  const { versioningBehaviour, workflowDefinitionOptions } = flow as DeclaresVersioning;
+  return Object.assign(Object.defineProperty(marked, 'name', { value: flow.name }), { versioningBehaviour, workflowDefinitionOptions });
 }
 
 /** The ApplicationFailure a workflow fails with: the failure itself, or what an activity or child workflow failed with. */

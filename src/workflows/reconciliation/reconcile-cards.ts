@@ -3,12 +3,12 @@
  * against GET /cards/{cardId}. A card workflow whose view differs is given the provider's card
  * (its view is corrected, never the provider's); a card the provider does not know is reported.
  */
-import { setWorkflowOptions } from '@temporalio/workflow';
 import { compareCard } from '../../shared/reconcile-checks';
 import { literal, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
 import { entityQueue } from '../../shared/task-queues';
 import { providerCalls } from '../lib/provider';
 import { mainQueue, runReconciliation, temporalSide } from './run';
+import { declareVersioning } from '../lib/versioning';
 
 export async function reconcileCards(input: ReconcileInput = {}): Promise<DriftReport> {
   const reads = providerCalls('reconcile');
@@ -28,4 +28,4 @@ export async function reconcileCards(input: ReconcileInput = {}): Promise<DriftR
 }
 
 // docs/versioning.md: continued as new over hours: it moves to each new build.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, reconcileCards);
+declareVersioning('AUTO_UPGRADE', reconcileCards);

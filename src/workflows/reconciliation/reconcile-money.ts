@@ -8,13 +8,14 @@
  * one (`starter settle`); a running card movement for its amount only (how long it has run is
  * sweep-stuck's). It reads only, within reconciliation's share of each window.
  */
-import { patched, setWorkflowOptions } from '@temporalio/workflow';
+import { patched } from '@temporalio/workflow';
 import { hoursBetween } from '../../shared/search-attributes';
 import { entityQueue } from '../../shared/task-queues';
 import { compareClaim, type MoneyClaim, type ProviderSide } from '../../shared/reconcile-checks';
 import { MONEY_FLOW_KINDS, literal, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
 import { providerCalls, type ProviderCalls } from '../lib/provider';
 import { mainQueue, runReconciliation, temporalSide } from './run';
+import { declareVersioning } from '../lib/versioning';
 
 const CLOSED = ['Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut'];
 /** Card workflows are listed by the hours of the look-back, the last 31 days of it at most (744 hours: a query of bounded size). */
@@ -60,4 +61,4 @@ export async function providerSide(reads: ProviderCalls<'reconcile'>, claim: Mon
 }
 
 // docs/versioning.md: a schedule's run continued as new over hours: it moves to each new build and keeps markers and replay tests.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, reconcileMoney);
+declareVersioning('AUTO_UPGRADE', reconcileMoney);

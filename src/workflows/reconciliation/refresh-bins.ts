@@ -4,10 +4,11 @@
  * list is its report's `bins`, so the baseline is the same whichever worker runs it, and after a
  * restart; without a report that lists them (the first run), the running worker's cache is it.
  */
-import { patched, setWorkflowOptions } from '@temporalio/workflow';
+import { patched } from '@temporalio/workflow';
 import type { Difference, DriftReport, ReconcileInput } from '../../shared/reconciliation';
 import { providerCalls } from '../lib/provider';
 import { mainQueue, runReconciliation, temporalSide } from './run';
+import { declareVersioning } from '../lib/versioning';
 
 /** docs/versioning.md: before it, a run compared against the running worker's cache alone (empty on a fresh worker: nothing reported). */
 export const BINS_AGAINST_LAST_REPORT_PATCH = 'refresh-bins-against-last-report';
@@ -32,4 +33,4 @@ export async function refreshBins(input: ReconcileInput = {}): Promise<DriftRepo
 }
 
 // docs/versioning.md: continued as new over hours: it moves to each new build.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, refreshBins);
+declareVersioning('AUTO_UPGRADE', refreshBins);

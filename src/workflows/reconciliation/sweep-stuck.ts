@@ -3,9 +3,9 @@
  * (EXPECTED_FLOW_MS), or waiting on a provider status we do not know (their ProviderStatus
  * search attribute), each with where it waits. It reads Temporal only.
  */
-import { setWorkflowOptions } from '@temporalio/workflow';
 import { EXPECTED_FLOW_MS, literal, parseDuration, type Difference, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
 import { mainQueue, runReconciliation, temporalSide } from './run';
+import { declareVersioning } from '../lib/versioning';
 
 export async function sweepStuck(input: ReconcileInput = {}): Promise<DriftReport> {
   const kinds = Object.keys(EXPECTED_FLOW_MS);
@@ -34,4 +34,4 @@ export async function sweepStuck(input: ReconcileInput = {}): Promise<DriftRepor
 }
 
 // docs/versioning.md: continued as new over hours: it moves to each new build.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, sweepStuck);
+declareVersioning('AUTO_UPGRADE', sweepStuck);

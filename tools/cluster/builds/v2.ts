@@ -10,26 +10,17 @@
  *
  * Every other workflow is src/workflows' own (the star export; a name exported here wins over it).
  */
-import { patched, setWorkflowOptions, sleep, upsertMemo } from '@temporalio/workflow';
+import { patched, sleep, upsertMemo } from '@temporalio/workflow';
+import { declareVersioning } from '../../../src/workflows/lib/versioning';
 import type { CardLifecycleState, MoneyMovementInput, MoneyMovementResult } from '../../../src/shared/types';
 import { cardLifecycle as cardLifecycleV1, type CardLifecycleInput } from '../../../src/workflows/card-lifecycle';
 import { fundCard as fundCardV1 } from '../../../src/workflows/fund-card';
 import { withdrawFromCard as withdrawFromCardV1 } from '../../../src/workflows/withdraw-from-card';
-import { markingUnknownOutcome } from '../../../src/workflows/lib/outcome-unknown';
+import { CLUSTER_DEPLOY_V2_PATCH, V2_MEMO, V2_PAUSE_MS } from './constants';
+import { pinnedFlow } from './pinned';
 
+// Only workflows are exported from a build's entry: the worker registers every exported function.
 export * from '../../../src/workflows';
-
-export const CLUSTER_DEPLOY_V2_PATCH = 'cluster-deploy-v2';
-/** The memo a card workflow run started on v2 carries (deploy.ts checks it). */
-export const V2_MEMO = { clusterDeploy: 'started on v2' } as const;
-/** v2's unmarked change: a pause before the money moves (a TimerStarted where v1 upserted and scheduled). */
-export const V2_PAUSE_MS = 500;
-
-/** A short flow as src/workflows/index.ts registers one: pinned, and marking an unknown outcome. */
-export function pinnedFlow<I, R>(flow: (input: I) => Promise<R>): (input: I) => Promise<R> {
-  setWorkflowOptions({ versioningBehavior: 'PINNED' }, flow);
-  return markingUnknownOutcome(flow);
-}
 
 export const fundCard = pinnedFlow(async function fundCard(input: MoneyMovementInput): Promise<MoneyMovementResult> {
   await sleep(V2_PAUSE_MS);
@@ -47,4 +38,4 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   return cardLifecycleV1(input);
 }
 
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, cardLifecycle);
+declareVersioning('AUTO_UPGRADE', cardLifecycle);

@@ -1,0 +1,13 @@
+/**
+ * What the variant builds of `npm run cluster-deploy` do differently, named once for the builds
+ * and for deploy.ts's checks (no workflow imports: the run's own process loads this).
+ */
+
+/** v2's marked change to the card workflow (builds/v2.ts). */
+export const CLUSTER_DEPLOY_V2_PATCH = 'cluster-deploy-v2';
+/** The memo a card workflow run started on v2 carries. */
+export const V2_MEMO = { clusterDeploy: 'started on v2' } as const;
+/** v2's unmarked change: a pause before the money moves (a TimerStarted where v1 upserted and scheduled). */
+export const V2_PAUSE_MS = 500;
+/** What v3's bad change throws (builds/v3.ts). */
+export const V3_FAILURE = 'cluster-deploy v3: a deliberate bug';
