@@ -28,6 +28,10 @@ export interface P3Result {
   ratio: number;
   /** fundCard against the bare workflow making the same provider call: what our layer costs beyond the call. */
   callRatio: number;
+  /** Control: the bare workflow making the call, on a worker with our payload codec (history holds only ciphertext). */
+  bareWithCallAndCodecPerSec: number;
+  /** fundCard against that control: what our layer costs beyond the call and the codec. */
+  callCodecRatio: number;
   projectModulesRatio: number;
   failed: number;
   /** Where a flow's time goes, per flow, from a sample of each side's histories (bench/breakdown.ts). */
@@ -59,10 +63,12 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   const schemas = await stack.worker('bare-schemas', schemasQueue);
   const callQueue = uniqueQueue('p3-call');
   const call = await stack.worker('bare', callQueue, { BENCH_CARD_ID: cardId });
+  const codecQueue = uniqueQueue('p3-call-codec');
+  const codec = await stack.worker('bare', codecQueue, { BENCH_CARD_ID: cardId, BENCH_CODEC: '1' });
   const fleet = await stack.worker('fleet', fundQueue);
   const flowsClient = await createCardIssuingClient(stack.config(fundQueue));
   let failed = 0;
-  const time = { bare: 0, fund: 0, project: 0, schemas: 0, call: 0 };
+  const time = { bare: 0, fund: 0, project: 0, schemas: 0, call: 0, codec: 0 };
   const batch = Math.ceil(flows / TURNS);
   let n = 0;
   // The last turn's workflow IDs per side, and the fundCard turns' time spans (the card workflow's share).
@@ -94,6 +100,12 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
       return () => h.result();
     });
   };
+  const runCodec = async () => {
+    time.codec += await saturate('bare with the provider call and the codec', batch, async () => {
+      const h = await stack.client().workflow.start('bareProviderCall', { taskQueue: codecQueue, workflowId: `${codecQueue}-${n++}`, args: [] });
+      return () => h.result();
+    });
+  };
   const runFund = async () => {
     const began = Date.now();
     time.fund += await saturate('fundCard', batch, async () => {
@@ -108,7 +120,7 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   };
   for (let turn = 0; turn < TURNS; turn++) {
     log(`P3 turn ${turn + 1}/${TURNS}`);
-    const order = turn % 2 === 0 ? [runBare, runCall, runSchemas, runProject, runFund] : [runFund, runProject, runSchemas, runCall, runBare];
+    const order = turn % 2 === 0 ? [runBare, runCall, runCodec, runSchemas, runProject, runFund] : [runFund, runProject, runSchemas, runCodec, runCall, runBare];
     if (turn === TURNS - 1) for (const side of Object.values(ids)) side.length = 0;
     for (const run of order) await run();
   }
@@ -117,6 +129,7 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   await project.stop();
   await schemas.stop();
   await call.stop();
+  await codec.stop();
   await fleet.stop();
   await flowsClient.close();
   const total = batch * TURNS;
@@ -134,6 +147,8 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
     bareWithCallPerSec: round((total * 1000) / time.call, 1),
     ratio: round(fundCardPerSec / barePerSec),
     callRatio: round(time.call / time.fund),
+    bareWithCallAndCodecPerSec: round((total * 1000) / time.codec, 1),
+    callCodecRatio: round(time.codec / time.fund),
     projectModulesRatio: round(bareWithProjectPerSec / barePerSec),
     failed,
     breakdown,

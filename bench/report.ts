@@ -47,6 +47,7 @@ export function renderReport(report: Report): string {
   if (m.P3) {
     row('P3', 'fundCard flows/s vs bare', m.P3.ratio, '>= 0.9', m.P3.ratio >= 0.9, `${m.P3.fundCardPerSec} vs ${m.P3.barePerSec} flows/s, ${m.P3.failed} failed`);
     if (m.P3.callRatio) row('P3', 'fundCard vs bare with the same provider call', m.P3.callRatio, '-', undefined, `${m.P3.fundCardPerSec} vs ${m.P3.bareWithCallPerSec} flows/s: our layer beyond the call`);
+    if (m.P3.callCodecRatio) row('P3', 'fundCard vs bare with the call and our payload codec', m.P3.callCodecRatio, '-', undefined, `${m.P3.fundCardPerSec} vs ${m.P3.bareWithCallAndCodecPerSec} flows/s: our layer beyond the call and the codec`);
     row('P3', 'control: bare with project modules vs bare', m.P3.projectModulesRatio, '-', undefined, `${m.P3.bareWithProjectPerSec} flows/s: the module graph's share`);
     if (m.P3.bareWithSchemasPerSec) row('P3', 'control: bare with request rules vs bare', m.P3.bareWithSchemasPerSec / m.P3.barePerSec, '-', undefined, `${m.P3.bareWithSchemasPerSec} flows/s`);
     const b = m.P3.breakdown;

@@ -12,6 +12,7 @@ import { connectionOptions } from '../src/temporal/connection';
 import { ThreadHeaps } from './thread-heaps';
 import { randomUUID } from 'node:crypto';
 import { createProviderClient } from '../src/provider/client';
+import { createDataConverter } from '../src/codec/payload-codec';
 import { WorkflowClient, type ListOptions } from '@temporalio/client';
 
 const BARE_BUNDLES: Record<string, string> = {
@@ -99,6 +100,8 @@ async function main(): Promise<void> {
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       workflowsPath: require.resolve(BARE_BUNDLES[mode ?? 'bare'] ?? './workflows'),
+      // P3's control with our payload codec and failure converter: what the rule that history holds only ciphertext costs.
+      ...(process.env.BENCH_CODEC === '1' ? { dataConverter: createDataConverter(config.codec) } : {}),
       activities: {
         noop: async () => undefined,
         // P3's control: the provider call fundCard makes, through the same client, under a fresh key per flow.
