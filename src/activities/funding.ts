@@ -21,6 +21,7 @@
  * | PROCESSING, then the workflow's poll of the key fails for good (403, 404) | OutcomeUnknown with the key, card, amount and last status (workflows/lib/provider.ts readAfterEffect), never the read's type |
  * | `timings` past a day, or not a positive integer | ValidationFailed naming `timings.<field>` before any call (a deadline of a month would hold the card's freeze and delete for a month) |
  * | telling the card workflow (standalone flows under money-flow-one-marker) | after COMPLETED, from the activity, bounded to 3 s; never fails the activity (the money has moved, and a retry would only reconcile and answer COMPLETED again); a lost tell leaves the card's view stale until its next read or reconcile-cards, moves nothing |
+ * | a deploy while a movement runs (Worker Deployments, docs/versioning.md) | a standalone fundCard/withdrawFromCard is pinned: it ends on the build that started it, its activities on that build's workers, under the key fixed before its first POST; a card workflow's movement moves to the new build and replays its markers, so its key and deadline are those it already recorded |
  * | ended OutcomeUnknown, failed, terminated or timed out | reconcile-money reads the key (and the FNV key of a keyless movement from before SHA-256) and reports money moved that the flow does not account for; `starter settle` asks under every key and records moved / not moved |
  */
 import type { Client } from '@temporalio/client';

@@ -93,9 +93,9 @@ const deploy: Command<DeployPlan> = {
 
 async function rollback(target: DeploymentTarget, movePinned: boolean, ctx: CommandContext): Promise<CommandOutcome> {
   const done = await rollbackBuild(target);
-  ctx.progress(`build ${done.from} no longer takes new flows; ${done.to} does`);
+  ctx.progress(`build ${done.from} no longer takes new flows; they go to ${done.to ? `build ${done.to}` : 'unversioned workers'}`);
   let moved: string[] = [];
-  if (movePinned && done.to !== '(unversioned)') {
+  if (movePinned && done.to) {
     const { client } = (await ctx.client()).temporal;
     moved = await movePinnedFlows(target, done.from, done.to, (query) => client.workflow.list({ query }));
     ctx.progress(`${moved.length} running flow(s) pinned to ${done.from} moved to ${done.to}`);

@@ -115,8 +115,8 @@ export async function promoteBuild(t: DeploymentTarget, buildId?: string, state?
 export interface Rollback {
   /** The build taken out of service: the ramping one, or the current one when nothing ramped. */
   from: string;
-  /** The build current after the rollback. */
-  to: string;
+  /** The build current after the rollback; unset when none is (new flows go to unversioned workers). */
+  to?: string;
   state: DeploymentState;
 }
 
@@ -130,7 +130,7 @@ export async function rollbackBuild(t: DeploymentTarget, state?: DeploymentState
   const before = state ?? (await describeDeployment(t));
   if (before.ramping) {
     await routing(() => t.connection.workflowService.setWorkerDeploymentRampingVersion({ ...request(t, before), buildId: '', percentage: 0 }));
-    return { from: before.ramping.buildId, to: before.current ?? '(unversioned)', state: await describeDeployment(t) };
+    return { from: before.ramping.buildId, ...(before.current ? { to: before.current } : {}), state: await describeDeployment(t) };
   }
   if (!before.current) throw new DeploymentRefused('no current build to roll back from');
   // The server's lastCurrentTime where it keeps one (newer servers); else the build most recently taken out of service.

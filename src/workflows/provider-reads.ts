@@ -36,14 +36,5 @@ export async function operationRecord(input: { idempotencyKey: string }): Promis
   return providerCalls('general').readOperationRecord({ idempotencyKey: input.idempotencyKey });
 }
 
-// docs/versioning.md: one read: it finishes on the build that started it.
-declareVersioning('PINNED', walletBalance);
-
-// docs/versioning.md: one read.
-declareVersioning('PINNED', esimPlans);
-
-// docs/versioning.md: one read.
-declareVersioning('PINNED', cardBins);
-
-// docs/versioning.md: one read.
-declareVersioning('PINNED', operationRecord);
+// docs/versioning.md: each is one read, finished on the build that started it.
+for (const read of [walletBalance, esimPlans, cardBins, operationRecord]) declareVersioning('PINNED', read);
