@@ -4,6 +4,7 @@
  * nothing else in the code base reads `process.env`.
  */
 import { isIP } from 'node:net';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { CodecAuthConfig } from './codec/codec-auth';
 import { parseKeyList } from './codec/keyring';
@@ -61,14 +62,15 @@ const envSchema = z.object({
     .optional(),
   PAYLOAD_CODEC_KEY: base64Key.optional(),
   CODEC_AUTH_TOKEN: z.string().min(16, 'must be at least 16 characters (openssl rand -base64 24)').optional(),
-  CODEC_JWKS_URL: url.optional(),
-  CODEC_JWT_ISSUER: z.string().optional(),
-  CODEC_JWT_AUDIENCE: z.string().optional(),
+  CODEC_JWKS_URL: url.refine((v) => v.startsWith('https://'), 'must be an https:// URL: the keys that decide who reads decrypted history must not travel in the clear').optional(),
+  CODEC_JWT_ISSUER: nonEmpty.optional(),
+  CODEC_JWT_AUDIENCE: nonEmpty.optional(),
   PAYLOAD_CODEC_KEY_ID: keyId.default('dev'),
   PAYLOAD_CODEC_PREVIOUS_KEYS: z.string().optional(),
   CARD_SEAL_KEY: base64Key.optional(),
   CARD_SEAL_KEY_ID: keyId.default('dev'),
   CARD_SEAL_PREVIOUS_KEYS: z.string().optional(),
+  KYC_DOCUMENTS_DIR: nonEmpty.default('.data/documents'),
   METRICS_PORT: port.optional(),
   ENTITY_WORKFLOW_CACHE_SIZE: positiveInt.default(100),
   WORKFLOW_BUNDLE_PATH: z.string().regex(/\.js$/, 'must be the path of a prebuilt workflow bundle (.js), e.g. dist/workflow-bundle.js').optional(),
@@ -137,6 +139,8 @@ export interface Config {
    */
   seal?: CodecKeys & { isDevelopmentKey: boolean };
   logLevel: Env['LOG_LEVEL'];
+  /** The documents store (KYC_DOCUMENTS_DIR, absolute): the only folder KYC documents are uploaded from (documents/store.ts). */
+  documentsDir: string;
   /** Where /metrics, /health and /ready are served; none when unset. */
   metricsPort?: number;
   /** A workflow bundle built ahead (the production image); unset: the worker bundles src/workflows at start. */
@@ -168,6 +172,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`configuration: ${String(issue.path[0])} ${issue.message}`);
   }
   const e = parsed.data;
+  if (e.CODEC_JWKS_URL && (!e.CODEC_JWT_ISSUER || !e.CODEC_JWT_AUDIENCE)) {
+    const missing = e.CODEC_JWT_ISSUER ? 'CODEC_JWT_AUDIENCE' : 'CODEC_JWT_ISSUER';
+    throw new ConfigError(`configuration: ${missing} must be set when CODEC_JWKS_URL is: without issuer and audience, any token the identity provider signed (another application's) would open decrypted history`);
+  }
   if (e.TEMPORAL_TLS_CERT_PATH && !e.TEMPORAL_TLS_KEY_PATH) {
     throw new ConfigError('configuration: TEMPORAL_TLS_KEY_PATH must be set when TEMPORAL_TLS_CERT_PATH is');
   }
@@ -212,11 +220,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowedOrigins: e.CODEC_ALLOWED_ORIGINS,
       auth:
         e.CODEC_AUTH_TOKEN || e.CODEC_JWKS_URL
-          ? { mode: 'bearer', token: e.CODEC_AUTH_TOKEN, ...(e.CODEC_JWKS_URL ? { jwks: { url: e.CODEC_JWKS_URL, issuer: e.CODEC_JWT_ISSUER, audience: e.CODEC_JWT_AUDIENCE } } : {}) }
+          ? { mode: 'bearer', token: e.CODEC_AUTH_TOKEN, ...(e.CODEC_JWKS_URL ? { jwks: { url: e.CODEC_JWKS_URL, issuer: e.CODEC_JWT_ISSUER!, audience: e.CODEC_JWT_AUDIENCE! } } : {}) }
           : { mode: 'loopback' },
     },
     ...(sealKeys ? { seal: { ...sealKeys, isDevelopmentKey: !e.CARD_SEAL_KEY } } : {}),
     logLevel: e.LOG_LEVEL,
+    documentsDir: resolve(e.KYC_DOCUMENTS_DIR),
     metricsPort: e.METRICS_PORT,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     entityWorkflowCacheSize: e.ENTITY_WORKFLOW_CACHE_SIZE,

@@ -31,6 +31,7 @@ import { startDistProcess, type DistProcess } from './dist-process';
 import { loadConfig } from '../src/config';
 import { startSandbox } from '../src/sandbox';
 import { SandboxControlClient } from '../src/sandbox/control-client';
+import { documentsRoot } from '../src/sandbox/kyc-samples';
 import { createCardIssuingClient } from '../src/starter/connect';
 import { freePort } from '../src/ports';
 
@@ -91,6 +92,8 @@ export async function runImage(image: BuiltImage, node: string, opts: { log?: (l
       PROVIDER_BASE_URL: sandbox.url,
       PAYLOAD_CODEC_KEY: randomBytes(32).toString('base64'),
       PAYLOAD_CODEC_KEY_ID: 'dist',
+      // The flows write their documents where this process's configuration says; the worker runs in another folder.
+      KYC_DOCUMENTS_DIR: documentsRoot(),
       LOG_LEVEL: 'warn',
     };
     const sealKey = { CARD_SEAL_KEY: randomBytes(32).toString('base64'), CARD_SEAL_KEY_ID: 'dist' };

@@ -5,6 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { ValueSealer } from '../codec/sealed-value';
+import type { DocumentStore } from '../documents/store';
 import type { BinCache } from '../provider/bin-cache';
 import type { ProviderClient } from '../provider/client';
 import type { CardBinAnswer } from '../provider/answers';
@@ -26,6 +27,8 @@ export interface ActivityDeps {
   bins: BinCache<CardBinAnswer>;
   temporal: Client;
   sealer: ValueSealer;
+  /** The only folder KYC documents are read from. */
+  documents: DocumentStore;
   /** Where reconciliation runs report their differences (the worker's /metrics); none: not counted. */
   reconciliationMetrics?: ReconciliationMetrics;
   /** The provider's window and reconciliation's share of it (RECONCILE_BUDGET_SHARE). */

@@ -1,6 +1,6 @@
 /**
- * KYC activities: documents read from the filesystem the workers share (their bytes never
- * enter workflow history), uploaded for single-use fileTokens; the form submission; and the
+ * KYC activities: documents read from the workers' documents store (documents/store.ts; their
+ * bytes never enter workflow history), uploaded for single-use fileTokens; the form submission; and the
  * cardholder's status, as onboarding and card issuance under a KYC BIN need it.
  *
  * Messages and details name fields and rules, never values: identity data stays out of
@@ -16,14 +16,13 @@
  * | restart of the workflow ID after a deploy | an earlier run's cardholder (its memo) is waited for; after an earlier run that scheduled it and did not learn the outcome (unknown, or lost mid-call), not sent again: OutcomeUnknown with the endpoint and workflow ID, for an operator to settle (marker kyc-restart-never-resubmits; before it, sent again) | the same (marker kyc-restart-never-resubmits; before it, hosted-kyc-at-most-once refused after an unknown outcome only) |
  * | restart after a submission that was in fact REJECTED (issue 29, case 6) | not sent again, as above: the duplicate check ignores REJECTED cardholders, so a second one would be accepted and charged; a new submission is a caller's new request (a new workflow ID) | the same |
  */
-import { readFile, stat } from 'node:fs/promises';
-import { basename } from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
 import type { KycSubmissionAnswer } from '../provider/answers';
 import type { KycAutoRequest, KycFormRequest, KycManualRequest, UploadType } from '../provider/api';
-import { MAX_UPLOAD_BYTES, uploadDocument } from '../provider/uploads';
+import { DocumentRefused, type DocumentStore } from '../documents/store';
+import { uploadDocument } from '../provider/uploads';
 import { FailureType, type FieldErrors } from '../shared/failures';
 import type { DocumentRef } from '../shared/types';
 import { logExtraFields, providerCall } from './provider-call';
@@ -31,7 +30,7 @@ import { logExtraFields, providerCall } from './provider-call';
 /** The provider's limit on a fileName. */
 const MAX_FILE_NAME = 128;
 
-export function createKycActivities({ provider }: { provider: ProviderClient }) {
+export function createKycActivities({ provider, documents }: { provider: ProviderClient; documents: DocumentStore }) {
   return {
     /** null when the provider knows no such cardholder. */
     async getCardholder({ id }: { id: string }): Promise<{ id: string; kycStatus: string; reason?: string } | null> {
@@ -47,15 +46,15 @@ export function createKycActivities({ provider }: { provider: ProviderClient }) 
     },
 
     /**
-     * Field → rule for every document that cannot be uploaded (missing, over 10 MB, the spec's
-     * limit): all are checked before the first upload, so a bad one spends no upload request.
-     * An empty file is the provider's to judge (the spec states no minimum).
+     * Field → rule for every document that cannot be uploaded (outside the documents store, not a
+     * regular file, over 10 MB, bytes that are not its declared type): all are checked before the
+     * first upload, so a bad one spends no upload request.
      */
-    async inspectKycDocuments({ documents }: { documents: Array<{ field: string; path: string }> }): Promise<FieldErrors> {
+    async inspectKycDocuments({ documents: refs }: { documents: Array<{ field: string; ref: DocumentRef }> }): Promise<FieldErrors> {
       const errors: FieldErrors = {};
-      for (const doc of documents) {
-        const rule = await documentRule(doc.path);
-        if (rule) errors[doc.field] = rule;
+      for (const { field, ref } of refs) {
+        const rule = await documents.inspect(storeName(ref), ref.contentType);
+        if (rule) errors[field] = rule;
       }
       return errors;
     },
@@ -63,8 +62,8 @@ export function createKycActivities({ provider }: { provider: ProviderClient }) 
     /** Uploads one document (a fresh presigned URL per attempt; an expired one is renewed once) and returns its fileToken. */
     async uploadKycDocument({ ref, type }: { ref: DocumentRef; type: UploadType }): Promise<string> {
       return providerCall(async () => {
-        const bytes = await readDocument(ref.path);
-        const fileName = ref.fileName ?? basename(ref.path).slice(-MAX_FILE_NAME);
+        const bytes = await readDocument(documents, ref);
+        const fileName = ref.fileName ?? storeName(ref).split('/').pop()!.slice(-MAX_FILE_NAME);
         return uploadDocument(provider, { fileName, contentType: ref.contentType, type, bytes });
       });
     },
@@ -101,23 +100,17 @@ function submitted(answer: KycSubmissionAnswer): KycSubmitted {
   return { id: answer.id, kycStatus: answer.kycStatus ?? 'PENDING', ...(answer.verificationUrl ? { verificationUrl: answer.verificationUrl } : {}) };
 }
 
-/** Why a file cannot be uploaded, or undefined when it can. */
-async function documentRule(path: string): Promise<string | undefined> {
-  try {
-    const info = await stat(path);
-    if (!info.isFile()) return 'must be a readable file';
-    if (info.size > MAX_UPLOAD_BYTES) return `must be a file of at most ${MAX_UPLOAD_BYTES} bytes`;
-    return undefined;
-  } catch {
-    return 'must be a readable file';
-  }
+/** A run from before the documents store passed `path`: the store judges it as a name, and refuses any path on a worker. */
+function storeName(ref: DocumentRef): string {
+  return ref.name ?? (ref as { path?: string }).path ?? '';
 }
 
-/** The bytes, once the file passed the same checks as inspectKycDocuments (it may have changed since): a bad file is not retried. */
-async function readDocument(path: string): Promise<Buffer> {
-  const rule = await documentRule(path);
-  if (rule) {
-    throw ApplicationFailure.create({ type: FailureType.ValidationFailed, message: `document ${rule}`, nonRetryable: true, details: [{ errors: { document: rule } }] });
+/** The bytes, checked again as they are read (the document may have changed since the inspection): a bad one is not retried. */
+async function readDocument(documents: DocumentStore, ref: DocumentRef): Promise<Buffer> {
+  try {
+    return await documents.read(storeName(ref), ref.contentType);
+  } catch (err) {
+    if (!(err instanceof DocumentRefused)) throw err;
+    throw ApplicationFailure.create({ type: FailureType.ValidationFailed, message: err.message, nonRetryable: true, details: [{ errors: { document: err.rule } }] });
   }
-  return readFile(path);
 }

@@ -13,7 +13,22 @@ import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 
 export type CodecAuthConfig =
   | { mode: 'loopback' }
-  | { mode: 'bearer'; token?: string; jwks?: { url: string; issuer?: string; audience?: string } };
+  | { mode: 'bearer'; token?: string; jwks?: JwksConfig };
+
+/**
+ * The identity provider whose access tokens open history. Issuer and audience are required: without
+ * them any token the provider signed (another application's ID token, from the same tenant) would do.
+ */
+export interface JwksConfig {
+  url: string;
+  issuer: string;
+  audience: string;
+}
+
+/** Asymmetric algorithms only: a key set never authorises a token signed with a shared secret or none. */
+const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+/** Clocks of the identity provider and ours may differ a little; a token past its exp by more is refused. */
+const CLOCK_TOLERANCE_S = 30;
 
 export type AuthVerdict = { ok: true } | { ok: false; status: 401 | 403; reason: string };
 
@@ -35,7 +50,7 @@ export function createCodecAuthorizer(config: CodecAuthConfig, keys?: JWTVerifyG
       const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
       if (!presented) return { ok: false, status: 401, reason: 'a bearer token is required' };
       if (tokenDigest && timingSafeEqual(digest(presented), tokenDigest)) return { ok: true };
-      if (getKey && (await validJwt(presented, getKey, jwks))) return { ok: true };
+      if (getKey && jwks && (await validJwt(presented, getKey, jwks))) return { ok: true };
       return { ok: false, status: 401, reason: 'the bearer token is not accepted' };
     },
   };
@@ -46,9 +61,16 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
-async function validJwt(token: string, getKey: JWTVerifyGetKey, opts?: { issuer?: string; audience?: string }): Promise<boolean> {
+/** Signed by the identity provider, for us (issuer and audience), and expiring (a token without exp never would). */
+async function validJwt(token: string, getKey: JWTVerifyGetKey, jwks: JwksConfig): Promise<boolean> {
   try {
-    await jwtVerify(token, getKey, { issuer: opts?.issuer, audience: opts?.audience });
+    await jwtVerify(token, getKey, {
+      issuer: jwks.issuer,
+      audience: jwks.audience,
+      algorithms: JWT_ALGORITHMS,
+      requiredClaims: ['exp', 'iss', 'aud'],
+      clockTolerance: CLOCK_TOLERANCE_S,
+    });
     return true;
   } catch {
     return false;

@@ -66,8 +66,9 @@ export function buildCodecApp(options: Omit<CodecServerOptions, 'port' | 'host'>
       .send();
   });
 
-  // Authentication first; then a browser's Origin, when it sends one, must be one of ours too.
-  app.addHook('preHandler', async (request, reply) => {
+  // Authentication first, before the body is read or parsed (a stranger's 16 MiB costs us nothing);
+  // then a browser's Origin, when it sends one, must be one of ours too.
+  app.addHook('onRequest', async (request, reply) => {
     if (request.method === 'OPTIONS' || request.url === '/health') return;
     const verdict = await auth.authorize({ remoteAddress: request.socket.remoteAddress, authorization: request.headers.authorization });
     if (!verdict.ok) return reply.code(verdict.status).send({ error: verdict.reason });

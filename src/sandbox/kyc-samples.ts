@@ -3,24 +3,36 @@
  * for anyone developing against the sandbox. The bytes are just what the sandbox checks (a PNG
  * signature, a PDF header).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../config';
+import { DocumentStore } from '../documents/store';
 import type { DocumentRef, KycDocuments, OnboardCardholderInput } from '../shared/types';
 
 export const SAMPLE_PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(64)]);
 export const SAMPLE_PDF = Buffer.from('%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n');
 
-/** Writes a file into `dir` and returns its reference (documents travel by reference, never as bytes in history). */
-export function writeDocument(dir: string, name: string, bytes: Buffer, contentType: DocumentRef['contentType']): DocumentRef {
-  const path = join(dir, name);
-  writeFileSync(path, bytes);
-  return { path, contentType, fileName: name };
+/** The documents store of this environment (KYC_DOCUMENTS_DIR), as the workers started from it read it. */
+export function documentsRoot(env: NodeJS.ProcessEnv = process.env): string {
+  return loadConfig(env).documentsDir;
 }
 
-/** A passport front, a selfie and one verification report, in a fresh temporary folder (or `dir`). */
-export function writeSampleDocuments(dir = mkdtempSync(join(tmpdir(), 'kyc-samples-'))): { dir: string; documents: KycDocuments } {
+/** A fresh folder inside the documents store (its absolute path), for one caller's documents. */
+export function sampleFolder(prefix = 'kyc-samples', root = documentsRoot()): string {
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  return mkdtempSync(join(root, `${prefix}-`));
+}
+
+/** Writes a document into `dir`, a folder inside the documents store, and returns its reference by name (never by path). */
+export function writeDocument(dir: string, name: string, bytes: Buffer, contentType: DocumentRef['contentType'], root = documentsRoot()): DocumentRef {
+  const inStore = relative(root, join(dir, name)).split(sep).join('/');
+  new DocumentStore(root).write(inStore, bytes);
+  return { name: inStore, contentType, fileName: name };
+}
+
+/** A passport front, a selfie and one verification report, in a fresh folder of the documents store (or `dir`, inside it). */
+export function writeSampleDocuments(dir = sampleFolder()): { dir: string; documents: KycDocuments } {
   return {
     dir,
     documents: {

@@ -67,11 +67,11 @@ export function kycFormBody(input: OnboardCardholderInput, tokens: Record<string
 }
 
 /** Field errors of any onboarding input, by its mode. */
-export function onboardErrors(input: OnboardInput): FieldErrors {
+export function onboardErrors(input: OnboardInput, legacyPaths = false): FieldErrors {
   const mode = kycModeOf(input);
-  if (mode === 'manual') return manualKycErrors(input as ManualKycInput);
+  if (mode === 'manual') return manualKycErrors(input as ManualKycInput, legacyPaths);
   if (mode === 'hosted') return kycAutoRequest.errors(hostedKycBody(input as HostedKycInput));
-  return onboardCardholderErrors(input as OnboardCardholderInput);
+  return onboardCardholderErrors(input as OnboardCardholderInput, legacyPaths);
 }
 
 /** The manual submission's attachments: PDF reports, uploaded like the form's. */
@@ -90,7 +90,7 @@ export function hostedKycBody(input: HostedKycInput): KycAutoRequest {
   return { firstName, lastName, email, ...(redirectUrl === undefined ? {} : { redirectUrl }), ...(extra === undefined ? {} : { extra }) } as KycAutoRequest;
 }
 
-function manualKycErrors(input: ManualKycInput): FieldErrors {
+function manualKycErrors(input: ManualKycInput, legacyPaths: boolean): FieldErrors {
   const slots = manualDocumentSlots(input);
   const placeholders = Object.fromEntries(slots.map((s, i) => [s.field, `placeholder${i}`]));
   const errors: FieldErrors = {};
@@ -98,14 +98,14 @@ function manualKycErrors(input: ManualKycInput): FieldErrors {
     errors[documentField(field)] ??= rule.replace('fileTokens', 'documents');
   }
   for (const slot of slots) {
-    Object.assign(errors, documentRefErrors(slot.field, slot.ref));
+    Object.assign(errors, documentRefErrors(slot.field, slot.ref, legacyPaths));
     if (slot.ref?.contentType !== undefined && slot.ref.contentType !== 'application/pdf') errors[`${slot.field}.contentType`] = 'must be application/pdf (a report)';
   }
   return errors;
 }
 
 /** Field errors of an onboardCardholder input, documents named by their place in the input (documents.idBack, …). */
-export function onboardCardholderErrors(input: OnboardCardholderInput): FieldErrors {
+export function onboardCardholderErrors(input: OnboardCardholderInput, legacyPaths = false): FieldErrors {
   const errors: FieldErrors = {};
   const documents = isObject(input?.documents) ? (input.documents as KycDocuments) : undefined;
   if (!documents) errors.documents = 'is required: an object of document references';
@@ -115,15 +115,40 @@ export function onboardCardholderErrors(input: OnboardCardholderInput): FieldErr
   for (const [field, rule] of Object.entries(kycFormRequest.errors(kycFormBody(input, placeholders)))) {
     errors[documentField(field)] ??= rule.replace('fileTokens', 'documents');
   }
-  for (const slot of slots) Object.assign(errors, documentRefErrors(slot.field, slot.ref));
+  for (const slot of slots) Object.assign(errors, documentRefErrors(slot.field, slot.ref, legacyPaths));
   return errors;
 }
 
-function documentRefErrors(field: string, ref: unknown): FieldErrors {
-  if (!isObject(ref)) return { [field]: 'must be a document reference { path, contentType, fileName? }' };
-  const r = ref as Partial<DocumentRef>;
+/** A segment of a document's name: no leading dot (no `.`, `..` or hidden files), no separators, no spaces. */
+const NAME_SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+const MAX_NAME = 512;
+
+/**
+ * Why `name` cannot name a document in the workers' documents store, or undefined when it can:
+ * a relative name of `/`-separated segments, never a path on a worker (absolute, `..`).
+ */
+export function documentNameRule(name: unknown): string | undefined {
+  const rule = `must name a document inside the workers' documents store: 1 to ${MAX_NAME} characters, segments of [A-Za-z0-9._-] separated by /, none starting with a dot (e.g. applicant-42/passport.png), never a path on a worker`;
+  if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME) return rule;
+  return name.split('/').every((segment) => NAME_SEGMENT.test(segment)) ? undefined : rule;
+}
+
+/**
+ * Field errors of one document reference. `legacyPaths`: the rule of runs that began before the
+ * documents store (marker kyc-documents-store), kept so that their histories replay; the worker's
+ * documents store refuses their paths all the same.
+ */
+function documentRefErrors(field: string, ref: unknown, legacyPaths = false): FieldErrors {
+  if (!isObject(ref)) return { [field]: `must be a document reference { ${legacyPaths ? 'path' : 'name'}, contentType, fileName? }` };
+  const r = ref as Partial<DocumentRef> & { path?: unknown };
   const errors: FieldErrors = {};
-  if (typeof r.path !== 'string' || r.path.length === 0) errors[`${field}.path`] = 'must be the path of a file the workers can read';
+  if (legacyPaths) {
+    if (typeof r.path !== 'string' || r.path.length === 0) errors[`${field}.path`] = 'must be the path of a file the workers can read';
+  } else {
+    if (r.path !== undefined) errors[`${field}.path`] = 'is no longer accepted: name the document inside the workers\' documents store (name), never a path on a worker';
+    const rule = documentNameRule(r.name);
+    if (rule) errors[`${field}.name`] = rule;
+  }
   if (!(UPLOAD_CONTENT_TYPES as readonly unknown[]).includes(r.contentType)) errors[`${field}.contentType`] = `must be one of ${UPLOAD_CONTENT_TYPES.join(', ')}`;
   if (r.fileName !== undefined && (typeof r.fileName !== 'string' || r.fileName.length === 0 || r.fileName.length > MAX_FILE_NAME)) {
     errors[`${field}.fileName`] = `must be a string of 1 to ${MAX_FILE_NAME} characters`;

@@ -178,11 +178,16 @@ export interface SealedValue {
   sealed: string;
 }
 
-/** A document the workers can read from a filesystem they share: its bytes never enter workflow history. */
+/**
+ * A document in the workers' documents store (KYC_DOCUMENTS_DIR): its bytes never enter workflow
+ * history, and a caller names it inside the store, never as a path on a worker.
+ */
 export interface DocumentRef {
-  path: string;
+  /** Its name inside the store: segments of [A-Za-z0-9._-] separated by /, e.g. applicant-42/passport.png. */
+  name: string;
+  /** What the bytes are; the worker checks them against it (magic numbers) before the upload. */
   contentType: 'image/png' | 'image/jpeg' | 'application/pdf';
-  /** The name the provider records; defaults to the path's last segment. */
+  /** The name the provider records; defaults to the name's last segment. */
   fileName?: string;
 }
 

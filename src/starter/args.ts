@@ -2,8 +2,9 @@
  * Turning command-line flags into validated inputs. Everything here runs before anything is
  * started: a problem throws UsageError, whose message is one line naming the flag and the rule.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { extname, resolve } from 'node:path';
+import { basename, extname } from 'node:path';
 import { MAX_UPLOAD_BYTES } from '../provider/uploads';
 import type { FieldErrors } from '../shared/failures';
 import type { DocumentRef } from '../shared/types';
@@ -80,20 +81,30 @@ const CONTENT_TYPES: Record<string, DocumentRef['contentType']> = {
   '.pdf': 'application/pdf',
 };
 
-/** A document the worker will read from this path: it must exist, be small enough and of a type the provider takes. */
-export function documentRef(path: string, flagName: string): DocumentRef {
+/** An operator's file for the workers' documents store: its reference (by a name derived from its content) and its bytes. */
+export interface LocalDocument {
+  ref: DocumentRef;
+  bytes: Buffer;
+}
+
+/**
+ * The operator's file at `path`: it must exist, be small enough and of a type the provider takes.
+ * The workers never read it there: `kyc` copies it into their documents store (KYC_DOCUMENTS_DIR)
+ * under a name made of its content's digest, and the flow names that.
+ */
+export function localDocument(path: string, flagName: string): LocalDocument {
   const contentType = CONTENT_TYPES[extname(path).toLowerCase()];
   if (!contentType) throw new UsageError(`--${flagName} ${path} must be a .png, .jpg, .jpeg or .pdf file`);
-  let size: number;
+  let bytes: Buffer;
   try {
     const stat = statSync(path);
     if (!stat.isFile()) throw new UsageError(`--${flagName} ${path} must be a file`);
-    size = stat.size;
+    if (stat.size === 0 || stat.size > MAX_UPLOAD_BYTES) throw new UsageError(`--${flagName} ${path} must be between 1 byte and ${MAX_UPLOAD_BYTES / (1024 * 1024)} MB`);
+    bytes = readFileSync(path);
   } catch (err) {
     if (err instanceof UsageError) throw err;
     throw new UsageError(`--${flagName} ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  if (size === 0 || size > MAX_UPLOAD_BYTES) throw new UsageError(`--${flagName} ${path} must be between 1 byte and ${MAX_UPLOAD_BYTES / (1024 * 1024)} MB`);
-  const absolute = resolve(path);
-  return { path: absolute, contentType, fileName: absolute.split(/[\\/]/).pop() };
+  const digest = createHash('sha256').update(bytes).digest('hex').slice(0, 40);
+  return { ref: { name: `cli/${digest}${extname(path).toLowerCase()}`, contentType, fileName: basename(path).slice(-128) }, bytes };
 }

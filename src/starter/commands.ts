@@ -9,10 +9,11 @@
 import { createPayoutRequest, KYC_FORM_FIELDS, purchaseEsimRequest, rechargeEsimRequest } from '../provider/api';
 import { issueCardErrors, moneyMovementErrors } from '../shared/card-rules';
 import type { IssueCardInput, MoneyMovementInput, MoneyMovementKind } from '../shared/types';
-import { UsageError, assertNoErrors, cents, documentRef, flag, listFlag, readJsonObject } from './args';
+import { UsageError, assertNoErrors, cents, flag, listFlag, localDocument, readJsonObject, type LocalDocument } from './args';
 import type { EsimOrderResult, KycDocuments, OnboardCardholderInput, PayoutResult, SendPayoutInput } from '../client';
 import { phaseOf } from '../shared/statuses';
 import { onboardCardholderErrors } from '../shared/kyc-rules';
+import { DocumentStore } from '../documents/store';
 import { renderFields, renderTable } from './output';
 import { definedOnly } from '../shared/defined-only';
 import { RECONCILE_COMMANDS } from './reconcile-commands';
@@ -126,18 +127,24 @@ const kyc: Command<{ input: OnboardCardholderInput; idempotencyKey?: string }> =
   starts: true,
   usage: 'kyc --form FILE.json --id-front FILE [--id-back FILE] [--selfie FILE] [--address-proof FILE] --attachment FILE… [--key K]',
   options: { form: str, 'id-front': str, 'id-back': str, selfie: str, 'address-proof': str, attachment: many, key: str },
-  parse(flags) {
+  parse(flags, _positional, ctx) {
     const form = readJsonObject(flag(flags, 'form', true), 'form');
+    const files: LocalDocument[] = [];
+    const local = (name: string, path: string) => {
+      const file = localDocument(path, name);
+      files.push(file);
+      return file.ref;
+    };
     const optionalDoc = (name: string) => {
       const path = flag(flags, name);
-      return path === undefined ? undefined : documentRef(path, name);
+      return path === undefined ? undefined : local(name, path);
     };
     const documents = definedOnly<KycDocuments>({
-      idFront: documentRef(flag(flags, 'id-front', true), 'id-front'),
+      idFront: local('id-front', flag(flags, 'id-front', true)),
       idBack: optionalDoc('id-back'),
       selfie: optionalDoc('selfie'),
       addressProof: optionalDoc('address-proof'),
-      attachments: listFlag(flags, 'attachment').map((path) => documentRef(path, 'attachment')),
+      attachments: listFlag(flags, 'attachment').map((path) => local('attachment', path)),
     });
     if (documents.attachments.length === 0) throw new UsageError('--attachment is required (1 to 6 files)');
     // Only the form's own fields travel: a stray key in the file (a token, a comment) is not ours to send.
@@ -145,6 +152,13 @@ const kyc: Command<{ input: OnboardCardholderInput; idempotencyKey?: string }> =
     const input = { ...fields, documents } as unknown as OnboardCardholderInput;
     const formFlags = Object.fromEntries(KYC_FORM_FIELDS.map((field) => [field, `--form field ${field}`]));
     assertNoErrors(onboardCardholderErrors(input), { ...formFlags, ...KYC_DOCUMENT_FLAGS }, '--form');
+    // Valid: the files go into the workers' documents store, under names of their content (writing one twice changes nothing).
+    const store = new DocumentStore(ctx.config().documentsDir);
+    try {
+      for (const file of files) store.write(file.ref.name, file.bytes);
+    } catch (err) {
+      throw new UsageError(`KYC_DOCUMENTS_DIR ${store.root} cannot take the documents (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): the CLI copies them into the workers' documents store, so it needs the same folder`);
+    }
     return definedOnly({ input, idempotencyKey: keyFlag(flags) });
   },
   async run({ input, idempotencyKey }, ctx) {

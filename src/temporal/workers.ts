@@ -11,6 +11,7 @@ import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { assertSealKey, type Config } from '../config';
 import { createActivities } from '../activities';
+import { DocumentStore } from '../documents/store';
 import { createDataConverter } from '../codec/payload-codec';
 import { ValueSealer } from '../codec/sealed-value';
 import { BinCache } from '../provider/bin-cache';
@@ -84,6 +85,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     bins: new BinCache<CardBinAnswer>(provider),
     temporal: new Client({ connection, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.clientInterceptors() }),
     sealer: new ValueSealer(assertSealKey(config)),
+    documents: new DocumentStore(config.documentsDir),
     reconciliationMetrics: setup.reconciliationMetrics,
     reconcileBudget: { windowMs: config.provider.rateWindowMs, share: config.provider.reconcileBudgetShare },
   });

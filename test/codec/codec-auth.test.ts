@@ -61,6 +61,41 @@ describe('codec endpoint authentication', () => {
     expect((await decode(app, { origin: UI, authorization: `Bearer ${await sign({ aud: 'temporal-ui', exp: '-1m' })}` })).statusCode).toBe(401);
   });
 
+  test('a token the identity provider signed is refused unless it is for us and expires: another issuer, no exp, no aud', async () => {
+    const { publicKey, privateKey } = await generateKeyPair('ES256');
+    const keys = createLocalJWKSet({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' }] });
+    const jwks = { url: 'https://idp.example/jwks', issuer: 'https://idp.example', audience: 'temporal-ui' };
+    const app = await serve(createCodecAuthorizer({ mode: 'bearer', jwks }, keys));
+    const base = () => new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuedAt();
+    const status = async (jwt: string) => (await decode(app, { origin: UI, authorization: `Bearer ${jwt}` })).statusCode;
+    expect(await status(await base().setIssuer(jwks.issuer).setAudience(jwks.audience).setExpirationTime('5m').sign(privateKey))).toBe(200);
+    // Another application's ID token from the same tenant: the right issuer, another audience; and no audience at all.
+    expect(await status(await base().setIssuer(jwks.issuer).setAudience('another-app').setExpirationTime('5m').sign(privateKey))).toBe(401);
+    expect(await status(await base().setIssuer(jwks.issuer).setExpirationTime('5m').sign(privateKey))).toBe(401);
+    expect(await status(await base().setIssuer('https://other.example').setAudience(jwks.audience).setExpirationTime('5m').sign(privateKey))).toBe(401);
+    // A token that never expires.
+    expect(await status(await base().setIssuer(jwks.issuer).setAudience(jwks.audience).sign(privateKey))).toBe(401);
+  });
+
+  test('JWKS mode needs an https key set, an issuer and an audience, or the process does not start', () => {
+    const jwks = { CODEC_JWKS_URL: 'https://idp.example/jwks', CODEC_JWT_ISSUER: 'https://idp.example', CODEC_JWT_AUDIENCE: 'temporal-ui' };
+    expect(loadConfig(jwks).codec.auth).toEqual({ mode: 'bearer', jwks: { url: jwks.CODEC_JWKS_URL, issuer: jwks.CODEC_JWT_ISSUER, audience: jwks.CODEC_JWT_AUDIENCE } });
+    expect(() => loadConfig({ ...jwks, CODEC_JWT_AUDIENCE: '' })).toThrow(/CODEC_JWT_AUDIENCE must be set when CODEC_JWKS_URL is/);
+    expect(() => loadConfig({ ...jwks, CODEC_JWT_ISSUER: undefined })).toThrow(/CODEC_JWT_ISSUER must be set when CODEC_JWKS_URL is/);
+    expect(() => loadConfig({ ...jwks, CODEC_JWKS_URL: 'http://idp.example/jwks' })).toThrow(/CODEC_JWKS_URL must be an https:\/\/ URL/);
+  });
+
+  test('an unauthenticated request is answered 401 before its body is read: 16 MiB of non-JSON is never parsed', async () => {
+    const app = await serve(createCodecAuthorizer({ mode: 'bearer', token: TOKEN }));
+    const junk = Buffer.alloc(16 * 1024 * 1024 - 1024, 0x7b); // '{{{{…': a parse would answer 400
+    const res = await fetch(`${app.url}/decode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: junk });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ error: 'a bearer token is required' });
+    // The same body with the token is parsed, and refused for what it is.
+    const authed = await fetch(`${app.url}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: junk });
+    expect(authed.status).toBe(400);
+  });
+
   test('a real payload key without CODEC_AUTH_TOKEN stops the codec endpoint at start, naming the variable', () => {
     const key = Buffer.alloc(32, 9).toString('base64');
     expect(() => assertCodecEndpointAuth(loadConfig({ PAYLOAD_CODEC_KEY: key }))).toThrow(/CODEC_AUTH_TOKEN must be set/);

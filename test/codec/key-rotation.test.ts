@@ -6,9 +6,7 @@
  * the codec endpoint; the number sealed under S1 still reveals; the codec endpoint's own
  * configuration cannot open it. Real Temporal dev server, sandbox over HTTP, codec endpoint over HTTP.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
@@ -19,7 +17,7 @@ import { createDataConverter, createPayloadCodec, ENCRYPTED_ENCODING, METADATA_K
 import { ValueSealer } from '../../src/codec/sealed-value';
 import { createWorkers, type WorkerFleet } from '../../src/temporal/workers';
 import { clientConnectionOptions } from '../../src/temporal/connection';
-import { sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
+import { sampleFolder, sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { onboardingQuery, revealSensitiveUpdate } from '../../src/shared/messages';
 import type { CardSensitive } from '../../src/provider/api';
@@ -47,7 +45,7 @@ describe('key rotation without losing a flow', () => {
   });
 
   test('flows started under key A complete after a restart with B current and A retired; histories decode; the sealed number reveals, not through the codec endpoint', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'rotation-'));
+    dir = sampleFolder('rotation');
     // --- under A and S1 -------------------------------------------------------------------
     stack = await startStack({ cardProvisioningMs: 50, kycReviewMs: 3_600_000 }, { PAYLOAD_CODEC_KEY: A, PAYLOAD_CODEC_KEY_ID: 'a', CARD_SEAL_KEY: S1, CARD_SEAL_KEY_ID: 's1' });
     const before = await createCardIssuingClient(stack.config);

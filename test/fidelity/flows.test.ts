@@ -8,16 +8,14 @@
  * the ledger must show money moved exactly as intended. Outcomes are compared as phases
  * (shared/statuses.ts), since the payout's own word differs between the profiles by design.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { createProviderClient } from '../../src/provider/client';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { deleteCardUpdate, freezeCardUpdate, setPinUpdate, unfreezeCardUpdate, updateContactUpdate, withdrawFromCardUpdate } from '../../src/shared/messages';
 import { PROVIDER_STATUS } from '../../src/shared/search-attributes';
 import { fixtureBins } from '../helpers/provider';
 import { waitUntil } from '../helpers/wait';
-import { sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
+import { sampleFolder, sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { phaseOf, type StatusResource } from '../../src/shared/statuses';
 import { issueTestCard, workflowFailure } from '../helpers/flows';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
@@ -38,7 +36,7 @@ describe.each(PROFILES)('every flow on the %s profile', (profile) => {
   let docsDir: string;
   beforeAll(async () => {
     stack = await startStack({ profile, cardProvisioningMs: 200, kycReviewMs: 300, esimIssueMs: 100, esimSlowIssueMs: 1200, esimWaitMs: 300, payoutProcessingMs: 200 });
-    docsDir = mkdtempSync(join(tmpdir(), 'fidelity-docs-'));
+    docsDir = sampleFolder('fidelity-docs');
   });
   afterAll(async () => {
     await stack?.close();

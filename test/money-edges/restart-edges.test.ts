@@ -6,11 +6,9 @@
  * not submitted again by a restart (the duplicate check ignores REJECTED cardholders: a second fee),
  * while one that certainly did not take effect is. The sandbox's ledger is the truth.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { SAMPLE_PDF, sampleKycForm, writeDocument, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
+import { sampleFolder, SAMPLE_PDF, sampleKycForm, writeDocument, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import type { ManualKycInput, OnboardInput } from '../../src/shared/types';
 import type { IssueCardRequest as IssueCardInput } from '../../src/client';
 import { CARD_KEY_TTL_MS } from '../../src/activities/cards';
@@ -131,7 +129,7 @@ describe("case 5: issueCard under the caller's key whose first run was lost afte
 describe('case 6: a KYC restart after a submission that was in fact REJECTED', () => {
   let dir: string;
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'kyc-restart-'));
+    dir = sampleFolder('kyc-restart');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

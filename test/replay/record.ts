@@ -6,14 +6,13 @@
  *
  * Usage: tsx test/replay/record.ts [outDir] [scenario…]   (default test/replay/histories, every scenario)
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config';
-import { sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
+import { sampleFolder, sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { RECONCILIATIONS } from '../../src/shared/reconciliation';
 import { cardStateQuery, deleteCardUpdate, fundCardUpdate, freezeCardUpdate, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
@@ -81,7 +80,7 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
   'entities-duplicated-reordered': {
     sandbox: { kycReviewMs: 200, payoutProcessingMs: 150, webhook: { duplicateRate: 1, reorder: true, reorderWindowMs: 400 } },
     async record(stack, save) {
-      const dir = mkdtempSync(join(tmpdir(), 'replay-kyc-'));
+      const dir = sampleFolder('replay-kyc');
       try {
         const onboard = await run(stack, 'onboardCardholder', sampleKycForm(writeSampleDocuments(dir).documents, { timings: FAST_TIMINGS }));
         const { id } = (await onboard.result()) as { id: string };

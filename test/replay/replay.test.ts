@@ -5,8 +5,9 @@
  * before-versioned-keys/ (before the idempotency-key patches) and before-one-way-waiting/ (flows
  * that polled by themselves), before-money-edges/, before-coalesced-reads/, before-reconcile-updates/
  * (card workflows before MoneyMovedHour, and no reconciliation histories yet), before-one-marker/ (standalone
- * money flows with three markers and the workflow's signal to the card) and before-schedule-names/
- * (the reconciliation workflows under their former camelCase types) stand for workflows still running
+ * money flows with three markers and the workflow's signal to the card), before-schedule-names/
+ * (the reconciliation workflows under their former camelCase types) and before-documents-store/
+ * (an onboarding whose documents were paths) stand for workflows still running
  * and must keep replaying.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -71,7 +72,7 @@ describe('replay of recorded histories', () => {
  * removed or renamed while a flow of that era may be running.
  */
 test('every activity type a kept history scheduled is still registered', () => {
-  const registered = new Set(Object.keys(createActivities({ provider: {} as never, bins: {} as never, temporal: {} as never, sealer: {} as never, reconcileBudget: { windowMs: 60_000, share: 0.1 } })));
+  const registered = new Set(Object.keys(createActivities({ provider: {} as never, bins: {} as never, temporal: {} as never, sealer: {} as never, documents: {} as never, reconcileBudget: { windowMs: 60_000, share: 0.1 } })));
   const scheduled = new Set(
     files.flatMap((f) => (JSON.parse(readFileSync(f, 'utf8')) as { events: Array<{ activityTaskScheduledEventAttributes?: { activityType?: { name?: string } } }> }).events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)),
   );

@@ -4,7 +4,11 @@
  * their reasons, the provider's record of a key, and every provider read through a worker (the CLI
  * works with a wrong provider secret).
  */
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createProviderClient } from '../../src/provider/client';
+import { SAMPLE_PDF, SAMPLE_PNG, sampleKycForm } from '../../src/sandbox/kyc-samples';
 import { entityQueue } from '../../src/shared/entity-queues';
 import { issueTestCard } from '../helpers/flows';
 import { historyTexts } from '../helpers/history';
@@ -166,6 +170,40 @@ describe('a card\'s flows and --no-wait', () => {
     const [started] = reconciling.stdout.trim().split('\n');
     expect(started).toMatch(/^refresh-bins\/manual\//);
     expect(await stack.client.workflow.getHandle(started).result()).toMatchObject({ kind: 'bins' });
+  });
+});
+
+describe('kyc', () => {
+  test("copies the operator's files into the workers' documents store, by names of their content, and the flow uploads them from there", async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'operator-kyc-'));
+    try {
+      const formFile = join(outside, 'form.json');
+      const { documents: _documents, ...form } = sampleKycForm({} as never);
+      writeFileSync(formFile, JSON.stringify(form));
+      writeFileSync(join(outside, 'passport.png'), SAMPLE_PNG);
+      writeFileSync(join(outside, 'report.pdf'), SAMPLE_PDF);
+      const run = await cli('kyc', '--form', formFile, '--id-front', join(outside, 'passport.png'), '--attachment', join(outside, 'report.pdf'), '--json');
+      expect(run.code).toBe(0);
+      const { result } = jsonOf(run);
+      expect(result).toMatchObject({ kycStatus: 'APPROVED' });
+      const stored = readdirSync(join(stack.config.documentsDir, 'cli'));
+      expect(stored).toEqual(expect.arrayContaining([expect.stringMatching(/^[0-9a-f]{40}\.png$/), expect.stringMatching(/^[0-9a-f]{40}\.pdf$/)]));
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  test('a file of another type than its name says fails exit 2 naming the flag, and nothing is started', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'operator-kyc-'));
+    try {
+      writeFileSync(join(outside, 'form.json'), '{}');
+      writeFileSync(join(outside, 'notes.txt'), 'x');
+      const before = await flowCount();
+      expectUsage(await cli('kyc', '--form', join(outside, 'form.json'), '--id-front', join(outside, 'notes.txt'), '--attachment', join(outside, 'notes.txt')), /--id-front .*must be a \.png, \.jpg, \.jpeg or \.pdf file/);
+      expect(await flowCount()).toBe(before);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 });
 

@@ -2,12 +2,15 @@
  * No local refusal the spec does not state (issue 21): what the spec forbids is refused before
  * sending, naming the field and the rule; what it does not forbid goes to the provider.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKycActivities } from '../../src/activities/kyc';
 import { kycFormRequest } from '../../src/provider/api/kyc';
 import type { ProviderClient } from '../../src/provider/client';
+import { DocumentStore } from '../../src/documents/store';
+import { SAMPLE_PNG } from '../../src/sandbox/kyc-samples';
+import type { DocumentRef } from '../../src/shared/types';
 
 const form = (tokens: Record<string, unknown>) => ({
   firstName: 'Ada', lastName: 'Lovelace', fullName: 'Ada Lovelace', fullNameEn: 'Ada Lovelace', mobilePrefix: '44', mobile: '7700900123',
@@ -33,12 +36,27 @@ describe('repeated fileTokens: only the spec two rules', () => {
 describe('documents checked before the first upload', () => {
   const dir = mkdtempSync(join(tmpdir(), 'local-refusals-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const { inspectKycDocuments } = createKycActivities({ provider: {} as ProviderClient });
+  const { inspectKycDocuments } = createKycActivities({ provider: {} as ProviderClient, documents: new DocumentStore(dir) });
+  const inspect = (name: string, contentType: DocumentRef['contentType']) => inspectKycDocuments({ documents: [{ field: 'documents.idFront', ref: { name, contentType } }] });
 
-  it('an empty file is not refused (the spec states a maximum of 10 MB, no minimum); a missing one is', async () => {
-    const empty = join(dir, 'empty.pdf');
-    writeFileSync(empty, '');
-    expect(await inspectKycDocuments({ documents: [{ field: 'documents.attachments.0', path: empty }] })).toEqual({});
-    expect(await inspectKycDocuments({ documents: [{ field: 'documents.idFront', path: join(dir, 'missing.png') }] })).toEqual({ 'documents.idFront': 'must be a readable file' });
+  it('a document of the declared type inside the store passes; a missing one is refused', async () => {
+    writeFileSync(join(dir, 'report.pdf'), '%PDF-1.7\n');
+    expect(await inspect('report.pdf', 'application/pdf')).toEqual({});
+    expect(await inspect('missing.png', 'image/png')).toEqual({ 'documents.idFront': 'must name a readable file in the documents store' });
+  });
+
+  it('an empty file is refused: its bytes are not the declared type', async () => {
+    writeFileSync(join(dir, 'empty.pdf'), '');
+    expect((await inspect('empty.pdf', 'application/pdf'))['documents.idFront']).toMatch(/must be a PDF document/);
+  });
+
+  it('a file over 10 MB is refused while it is read', async () => {
+    writeFileSync(join(dir, 'big.png'), Buffer.concat([SAMPLE_PNG, Buffer.alloc(10 * 1024 * 1024)]));
+    expect(await inspect('big.png', 'image/png')).toEqual({ 'documents.idFront': 'must be a file of at most 10485760 bytes' });
+  });
+
+  it('a folder is not a document', async () => {
+    mkdirSync(join(dir, 'folder'), { recursive: true });
+    expect((await inspect('folder', 'image/png'))['documents.idFront']).toMatch(/regular file|readable file/);
   });
 });

@@ -1,9 +1,7 @@
 /** onboardCardholder's other modes: the deprecated manual submission and the hosted flow. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { SAMPLE_PDF, SAMPLE_PNG, sampleKycForm, writeDocument, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
+import { sampleFolder, SAMPLE_PDF, SAMPLE_PNG, sampleKycForm, writeDocument, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { CardIssuingClient } from '../../src/client';
 import type { ManualKycInput, OnboardCardholderInput } from '../../src/shared/types';
 import { workflowFailure } from '../helpers/flows';
@@ -14,7 +12,7 @@ describe('onboardCardholder: manual and hosted', () => {
   let stack: Stack;
   let dir: string;
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'kyc-modes-'));
+    dir = sampleFolder('kyc-modes');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   afterEach(async () => stack?.close());

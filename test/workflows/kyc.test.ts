@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { DocumentRef, OnboardCardholderInput } from '../../src/shared/types';
-import { sampleKycForm, writeDocument, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
+import { sampleFolder, sampleKycForm, writeDocument, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { workflowFailure } from '../helpers/flows';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
 
@@ -12,7 +12,7 @@ describe('onboardCardholder', () => {
   let stack: Stack;
   let dir: string;
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'kyc-docs-'));
+    dir = sampleFolder('kyc-docs');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   afterEach(async () => stack?.close());
@@ -67,15 +67,72 @@ describe('onboardCardholder', () => {
     expect(stats.submitKycForm).toBeUndefined();
   });
 
+  describe('a document is read only from the documents store, never from a path a caller names', () => {
+    const noProviderCall = async () => {
+      const stats = (await stack.control('GET', '/stats')).endpoints;
+      expect(stats.createPresignedUpload).toBeUndefined();
+      expect(stats.upload).toBeUndefined();
+      expect(stats.submitKycForm).toBeUndefined();
+    };
+    const refusedFields = async (attachments: DocumentRef[]) => {
+      const failure = await workflowFailure(onboard(form({ documents: { ...documents(), attachments } })));
+      expect(failure.type).toBe('ValidationFailed');
+      return (failure.details![0] as { errors: Record<string, string> }).errors;
+    };
+
+    test('a worker path (/proc/self/environ, absolute or climbing out with ..) is refused before any provider call', async () => {
+      stack = await startStack();
+      const climb = `${relative(stack.config.documentsDir, '/').split('\\').join('/')}/proc/self/environ`;
+      const errors = await refusedFields([
+        { path: '/proc/self/environ', contentType: 'application/pdf' } as unknown as DocumentRef,
+        { name: '/proc/self/environ', contentType: 'application/pdf' },
+        { name: climb, contentType: 'application/pdf' },
+      ]);
+      expect(errors['documents.attachments.0.path']).toMatch(/no longer accepted/);
+      expect(errors['documents.attachments.1.name']).toMatch(/inside the workers' documents store/);
+      expect(errors['documents.attachments.2.name']).toMatch(/inside the workers' documents store/);
+      await noProviderCall();
+    });
+
+    test('a symlink in the store to a worker file or to a file outside it is refused before any upload', async () => {
+      stack = await startStack();
+      const outside = mkdtempSync(join(tmpdir(), 'kyc-outside-'));
+      try {
+        // A real PDF outside the store: only where it lies refuses it.
+        writeFileSync(join(outside, 'stranger.pdf'), '%PDF-1.4\n%%EOF\n');
+        symlinkSync('/proc/self/environ', join(dir, 'environ.pdf'));
+        symlinkSync(join(outside, 'stranger.pdf'), join(dir, 'stranger.pdf'));
+        const storeName = (n: string) => relative(stack.config.documentsDir, join(dir, n)).split('\\').join('/');
+        const errors = await refusedFields([
+          { name: storeName('environ.pdf'), contentType: 'application/pdf' },
+          { name: storeName('stranger.pdf'), contentType: 'application/pdf' },
+        ]);
+        expect(errors['documents.attachments.0']).toMatch(/inside the documents store/);
+        expect(errors['documents.attachments.1']).toMatch(/inside the documents store/);
+        await noProviderCall();
+      } finally {
+        rmSync(outside, { recursive: true, force: true });
+      }
+    });
+
+    test('bytes that are not the declared type are refused before any upload (magic numbers)', async () => {
+      stack = await startStack();
+      const errors = await refusedFields([file('not-a-pdf.pdf', Buffer.from('PROVIDER_API_SECRET=secret_x\n'), 'application/pdf'), file('empty.pdf', Buffer.alloc(0), 'application/pdf')]);
+      expect(errors['documents.attachments.0']).toMatch(/must be a PDF document/);
+      expect(errors['documents.attachments.1']).toMatch(/must be a PDF document/);
+      await noProviderCall();
+    });
+  });
+
   test('form and document rules are checked before any provider call', async () => {
     stack = await startStack();
     const failure = await workflowFailure(
-      onboard(form({ idType: 'ID_CARD', birthDate: '2999-01-01', documents: { idFront: { path: '', contentType: 'image/gif' as 'image/png' }, attachments: [] } })),
+      onboard(form({ idType: 'ID_CARD', birthDate: '2999-01-01', documents: { idFront: { name: '', contentType: 'image/gif' as 'image/png' }, attachments: [] } })),
     );
     expect(failure.type).toBe('ValidationFailed');
     const { errors } = failure.details![0] as { errors: Record<string, string> };
     expect(Object.keys(errors)).toEqual(
-      expect.arrayContaining(['birthDate', 'documents.idBack', 'documents.attachments', 'documents.idFront.path', 'documents.idFront.contentType']),
+      expect.arrayContaining(['birthDate', 'documents.idBack', 'documents.attachments', 'documents.idFront.name', 'documents.idFront.contentType']),
     );
     expect((await stack.control('GET', '/stats')).endpoints).toEqual({});
   });
