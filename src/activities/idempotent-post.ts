@@ -174,7 +174,7 @@ export function idempotencyConflict(idempotencyKey: string, field?: string): App
 export function outcomeUnknown(spec: Pick<ReconcilingPost<unknown>, 'idempotencyKey' | 'endpoint'>, why: string, providerSaid?: unknown): ApplicationFailure {
   return ApplicationFailure.create({
     type: FailureType.OutcomeUnknown,
-    message: `${spec.endpoint} under key ${spec.idempotencyKey}: ${why}; it is not sent again. Reconcile under this key (GET /operations/${spec.idempotencyKey}) before trying again`,
+    message: `${spec.endpoint} under key ${spec.idempotencyKey}: ${why}; it is not sent again. It stays an open item until the provider's final word or an operator's settlement (starter open; starter settle ${spec.idempotencyKey}); do not try again under a new key before it is settled`,
     nonRetryable: true,
     details: [{ idempotencyKey: spec.idempotencyKey, endpoint: spec.endpoint, mayHaveTakenEffect: true, providerSaid }],
   });

@@ -16,6 +16,7 @@ import { createEntityActivities } from './entities';
 import { createEsimActivities } from './esim';
 import { createFundingActivities } from './funding';
 import { createKycActivities } from './kyc';
+import { createOpenItemActivities } from './open-items';
 import { createOperatorReadActivities } from './operator-reads';
 import { createPayoutActivities } from './payouts';
 import { createReconciliationActivities } from './reconciliation';
@@ -45,6 +46,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createWalletActivities(deps),
     ...createOperatorReadActivities(deps),
     ...createEntityActivities(deps),
+    ...createOpenItemActivities(deps),
     ...createEarlierRunActivities(deps),
     ...createReconciliationActivities(deps),
     ...createReconciliationVisibilityActivities(deps),

@@ -4,6 +4,7 @@
  * (its result or failure), each card workflow's view, where a running flow waits, and the
  * correction of a card workflow's cached card. No provider budget is spent here.
  */
+import { Context } from '@temporalio/activity';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
@@ -14,7 +15,29 @@ import { describeFlow, flowSearchAttributes, type FlowStatus } from '../client/s
 import { definedOnly } from '../shared/defined-only';
 import { moneyClaimOf, type FlowAsked, type FlowOutcome, type MoneyClaim } from '../shared/reconcile-checks';
 import { isSettled } from '../temporal/settlements';
+import { recordOf, startOpenItem } from '../temporal/open-items';
+import type { OpenItem, OpenItemOwner } from '../shared/open-items';
+import { mainQueueOf } from '../shared/entity-queues';
 import { latestReport } from '../temporal/reconciliation-reports';
+
+/** How a run closed when it said nothing: its item is opened by the reconciliation that first sees it. */
+const CLOSED_WITHOUT_A_WORD = ['TERMINATED', 'TIMED_OUT', 'CANCELLED', 'CANCELED'];
+
+/** The open item of a claim whose run closed without a word. */
+function itemOfClaim(claim: MoneyClaim, owner: OpenItemOwner): OpenItem {
+  const lookup = { resource: claim.resource, ref: claim.ref, ...(claim.alsoUnder ? { alsoUnder: claim.alsoUnder } : {}), ...(claim.flowKind === 'rechargeEsim' ? { silenceProvesNothing: true } : {}) };
+  return {
+    owner,
+    flowKind: claim.flowKind,
+    lookup,
+    ...(claim.resource === 'operation' ? { idempotencyKey: claim.ref } : {}),
+    ...(claim.cardId ? { cardId: claim.cardId } : {}),
+    ...(claim.amount === undefined ? {} : { amount: claim.amount }),
+    reason: claim.ourStatus,
+    lastSaid: 'UNKNOWN',
+    openedAt: Date.now(),
+  };
+}
 
 export interface FlowRow {
   workflowId: string;
@@ -100,12 +123,30 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
     }
   };
 
-  /** The workflow IDs among `claims` that an operator settled (`starter settle`): reconciliation no longer reports them. */
+  /** The workflow IDs among `claims` that an operator settled before open items (`settleOutcome`): reconciliation no longer reports them. */
   const settledAmong = async (claims: MoneyClaim[]): Promise<Set<string>> => {
     const ended = [...new Set(claims.filter((c) => c.ourPhase === 'failed').map((c) => c.workflowId))];
     const settled = await Promise.all(ended.map((id) => isSettled(temporal, id)));
     return new Set(ended.filter((_, i) => settled[i]));
   };
+
+  /**
+   * docs/idempotency.md "Open items": a claim whose run or update did not say what moved is an open
+   * item. One closed without a word (terminated, timed out, cancelled by an older build) is opened
+   * here, the first time a run sees it; one whose item has closed is compared by its item's record,
+   * our word for it now (a record that says moved, against a provider that agrees, is no difference).
+   */
+  const throughItems = async (claims: MoneyClaim[], taskQueue: string): Promise<MoneyClaim[]> =>
+    Promise.all(
+      claims.map(async (claim) => {
+        if (claim.ourPhase !== 'failed' || (claim.runId === undefined && claim.updateId === undefined)) return claim;
+        const owner = { workflowId: claim.workflowId, ...(claim.updateId !== undefined ? { updateId: claim.updateId } : { runId: claim.runId }) };
+        const record = await recordOf(temporal, owner);
+        if (record) return { ...claim, ourPhase: record.verdict === 'moved' ? 'succeeded' : 'failed', ourStatus: `settled ${record.verdict}` } satisfies MoneyClaim;
+        if (CLOSED_WITHOUT_A_WORD.includes(claim.ourStatus)) await startOpenItem(temporal, taskQueue, itemOfClaim(claim, owner));
+        return claim;
+      }),
+    );
 
   /** A card workflow's money updates settled since `sinceMs`, as claims (a failure whose details name no key is looked up by its caller's). */
   const cardMovementClaims = async (workflowId: string, sinceMs: number): Promise<Array<MoneyClaim | undefined>> => {
@@ -133,12 +174,14 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
         page.items.map(async (row): Promise<Array<MoneyClaim | undefined>> => {
           if (row.type === 'cardLifecycle') return cardMovementClaims(row.workflowId, req.sinceMs ?? 0);
           const flowKind = row.searchAttributes.FlowKind ?? row.type;
-          return [moneyClaimOf(row.workflowId, flowKind, await outcomeOf(row))];
+          const claim = moneyClaimOf(row.workflowId, flowKind, await outcomeOf(row));
+          return [claim && { ...claim, runId: row.runId }];
         }),
       );
       const items = claims.flat().filter((c): c is MoneyClaim => c !== undefined);
       const settled = await settledAmong(items);
-      return { items: items.filter((c) => !settled.has(c.workflowId)), nextPageToken: page.nextPageToken, listed: page.items.length };
+      const kept = await throughItems(items.filter((c) => !settled.has(c.workflowId)), mainQueueOf(Context.current().info.taskQueue));
+      return { items: kept, nextPageToken: page.nextPageToken, listed: page.items.length };
     },
 
     /** One page of running card workflows, each with its own view of the card (its cardState query). */

@@ -98,11 +98,8 @@ export function reconciliationMetrics(registry: Registry): ReconciliationMetrics
   };
 }
 
-export interface UnsettledOutcomesSource {
-  /** The flows that ended OutcomeUnknown and are not settled (temporal/settlements.ts unsettledOutcomes), each with its workflow type. */
-  read(): Promise<ReadonlyArray<{ type: string }>>;
-  /** The flow kinds shown at 0 when none of theirs is unsettled (shared/outcome-unknown.ts OUTCOME_UNKNOWN_FLOWS). */
-  kinds: readonly string[];
+/** How a gauge read from Temporal's visibility is paced, and told of a failed read. */
+export interface VisibilityReadOptions {
   /** Told of a failed read: once, and again only after a read succeeded. */
   onReadFailed(err: unknown): void;
   /** No read begins sooner than this after the last one began (default 10 s): scrapes in between share its figures. */
@@ -113,47 +110,110 @@ export interface UnsettledOutcomesSource {
   readTimeoutMs?: number;
 }
 
+export interface UnsettledOutcomesSource extends VisibilityReadOptions {
+  /** The flows that ended OutcomeUnknown and are not settled (temporal/settlements.ts unsettledOutcomes), each with its workflow type. */
+  read(): Promise<ReadonlyArray<{ type: string }>>;
+  /** The flow kinds shown at 0 when none of theirs is unsettled (shared/outcome-unknown.ts OUTCOME_UNKNOWN_FLOWS). */
+  kinds: readonly string[];
+}
+
 /**
- * Worker: `outcome_unknown_unsettled{flow_kind}`, the flows that ended OutcomeUnknown and that nobody
- * settled yet (issue 29), by workflow type, zeros included. Read from Temporal's visibility when
- * scraped, at most once per `minIntervalMs`; a slow or failing Temporal never fails or holds up
- * /metrics: a scrape waits `scrapeWaitMs` at most, and a failed read keeps the last figures (none
- * before the first read answered: not knowing is not zero). Every worker reads the same visibility,
- * so the alert takes the max across workers (deploy/prometheus/alerts.yml OutcomeUnknownUnsettled).
+ * A read of Temporal's visibility shared by a scrape's gauges: begun when scraped, at most once per
+ * `minIntervalMs`; a slow or failing Temporal never fails or holds up /metrics: a scrape waits
+ * `scrapeWaitMs` at most, and a failed read keeps the last figures (none before the first read
+ * answered: not knowing is not zero).
  */
-export function outcomeUnknownMetrics(registry: Registry, source: UnsettledOutcomesSource): void {
-  const { minIntervalMs = 10_000, scrapeWaitMs = 2_000, readTimeoutMs = 30_000 } = source;
-  let counts: ReadonlyMap<string, number> | undefined;
+function visibilityRead<T>(read: () => Promise<T>, options: VisibilityReadOptions): () => Promise<T | undefined> {
+  const { minIntervalMs = 10_000, scrapeWaitMs = 2_000, readTimeoutMs = 30_000 } = options;
+  let latest: T | undefined;
   let reading: Promise<void> | undefined;
   let lastBegun = Number.NEGATIVE_INFINITY;
   let failing = false;
-  const read = async () => {
+  const begin = async () => {
     try {
-      const flows = await within(source.read(), readTimeoutMs);
-      const next = new Map(source.kinds.map((kind) => [kind, 0]));
-      for (const { type } of flows) next.set(type, (next.get(type) ?? 0) + 1);
-      counts = next;
+      latest = await within(read(), readTimeoutMs);
       failing = false;
     } catch (err) {
-      if (!failing) source.onReadFailed(err);
+      if (!failing) options.onReadFailed(err);
       failing = true;
     }
   };
+  return async () => {
+    if (reading === undefined && Date.now() - lastBegun >= minIntervalMs) {
+      lastBegun = Date.now();
+      reading = begin().finally(() => {
+        reading = undefined;
+      });
+    }
+    if (reading !== undefined) await within(reading, scrapeWaitMs).catch(() => undefined);
+    return latest;
+  };
+}
+
+/**
+ * Worker: `outcome_unknown_unsettled{flow_kind}`, the flows that ended OutcomeUnknown before open
+ * items and that nobody settled yet (issue 29), by workflow type, zeros included (a flow that ends so
+ * now opens an item, counted by open_items). Every worker reads the same visibility, so the alert
+ * takes the max across workers (deploy/prometheus/alerts.yml OutcomeUnknownUnsettled).
+ */
+export function outcomeUnknownMetrics(registry: Registry, source: UnsettledOutcomesSource): void {
+  const latest = visibilityRead(async () => {
+    const counts = new Map(source.kinds.map((kind) => [kind, 0]));
+    for (const { type } of await source.read()) counts.set(type, (counts.get(type) ?? 0) + 1);
+    return counts;
+  }, source);
   new Gauge({
     name: 'outcome_unknown_unsettled',
-    help: 'Flows that ended OutcomeUnknown (or SubmissionOutcomeUnknown) and have no settlement yet (starter settle), by flow kind (workflow type)',
+    help: 'Flows that ended OutcomeUnknown (or SubmissionOutcomeUnknown) and have no settlement yet (starter settle), by flow kind (workflow type); a flow that opens an open item is counted by open_items instead',
     labelNames: ['flow_kind'],
     registers: [registry],
     async collect() {
-      if (reading === undefined && Date.now() - lastBegun >= minIntervalMs) {
-        lastBegun = Date.now();
-        reading = read().finally(() => {
-          reading = undefined;
-        });
-      }
-      if (reading !== undefined) await within(reading, scrapeWaitMs).catch(() => undefined);
+      const counts = await latest();
       this.reset();
       for (const [flowKind, count] of counts ?? []) this.set({ flow_kind: flowKind }, count);
+    },
+  });
+}
+
+export interface OpenItemsSource extends VisibilityReadOptions {
+  /** The open items (temporal/open-items.ts listOpenItems): each one's flow kind and when it opened (epoch ms). */
+  read(): Promise<ReadonlyArray<{ flowKind: string; openedAt: number }>>;
+  /** The flow kinds shown at 0 when none of theirs is open. */
+  kinds: readonly string[];
+}
+
+/**
+ * Worker: `open_items{flow_kind}`, the calls that may have moved money and have had neither the
+ * provider's final word nor an operator's settlement (shared/open-items.ts), card updates included;
+ * and `open_item_oldest_age_seconds`, how long the oldest has been open (0 when none is): what
+ * OpenItemOpenTooLong pages on. One visibility read serves both.
+ */
+export function openItemMetrics(registry: Registry, source: OpenItemsSource): void {
+  const latest = visibilityRead(source.read, source);
+  new Gauge({
+    name: 'open_items',
+    help: 'Open items: calls that may have moved money with no final word from the provider and no settlement yet, by flow kind (card updates as fundCard / withdrawFromCard)',
+    labelNames: ['flow_kind'],
+    registers: [registry],
+    async collect() {
+      const items = await latest();
+      this.reset();
+      if (!items) return;
+      const counts = new Map(source.kinds.map((kind) => [kind, 0]));
+      for (const { flowKind } of items) counts.set(flowKind, (counts.get(flowKind) ?? 0) + 1);
+      for (const [flowKind, count] of counts) this.set({ flow_kind: flowKind }, count);
+    },
+  });
+  new Gauge({
+    name: 'open_item_oldest_age_seconds',
+    help: 'How long the oldest open item has been open, in seconds (0 when none is)',
+    registers: [registry],
+    async collect() {
+      const items = await latest();
+      this.reset();
+      if (!items) return;
+      const oldest = Math.min(Date.now(), ...items.map((i) => i.openedAt));
+      this.set(Math.max(0, Math.floor((Date.now() - oldest) / 1000)));
     },
   });
 }

@@ -14,8 +14,9 @@ import { createDataConverter } from '../codec/payload-codec';
 import { OUTCOME_UNKNOWN_FLOWS } from '../shared/outcome-unknown';
 import { clientConnectionOptions } from '../temporal/connection';
 import { unsettledOutcomes } from '../temporal/settlements';
+import { listOpenItems } from '../temporal/open-items';
 import { freePort } from '../ports';
-import { createRegistry, outcomeUnknownMetrics, providerMetrics, reconciliationMetrics, type ReconciliationMetrics } from './metrics';
+import { createRegistry, openItemMetrics, outcomeUnknownMetrics, providerMetrics, reconciliationMetrics, type ReconciliationMetrics } from './metrics';
 import { forwardSdkLogs } from './sdk-logs';
 import { startObservabilityServer, temporalReachable } from './server';
 
@@ -48,7 +49,7 @@ export async function startWorkerObservability(config: Config, log: Logger): Pro
   if (config.metricsPort === undefined) return { close: closeLogs };
 
   const registry = createRegistry();
-  unsettledOutcomesGauge(registry, config, connection, log);
+  visibilityGauges(registry, config, connection, log);
   const server = await startObservabilityServer({
     port: config.metricsPort,
     host: config.listenHost,
@@ -67,23 +68,29 @@ export async function startWorkerObservability(config: Config, log: Logger): Pro
   };
 }
 
-/** How long one read of the unsettled flows may take, its visibility pages together. */
-const UNSETTLED_READ_DEADLINE_MS = 10_000;
+/** How long one read of the unsettled flows or open items may take, its visibility pages together. */
+const VISIBILITY_READ_DEADLINE_MS = 10_000;
 
 /**
- * outcome_unknown_unsettled on this worker's registry: the unsettled OutcomeUnknown flows of its main
- * task queue, read over the process's one lazy connection (with our codec: visibility answers carry
- * memos). A failed read is logged once, the figures kept (metrics.ts outcomeUnknownMetrics).
+ * The gauges read from Temporal's visibility, over the process's one lazy connection (with our codec:
+ * visibility answers carry memos): outcome_unknown_unsettled (the unsettled OutcomeUnknown flows of
+ * its main task queue from before open items), open_items and open_item_oldest_age_seconds (its open
+ * items). A failed read is logged once, the figures kept (metrics.ts visibilityRead).
  */
-function unsettledOutcomesGauge(registry: Registry, config: Config, connection: Connection, log: Logger): void {
+function visibilityGauges(registry: Registry, config: Config, connection: Connection, log: Logger): void {
   const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
+  const { taskQueue } = config.temporal;
+  const within = <T>(read: () => Promise<T>) => connection.withDeadline(Date.now() + VISIBILITY_READ_DEADLINE_MS, read);
+  const failed = (what: string, gauge: string) => (err: unknown) =>
+    log.warn(`could not read ${what} from Temporal: ${gauge} keeps its last figures`, { taskQueue, error: (err as Error).message });
   outcomeUnknownMetrics(registry, {
-    read: () => connection.withDeadline(Date.now() + UNSETTLED_READ_DEADLINE_MS, () => unsettledOutcomes(client, config.temporal.taskQueue)),
+    read: () => within(() => unsettledOutcomes(client, taskQueue)),
     kinds: OUTCOME_UNKNOWN_FLOWS,
-    onReadFailed: (err) =>
-      log.warn('could not read the unsettled OutcomeUnknown flows from Temporal: outcome_unknown_unsettled keeps its last figures', {
-        taskQueue: config.temporal.taskQueue,
-        error: (err as Error).message,
-      }),
+    onReadFailed: failed('the unsettled OutcomeUnknown flows', 'outcome_unknown_unsettled'),
+  });
+  openItemMetrics(registry, {
+    read: () => within(() => listOpenItems(client, taskQueue)),
+    kinds: OUTCOME_UNKNOWN_FLOWS,
+    onReadFailed: failed('the open items', 'open_items'),
   });
 }

@@ -185,6 +185,8 @@ export const FLOW_FAILURES = {
   /** The operator's reads through the worker (starter `bins`, `operation KEY`). */
   cardBins: [],
   operationRecord: ['ValidationFailed'],
+  /** An open item never fails: it closes with its record; an operator's settlement that cannot be taken fails the update, not the item. */
+  openItem: [],
   /** The reconciliation runs (CONTRACTS §9), under both their names: a difference is a finding in the report, never a failure. */
   'reconcile-money': [],
   'reconcile-cards': [],

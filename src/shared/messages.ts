@@ -17,6 +17,7 @@ import type {
   SealedValue,
   WatchPlan,
 } from './types';
+import type { ClosedItem, OpenItem, OpenItemSettlement } from './open-items';
 
 /** The bridge delivers every verified webhook with this signal (signal-with-start). */
 export const providerEventSignal = defineSignal<[ProviderEvent]>('providerEvent');
@@ -58,3 +59,7 @@ export const deleteCardUpdate = defineUpdate<CardView, []>('deleteCard');
 export const fundCardUpdate = defineUpdate<MoneyMovementResult, [Omit<MoneyMovementInput, 'cardId'>]>('fundCard');
 export const withdrawFromCardUpdate = defineUpdate<MoneyMovementResult, [Omit<MoneyMovementInput, 'cardId'>]>('withdrawFromCard');
 export const revealSensitiveUpdate = defineUpdate<SealedValue, []>('revealSensitive');
+/** An open item (shared/open-items.ts): what it is and what the provider last said; `closed` once it has its record. */
+export const openItemQuery = defineQuery<OpenItem & { itemId: string; closed?: ClosedItem }>('openItem');
+/** An operator's settlement of an open item (`starter settle REF`): answered with the item's record. */
+export const closeOpenItemUpdate = defineUpdate<ClosedItem, [OpenItemSettlement]>('settleOpenItem');

@@ -48,6 +48,8 @@ export interface MoneyClaim {
   cardId?: string;
   /** A card workflow's money update: its update ID (`workflowId` is the card workflow's). */
   updateId?: string;
+  /** The run that made the claim (a flow's; not a card update's). */
+  runId?: string;
 }
 
 /** What the provider says of it; `known: false`: it has no record. */
@@ -170,7 +172,7 @@ function idsOf(claim: MoneyClaim, answeredUnder = claim.ref): Record<string, str
 }
 
 /** The first non-empty string `field` among a failure's details. */
-function fieldIn(details: unknown[], field: string): string | undefined {
+export function fieldIn(details: readonly unknown[], field: string): string | undefined {
   for (const d of details) {
     const value = (d as Record<string, unknown> | null)?.[field];
     if (typeof value === 'string' && value) return value;

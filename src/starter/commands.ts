@@ -17,7 +17,7 @@ import { DocumentStore } from '../documents/store';
 import { renderFields, renderTable } from './output';
 import { definedOnly } from '../shared/defined-only';
 import { RECONCILE_COMMANDS } from './reconcile-commands';
-import { settle } from './settle-command';
+import { openItems, settle } from './settle-command';
 import { CARD_COMMANDS, lookUpBin } from './card-commands';
 import { FLOW_COMMANDS } from './flow-commands';
 import { DEPLOY_COMMANDS } from './deploy-commands';
@@ -311,6 +311,7 @@ export const COMMANDS: Record<string, Command<any>> = {
   ...FLOW_COMMANDS,
   ...DEPLOY_COMMANDS,
   settle,
+  open: openItems,
 };
 
 export function defaultText(outcome: CommandOutcome): string {

@@ -1,20 +1,27 @@
 /**
- * `settle WORKFLOW_ID|KEY [--found moved|not-moved] [--note TEXT]` (issue 29): settles a flow that
- * ended OutcomeUnknown. The settleOutcome workflow (under `settlement/<workflowId>`) asks the
- * provider under every key the flow could have used and records what it found; this prints it.
- * Exit 0: settled (moved or not moved), or settled before; 1: still processing at the provider, or
- * `--found` contradicts it (nothing recorded); 2: no such flow, or bad flags.
+ * `settle REF [--found moved|not-moved] [--note TEXT]`: settles an open item (shared/open-items.ts)
+ * by any reference the operator holds: the item's ID, the workflow ID, the run ID, a card update's
+ * ID, the idempotency key, the merOrderNo or orderNo. The item asks the provider first: its final
+ * word settles it (a `--found` that contradicts it is refused); while it still works, nothing is
+ * settled; where it cannot say (no lookup, or silence under a key the spec does not honour), the
+ * operator's `--found` is recorded as given. A flow from before open items is settled as before: the
+ * settleOutcome workflow under `settlement/<workflowId>`.
+ * Exit 0: settled, or settled before; 4: the provider still works on it; 1: `--found` contradicts it
+ * or is missing; 2: nothing by that reference, several items by it, or bad flags.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { SETTLE_WORKFLOW_TYPE, settleInputErrors, settlementWorkflowId, type SettleInput, type Settlement } from '../shared/settlement';
+import type { ClosedItem } from '../shared/open-items';
+import { closeOpenItemUpdate } from '../shared/messages';
 import { unsettledOutcomes } from '../temporal/settlements';
+import { closedItem, itemsNamed, listOpenItems, type OpenItemRow } from '../temporal/open-items';
 import { UsageError, assertNoErrors, flag, type Flags } from './args';
-import { leftRunning, type Command, type CommandOutcome } from './command-kit';
+import { leftRunning, type Command, type CommandContext, type CommandOutcome } from './command-kit';
 import { renderTable } from './output';
 import { isCardIssuingError, toCardIssuingError } from '../client';
 
 interface SettlePlan {
-  /** A workflow ID, or the idempotency key of a flow that ended OutcomeUnknown. */
+  /** Any reference of an open item, or the workflow ID or key of a flow from before open items. */
   ref: string;
   found?: SettleInput['found'];
   note?: string;
@@ -22,18 +29,22 @@ interface SettlePlan {
 
 export const settle: Command<SettlePlan> = {
   starts: true,
-  usage: 'settle WORKFLOW_ID|KEY [--found moved|not-moved] [--note TEXT]',
+  usage: 'settle REF [--found moved|not-moved] [--note TEXT]   (REF: item ID, workflow ID, run ID, update ID, key, merOrderNo, orderNo)',
   options: { found: { type: 'string' }, note: { type: 'string' } },
-  positional: 'WORKFLOW_ID|KEY',
+  positional: 'REF',
   parse(flags: Flags, positional: string | undefined) {
-    if (!positional) throw new UsageError('WORKFLOW_ID|KEY is required: the workflow ID of the flow to settle, or its idempotency key');
+    if (!positional) throw new UsageError('REF is required: any reference of the open item (its ID, the workflow ID, run ID, update ID, idempotency key, merOrderNo or orderNo)');
     const found = flag(flags, 'found') as SettleInput['found'];
     const note = flag(flags, 'note');
-    assertNoErrors(settleInputErrors({ workflowId: positional, found, note }), { workflowId: 'WORKFLOW_ID|KEY', found: '--found', note: '--note' });
+    assertNoErrors(settleInputErrors({ workflowId: positional, found, note }), { workflowId: 'REF', found: '--found', note: '--note' });
     return { ref: positional, ...(found === undefined ? {} : { found }), ...(note === undefined ? {} : { note }) };
   },
   async run(plan, ctx) {
     const { client, taskQueue } = (await ctx.client()).temporal;
+    const items = await itemsNamed(client, taskQueue, plan.ref);
+    if (items.length > 1 && items[0].open) throw new UsageError(`"${plan.ref}" names several open items (${items.map((i) => i.itemId).join(', ')}): settle each by its item ID`);
+    if (items.length === 1) return settleItem(client, items[0], plan, ctx);
+    if (items.length > 1) return closedItems(client, items);
     const workflowId = await flowNamed(client, taskQueue, plan.ref);
     ctx.following(settlementWorkflowId(workflowId));
     const input = { workflowId, ...(plan.found ? { found: plan.found } : {}), ...(plan.note ? { note: plan.note } : {}) };
@@ -46,6 +57,65 @@ export const settle: Command<SettlePlan> = {
     return { ok: true, workflowId: settlementWorkflowId(workflowId), result: { ...settlement, settledBefore: before }, text: settlementText(settlement, before) } satisfies CommandOutcome;
   },
 };
+
+/** `open`: every open item on the main queue, oldest first: what may have moved and what the provider last said. */
+export const openItems: Command<Record<string, never>> = {
+  usage: 'open',
+  options: {},
+  parse: () => ({}),
+  async run(_plan, ctx) {
+    const { client, taskQueue } = (await ctx.client()).temporal;
+    const items = await listOpenItems(client, taskQueue);
+    const now = Date.now();
+    const rows = items.map((i) => ({ item: i.itemId, flow: i.flowKind, reason: i.reason, provider: i.lastSaid, openedAt: new Date(i.openedAt).toISOString(), age: ageOf(now - i.openedAt) }));
+    return {
+      ok: true,
+      result: { openItems: items },
+      text: items.length === 0 ? 'no open items' : renderTable(rows, ['item', 'flow', 'reason', 'provider', 'openedAt', 'age']),
+    };
+  },
+};
+
+function ageOf(ms: number): string {
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 120) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  return hours < 48 ? `${hours} h` : `${Math.floor(hours / 24)} d`;
+}
+
+/** The item's record: the operator's settlement of an open one (the provider asked first), or the record of one closed before. */
+async function settleItem(client: Client, row: OpenItemRow, plan: SettlePlan, ctx: CommandContext): Promise<CommandOutcome> {
+  ctx.following(row.itemId);
+  let record: ClosedItem;
+  try {
+    record = row.open
+      ? await client.workflow.getHandle(row.itemId).executeUpdate(closeOpenItemUpdate, { args: [{ ...(plan.found ? { found: plan.found } : {}), ...(plan.note ? { note: plan.note } : {}) }] })
+      : await closedItem(client, row);
+  } catch (err) {
+    throw toCardIssuingError(err, { workflowId: row.itemId });
+  }
+  const before = !row.open;
+  if (before && plan.found !== undefined && plan.found !== record.verdict) {
+    const message = `${row.itemId}: found says ${plan.found}, its record says ${record.verdict} (closed ${record.closedAt} by ${record.by === 'provider' ? "the provider's answer" : "an operator's word"}); nothing recorded`;
+    return { ok: false, workflowId: row.itemId, result: { ...record, settledBefore: true }, failure: { type: 'SettlementContradicted', message, details: [{ itemId: row.itemId, found: plan.found, verdict: record.verdict }] } };
+  }
+  return { ok: true, workflowId: row.itemId, result: { ...record, settledBefore: before }, text: itemText(record, before) };
+}
+
+/** Several closed items by one reference (the runs of one workflow ID, say): each one's record. */
+async function closedItems(client: Client, rows: OpenItemRow[]): Promise<CommandOutcome> {
+  const records = await Promise.all(rows.map((row) => closedItem(client, row)));
+  return { ok: true, result: { records, settledBefore: true }, text: records.map((r) => itemText(r, true)).join('\n\n') };
+}
+
+function itemText(r: ClosedItem, before: boolean): string {
+  const lookup = r.item.lookup ? `${r.item.lookup.resource} ${r.item.lookup.ref}` : 'no lookup';
+  return [
+    `${r.itemId} (${r.item.flowKind}): ${r.verdict === 'moved' ? 'MOVED' : 'NOT MOVED'}, by ${r.by === 'provider' ? "the provider's answer" : "the operator's word"}${before ? `, closed before (${r.closedAt})` : ''}`,
+    `${lookup}: the provider said ${r.providerSaid}${r.answeredUnder ? ` under ${r.answeredUnder}` : ''}${r.item.amount === undefined ? '' : `; amount ${r.item.amount}`}`,
+    ...(r.note ? [`note: ${r.note}`] : []),
+  ].join('\n');
+}
 
 /**
  * The flow `ref` names: a workflow ID when one exists; else the one unsettled OutcomeUnknown flow

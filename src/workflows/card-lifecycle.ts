@@ -32,6 +32,9 @@ import { moveMoney } from './lib/money-movement';
 import { CardBalance, type BalanceRead } from './lib/card-balance';
 import { DeletionFollower, type DeletionFollow } from './lib/card-deletion';
 import { providerCalls } from './lib/provider';
+import { OPEN_ITEMS_PATCH, openItem } from './lib/open-items';
+import { itemOf } from './lib/open-item-of';
+import { isUnknownOutcomeType } from '../shared/outcome-unknown';
 import { declareVersioning } from './lib/versioning';
 
 const MAX_RECENT_TRANSACTIONS = 50;
@@ -175,6 +178,12 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
         return result;
       } catch (err) {
         if (err instanceof ApplicationFailure) remember(updateId, { failure: { type: err.type ?? undefined, message: err.message, details: [...(err.details ?? [])] }, request });
+        // docs/idempotency.md "Open items": a movement that ends not knowing what moved opens its item, settled by update ID or key.
+        if (err instanceof ApplicationFailure && isUnknownOutcomeType(err.type) && patched(OPEN_ITEMS_PATCH)) {
+          const flowKind = kind === 'funding' ? 'fundCard' : 'withdrawFromCard';
+          const owner = { workflowId: workflowInfo().workflowId, updateId: updateId ?? `key/${args.idempotencyKey ?? operationsApplied}` };
+          await openItem(itemOf({ flowKind, owner, input: { ...args, cardId }, details: err.details ?? [], reason: err.type!, keyScope: scope }));
+        }
         throw err;
       } finally {
         if (updateId !== undefined) running.delete(updateId);

@@ -30,3 +30,4 @@ export { reconcileCards as 'reconcile-cards', reconcileCards } from './reconcili
 export { refreshBins as 'refresh-bins', refreshBins } from './reconciliation/refresh-bins';
 export { sweepStuck as 'sweep-stuck', sweepStuck } from './reconciliation/sweep-stuck';
 export { settleOutcome } from './settle-outcome';
+export { openItem } from './open-item';

@@ -40,7 +40,7 @@ export async function settleOutcome(input: SettleInput): Promise<Settlement> {
   if (verdict === undefined) {
     failWith(
       FailureType.ValidationFailed,
-      `${input.workflowId}: the spec offers no lookup of what this flow may have moved (an issueCard that recorded no card, a KYC submission); check at the provider and settle with found = moved or not-moved`,
+      `${input.workflowId}: the spec offers no lookup of what this flow may have moved (an issueCard that recorded no card, a KYC submission, a recharge the provider keeps no record of under a key it does not honour); check at the provider and settle with found = moved or not-moved`,
       [{ errors: { found: `is required for this flow: one of ${SETTLEMENT_VERDICTS.join(', ')}` } }],
     );
   }
@@ -77,7 +77,9 @@ async function claimsOf(workflowId: string): Promise<MoneyClaim[]> {
 }
 
 /** Moved when any answer says it succeeded; processing while any is pending; not moved when every one says failed or none; undefined: nothing to ask. */
-function verdictOf(asked: Array<{ claim: MoneyClaim; side: ProviderSide }>): SettlementVerdict | undefined {
+function verdictOf(all: Array<{ claim: MoneyClaim; side: ProviderSide }>): SettlementVerdict | undefined {
+  // The spec gives POST /esim/recharge no idempotency key: no record under ours proves nothing, only a record or the operator's word does.
+  const asked = all.filter(({ claim, side }) => side.known || claim.flowKind !== 'rechargeEsim');
   if (asked.length === 0) return undefined;
   const phases = asked.map(({ claim, side }) => (side.known ? phaseOf(claim.resource, side.status) : 'unknown'));
   if (phases.includes('succeeded')) return 'moved';

@@ -66,7 +66,11 @@ const envMap = (docs: Doc[], component: string) => Object.fromEntries(envOf(docs
     const codec = policy(defaults, 'codec');
     expect(codec.ingress).toEqual([{ ports: [{ protocol: 'TCP', port: 4030 }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'temporal' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'temporal', 'app.kubernetes.io/component': 'web' } } }] }]);
     expect(ports(codec.egress)).toEqual(['53+53']); // DNS only: no Temporal, no provider
-    expect(ports(policy(template('codec.jwksUrl=https://idp.example/jwks').docs, 'codec').egress)).toEqual(['53+53', '443']);
+    const jwks = ['codec.jwksUrl=https://idp.example/jwks', 'codec.jwtIssuer=https://idp.example', 'codec.jwtAudience=temporal-ui'];
+    expect(ports(policy(template(...jwks).docs, 'codec').egress)).toEqual(['53+53', '443']);
+    // JWKS without issuer and audience, or over plain http, is refused at render: any token the identity provider signed would do.
+    expect(template(jwks[0]).out).toMatch(/codec.jwtIssuer and codec.jwtAudience must be set with codec.jwksUrl/);
+    expect(template('codec.jwksUrl=http://idp.example/jwks', ...jwks.slice(1)).out).toMatch(/codec.jwksUrl must be an https:\/\/ URL/);
 
     const bridge = policy(defaults, 'bridge');
     expect(ports(bridge.ingress)).toEqual(['4020', '9464']);

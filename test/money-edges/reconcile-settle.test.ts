@@ -8,6 +8,7 @@
  */
 import { createProviderClient } from '../../src/provider/client';
 import { legacyIdempotencyKey } from '../../src/shared/ids';
+import { openItemId } from '../../src/shared/open-items';
 import type { Difference, DriftReport } from '../../src/shared/reconciliation';
 import { runCli } from '../../src/starter/run';
 import { reconcileNow } from '../../src/starter/reconciliation';
@@ -62,7 +63,9 @@ beforeAll(async () => {
   const card = await issueTestCard(stack, 1_000);
   seeded.unknownFlow = uniqueId('fund-card');
   await faults(stack, { 'POST /cards/{cardId}/funding': { hangRate: 1, afterEffect: true, maxFaults: 1 }, 'GET /operations/{idempotencyKey}': { refuseRate: 1, refuseStatus: 403 } });
-  const unknown = await workflowFailure((await start('fundCard', seeded.unknownFlow, { cardId: card.cardId, amount: 2_500 })).result());
+  const unknownRun = await start('fundCard', seeded.unknownFlow, { cardId: card.cardId, amount: 2_500 });
+  seeded.unknownRun = unknownRun.firstExecutionRunId;
+  const unknown = await workflowFailure(unknownRun.result());
   expect(`${unknown.type}: ${unknown.message}`).toMatch(/^OutcomeUnknown/);
   seeded.unknownKey = String((unknown.details?.[0] as { idempotencyKey?: string }).idempotencyKey);
   await faults(stack, {});
@@ -103,14 +106,16 @@ beforeAll(async () => {
 afterAll(async () => stack?.close());
 
 describe('case 8: reconcile-money looks at every flow that may have moved money, however it ended', () => {
-  test('it names the flow, its kind, the key and the provider record of a terminated payout, an OutcomeUnknown funding, a terminated purchase and card issuance, and a keyless funding under its earlier key', async () => {
+  test('it names the flow, its kind, the key and the provider record of a terminated payout, a terminated purchase and card issuance, and a keyless funding under its earlier key, and opens an item for each; an OutcomeUnknown funding whose item closed MOVED is no difference', async () => {
+    // The funding that ended OutcomeUnknown opened its item, which asked the provider once the 403s stopped.
+    const item = stack.client.workflow.getHandle(openItemId({ workflowId: seeded.unknownFlow, runId: seeded.unknownRun }));
+    await waitUntil(async () => (await item.describe()).status.name === 'COMPLETED', 60_000, 'the funding\'s open item to close');
+    expect(await item.result()).toMatchObject({ verdict: 'moved', by: 'provider', providerSaid: 'COMPLETED', item: { idempotencyKey: seeded.unknownKey, amount: 2_500 } });
     const report = await reconcileMoney();
     expect(about(report, seeded.payoutFlow)).toEqual([
       expect.objectContaining({ kind: 'moved-unaccounted', flowKind: 'sendPayout', ids: { merOrderNo: seeded.merOrderNo }, ours: { status: 'TERMINATED' }, provider: expect.objectContaining({ status: expect.any(String) }) }),
     ]);
-    expect(about(report, seeded.unknownFlow)).toEqual([
-      expect.objectContaining({ kind: 'moved-unaccounted', flowKind: 'fundCard', ids: expect.objectContaining({ idempotencyKey: seeded.unknownKey }), ours: { status: 'OutcomeUnknown' }, provider: { status: 'COMPLETED', amount: 2_500 } }),
-    ]);
+    expect(about(report, seeded.unknownFlow)).toEqual([]);
     expect(about(report, seeded.purchaseFlow)).toEqual([
       expect.objectContaining({ kind: 'moved-unaccounted', flowKind: 'purchaseEsim', ids: { idempotencyKey: expect.stringMatching(/^esim_/) }, ours: { status: 'TERMINATED' }, provider: expect.objectContaining({ status: 'COMPLETED' }) }),
     ]);
@@ -120,16 +125,20 @@ describe('case 8: reconcile-money looks at every flow that may have moved money,
     expect(about(report, seeded.legacyFlow)).toEqual([
       expect.objectContaining({ kind: 'moved-unaccounted', flowKind: 'fundCard', ids: { idempotencyKey: seeded.legacyKey }, ours: { status: 'TERMINATED' }, provider: { status: 'COMPLETED', amount: 1_200 } }),
     ]);
+    // Case 2: each flow that closed without a word while the provider worked is an open item now, with no look-back window.
+    const open = (await cli('open', '--json')).json().result.openItems.map((i: { refs: string[] }) => i.refs);
+    for (const flow of [seeded.payoutFlow, seeded.purchaseFlow, seeded.issueFlow, seeded.legacyFlow]) expect(open).toContainEqual(expect.arrayContaining([flow]));
   });
 });
 
 describe('settle: one command asks the provider under every key, records what it found, and reconciliation stops reporting it', () => {
   test('settle by key and by workflow ID says MOVED, records the settlement, and the next reconcile-money no longer reports those flows', async () => {
-    const byKey = await cli('settle', seeded.unknownKey, '--note', 'ticket OPS-1', '--json');
+    // The funding's item closed by itself: settling by its key answers its record.
+    const byKey = await cli('settle', seeded.unknownKey, '--json');
     expect(byKey.code).toBe(0);
-    expect(byKey.json().result).toMatchObject({ workflowId: seeded.unknownFlow, flowKind: 'fundCard', verdict: 'moved', by: 'provider', note: 'ticket OPS-1', settledBefore: false });
-    expect(byKey.json().result.asked).toEqual([{ resource: 'operation', ref: seeded.unknownKey, known: true, status: 'COMPLETED', amount: 2_500 }]);
-    const payout = await cli('settle', seeded.payoutFlow);
+    expect(byKey.json().result).toMatchObject({ item: { owner: { workflowId: seeded.unknownFlow }, flowKind: 'fundCard', idempotencyKey: seeded.unknownKey }, verdict: 'moved', by: 'provider', settledBefore: true });
+    const payout = await cli('settle', seeded.payoutFlow, '--note', 'ticket OPS-1', '--json');
+    expect(payout.json().result).toMatchObject({ verdict: 'moved', by: 'provider', note: 'ticket OPS-1', settledBefore: false });
     expect(payout.code).toBe(0);
 
     const byId = await cli('settle', seeded.legacyFlow);

@@ -1,17 +1,18 @@
 /**
- * A flow that ends OutcomeUnknown stays in sight until it is settled (issue 29): it marks itself
- * ProviderStatus = OUTCOME_UNKNOWN as it fails, and the worker's /metrics counts it in
- * outcome_unknown_unsettled under its workflow type (the alert OutcomeUnknownUnsettled reads it),
- * until a settleOutcome run under settlement/<workflowId> completes. A flow that fails for another reason is not marked. The marker (outcome-unknown-searchable)
- * keeps the histories of flows that failed so before it replaying.
+ * A flow that ends OutcomeUnknown stays in sight until it is settled (issues 29, 39): it opens its
+ * open item and marks itself ProviderStatus = OPEN_ITEM as it fails, and the worker's /metrics counts
+ * the item in open_items under its flow kind, with open_item_oldest_age_seconds (the alert
+ * OpenItemOpenTooLong reads it), until the item closes: the provider's final word, or an operator's
+ * settlement. A flow that fails for another reason is not marked and opens nothing. Histories of
+ * flows that failed before open items (marker outcome-unknown-searchable only) replay from
+ * test/replay/histories/before-open-items/.
  */
 import { Worker } from '@temporalio/worker';
-import { temporal } from '@temporalio/proto';
 import { createDataConverter } from '../../src/codec/payload-codec';
 import { freePort } from '../../src/ports';
 import { PROVIDER_STATUS } from '../../src/shared/search-attributes';
-import { OUTCOME_UNKNOWN_STATUS, settlementWorkflowId } from '../../src/shared/settlement';
-import { OUTCOME_UNKNOWN_SEARCHABLE_PATCH } from '../../src/workflows/lib/outcome-unknown';
+import { OPEN_ITEM_STATUS } from '../../src/shared/open-items';
+import { runCli } from '../../src/starter/run';
 import type { AppProcess } from '../../tools/processes';
 import { issueTestCard, workflowFailure } from '../helpers/flows';
 import { startStack, uniqueId, type Stack } from '../helpers/stack';
@@ -19,8 +20,6 @@ import { waitUntil } from '../helpers/wait';
 import { spawnWorker } from '../helpers/worker-process';
 import { TIMINGS, faults } from '../money-edges/helpers';
 
-type History = temporal.api.history.v1.IHistory;
-const EventType = temporal.api.enums.v1.EventType;
 
 describe('a flow that ended OutcomeUnknown', () => {
   let stack: Stack | undefined;
@@ -30,7 +29,7 @@ describe('a flow that ended OutcomeUnknown', () => {
     await stack?.close();
   });
 
-  test('fundCard whose answer was cut off and whose operation cannot be read: marked OUTCOME_UNKNOWN, counted unsettled on /metrics until settled; a ValidationFailed is not', async () => {
+  test('fundCard whose answer was cut off and whose operation cannot be read: an open item, marked OPEN_ITEM, counted on /metrics until the provider answers; a ValidationFailed is not', async () => {
     stack = await startStack({ profile: 'minimal', cardProvisioningMs: 50 });
     const card = await issueTestCard(stack, 1000);
     // The flows run on a worker process of their own, which serves /metrics.
@@ -40,7 +39,7 @@ describe('a flow that ended OutcomeUnknown', () => {
     const metricsUrl = `http://127.0.0.1:${metricsPort}`;
     await waitUntil(() => fetch(`${metricsUrl}/ready`).then((r) => r.ok), 90_000, 'the worker ready');
     const run = (workflowId: string, input: Record<string, unknown>) =>
-      stack!.client.workflow.execute('fundCard', { taskQueue: stack!.taskQueue, workflowId, args: [{ timings: TIMINGS, ...input }] });
+      stack!.client.workflow.execute('fundCard', { taskQueue: stack!.taskQueue, workflowId, args: [{ timings: { ...TIMINGS, pollMaxIntervalMs: 60_000 }, ...input }] });
     const providerStatus = async (workflowId: string) => (await stack!.client.workflow.getHandle(workflowId).describe()).typedSearchAttributes.get(PROVIDER_STATUS);
 
     // The funding takes effect but its answer is cut off; the operation's record is refused (403).
@@ -51,50 +50,34 @@ describe('a flow that ended OutcomeUnknown', () => {
     const unknownId = uniqueId('fund-unknown');
     const unknown = await workflowFailure(run(unknownId, { cardId: card.cardId, amount: 2500 }));
     expect(unknown.type).toBe('OutcomeUnknown');
-    expect(await providerStatus(unknownId)).toBe(OUTCOME_UNKNOWN_STATUS);
+    expect(await providerStatus(unknownId)).toBe(OPEN_ITEM_STATUS);
 
     const invalidId = uniqueId('fund-invalid');
     expect((await workflowFailure(run(invalidId, { cardId: card.cardId, amount: -1 }))).type).toBe('ValidationFailed');
     expect(await providerStatus(invalidId)).toBeUndefined();
 
-    // Visibility catches up; the gauge reads it at most every 10 s.
-    const gauge = async () => {
+    // Visibility catches up; the gauges read it at most every 10 s.
+    const scrape = async () => {
       const text = await (await fetch(`${metricsUrl}/metrics`)).text();
-      return Object.fromEntries([...text.matchAll(/^outcome_unknown_unsettled\{flow_kind="(\w+)"\} (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
+      const open = Object.fromEntries([...text.matchAll(/^open_items\{flow_kind="(\w+)"\} (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
+      const oldest = /^open_item_oldest_age_seconds (\d+)$/m.exec(text)?.[1];
+      const unsettled = Object.fromEntries([...text.matchAll(/^outcome_unknown_unsettled\{flow_kind="(\w+)"\} (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
+      return { open, oldest: oldest === undefined ? undefined : Number(oldest), unsettled };
     };
-    await waitUntil(async () => (await gauge()).fundCard === 1, 60_000, 'outcome_unknown_unsettled{flow_kind="fundCard"} 1');
-    expect(await gauge()).toMatchObject({ fundCard: 1, withdrawFromCard: 0, sendPayout: 0 });
+    await waitUntil(async () => (await scrape()).open.fundCard === 1, 60_000, 'open_items{flow_kind="fundCard"} 1');
+    expect(await scrape()).toMatchObject({ open: { fundCard: 1, withdrawFromCard: 0, sendPayout: 0 }, oldest: expect.any(Number), unsettled: { fundCard: 0 } });
 
-    // Settled as the convention says (`starter settle` does it): a completed settleOutcome under settlement/<workflowId>.
+    // The operator settles it by the flow's key: the provider, asked again, says COMPLETED.
     await faults(stack, {});
-    const settlement = await stack.client.workflow.execute('settleOutcome', { taskQueue: stack.taskQueue, workflowId: settlementWorkflowId(unknownId), args: [{ workflowId: unknownId }] });
-    expect(settlement).toMatchObject({ workflowId: unknownId, verdict: 'moved' });
-    await waitUntil(async () => (await gauge()).fundCard === 0, 60_000, 'outcome_unknown_unsettled{flow_kind="fundCard"} 0 once settled');
+    let stdout = '';
+    const code = await runCli(['settle', String((unknown.details?.[0] as { idempotencyKey: string }).idempotencyKey), '--json'], () => stack!.config, { stdout: (t) => (stdout += t), stderr: () => undefined });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).result).toMatchObject({ verdict: 'moved', by: 'provider' });
+    await waitUntil(async () => (await scrape()).open.fundCard === 0, 60_000, 'open_items{flow_kind="fundCard"} 0 once settled');
+    expect((await scrape()).oldest).toBe(0);
 
-    // Its history replays, and so does the one it would have had before the marker (no marker, no upserts).
+    // Its history replays.
     const history = await stack.client.workflow.getHandle(unknownId).fetchHistory();
-    const before = withoutMarker(history, OUTCOME_UNKNOWN_SEARCHABLE_PATCH);
-    expect(before.events!.length).toBe(history.events!.length - 3);
-    const replay = (h: History) => Worker.runReplayHistory({ workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE! }, dataConverter: createDataConverter(stack!.config.codec) }, h, unknownId);
-    await replay(history);
-    await replay(before);
+    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE! }, dataConverter: createDataConverter(stack!.config.codec) }, history, unknownId);
   }, 240_000);
 });
-
-/**
- * `history` as a worker without the patch would have written it: without its marker and the upserts
- * after it in the same workflow task (the server's TemporalChangeVersion, then ProviderStatus), renumbered.
- */
-function withoutMarker(history: History, patchId: string): History {
-  const events = history.events ?? [];
-  const marker = events.findIndex(
-    (e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED && Object.values(e.markerRecordedEventAttributes?.details ?? {}).some((p) => p.payloads?.some((x) => Buffer.from(x.data ?? []).toString().includes(patchId))),
-  );
-  if (marker < 0) throw new Error(`no ${patchId} marker in the history`);
-  const task = String(events[marker].markerRecordedEventAttributes?.workflowTaskCompletedEventId);
-  const upserts = (e: temporal.api.history.v1.IHistoryEvent) =>
-    e.eventType === EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES && String(e.upsertWorkflowSearchAttributesEventAttributes?.workflowTaskCompletedEventId) === task;
-  const kept = events.filter((e, i) => i !== marker && !(i > marker && upserts(e)));
-  // protobufjs encodes a number where an int64 (Long) is declared.
-  return { ...history, events: kept.map((e, i) => ({ ...e, eventId: i + 1 })) as unknown as temporal.api.history.v1.IHistoryEvent[] };
-}

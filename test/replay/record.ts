@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config';
 import { sampleFolder, sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { entityWorkflowId } from '../../src/shared/ids';
+import { openItemId } from '../../src/shared/open-items';
 import { RECONCILIATIONS } from '../../src/shared/reconciliation';
 import { cardStateQuery, deleteCardUpdate, fundCardUpdate, freezeCardUpdate, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
 import { ensureTemporalCli } from '../../tools/temporal-cli';
@@ -111,6 +112,28 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
       // The card workflow reads the card until the provider says DELETED (card-deletion-followed).
       await waitUntil(async () => (await card.query(cardStateQuery)).status === 'DELETED', 30_000, 'the card workflow sees DELETED');
       await save('card-lifecycle-deleted', card);
+    },
+  },
+  'outcome-unknown': {
+    sandbox: { cardProvisioningMs: 100, operationProcessingMs: 60_000 },
+    async record(stack, save) {
+      const { cardId } = await issue(stack);
+      // A standalone funding whose answer is cut off and whose operation cannot be read (403): OutcomeUnknown.
+      await stack.control('PUT', '/config', {
+        faults: { endpoints: { 'POST /cards/{cardId}/funding': { truncateRate: 1, maxFaults: 1 }, 'GET /operations/{idempotencyKey}': { refuseRate: 1, refuseStatus: 403 } } },
+      });
+      const fund = await run(stack, 'fundCard', { cardId, amount: 500, timings: FAST_TIMINGS });
+      await fund.result().catch(() => undefined);
+      await save('fund-card-outcome-unknown', fund);
+      await stack.control('PUT', '/config', { faults: { endpoints: { 'POST /cards/{cardId}/funding': { truncateRate: 0 }, 'GET /operations/{idempotencyKey}': { refuseRate: 0 } } } });
+      // A card update the provider holds PROCESSING past its deadline: OutcomeUnknown, the card workflow goes on.
+      const card = stack.client.workflow.getHandle(entityWorkflowId('card', cardId));
+      await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, idempotencyKey: uniqueId('replay-held').slice(0, 40), timings: { ...FAST_TIMINGS, deadlineMs: 2000 } }], updateId: 'replay-held-1' }).catch(() => undefined);
+      await save('card-lifecycle-update-unknown', card);
+      // The funding's open item, asked again once the 403s stopped, closes on the provider's COMPLETED.
+      const item = stack.client.workflow.getHandle(openItemId({ workflowId: fund.workflowId, runId: fund.firstExecutionRunId }));
+      await item.result();
+      await save('open-item-closed-by-provider', item);
     },
   },
   reconciliation: {

@@ -6,8 +6,9 @@
  * that polled by themselves), before-money-edges/, before-coalesced-reads/, before-reconcile-updates/
  * (card workflows before MoneyMovedHour, and no reconciliation histories yet), before-one-marker/ (standalone
  * money flows with three markers and the workflow's signal to the card), before-schedule-names/
- * (the reconciliation workflows under their former camelCase types) and before-documents-store/
- * (an onboarding whose documents were paths) stand for workflows still running
+ * (the reconciliation workflows under their former camelCase types), before-documents-store/
+ * (an onboarding whose documents were paths) and before-open-items/ (a fundCard and a card update
+ * that ended OutcomeUnknown without opening an item) stand for workflows still running
  * and must keep replaying.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';

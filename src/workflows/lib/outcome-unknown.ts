@@ -6,10 +6,13 @@
  * One wrapper around the whole workflow function, not a line at each place that fails so: every
  * path to such a failure, today's and tomorrow's, is marked, and nothing else is.
  */
-import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, patched, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, isCancellation, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { OPEN_ITEMS_PATCH, openItem } from './open-items';
+import { itemOf } from './open-item-of';
 import { PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isUnknownOutcomeType } from '../../shared/outcome-unknown';
 import { OUTCOME_UNKNOWN_STATUS } from '../../shared/settlement';
+import { OPEN_ITEM_STATUS } from '../../shared/open-items';
 import type { DeclaresVersioning } from './versioning';
 
 /**
@@ -29,7 +32,9 @@ export function markingUnknownOutcome<A extends unknown[], R>(flow: (...args: A)
     try {
       return await flow(...args);
     } catch (err) {
-      if (isUnknownOutcomeType(applicationFailureOf(err)?.type) && patched(OUTCOME_UNKNOWN_SEARCHABLE_PATCH)) {
+      const failure = applicationFailureOf(err);
+      // Asked first: a history from before open items replays the searchable branch as it was.
+      if (!(await openItemIfUnsure(err, failure, args[0] as Record<string, unknown> | undefined)) && isUnknownOutcomeType(failure?.type) && patched(OUTCOME_UNKNOWN_SEARCHABLE_PATCH)) {
         upsertSearchAttributes([{ key: PROVIDER_STATUS, value: OUTCOME_UNKNOWN_STATUS }]);
       }
       throw err;
@@ -39,6 +44,27 @@ export function markingUnknownOutcome<A extends unknown[], R>(flow: (...args: A)
   const { versioningBehaviour, workflowDefinitionOptions } = flow as DeclaresVersioning;
   return Object.assign(Object.defineProperty(marked, 'name', { value: flow.name }), { versioningBehaviour, workflowDefinitionOptions });
 }
+
+/**
+ * docs/idempotency.md "Open items": a run that ends not knowing what moved opens its item before it
+ * fails (OutcomeUnknown, SubmissionOutcomeUnknown), and so does a money flow cancelled by its caller
+ * (the provider may still be working on what it sent; the item asks, and closes at once when nothing
+ * was sent). Under OPEN_ITEMS_PATCH, asked only on those paths: other histories hold no marker.
+ */
+async function openItemIfUnsure(err: unknown, failure: ApplicationFailure | undefined, input: Record<string, unknown> | undefined): Promise<boolean> {
+  const { workflowType, workflowId, runId } = workflowInfo();
+  const cancelled = isCancellation(err) && CANCELLED_MAY_HAVE_MOVED.includes(workflowType);
+  if (!isUnknownOutcomeType(failure?.type) && !cancelled) return false;
+  if (!patched(OPEN_ITEMS_PATCH)) return false;
+  const item = itemOf({ flowKind: workflowType, owner: { workflowId, runId }, input, details: failure?.details ?? [], reason: cancelled ? 'Canceled' : failure!.type!, keyScope: workflowId });
+  // Its item is now what pages and what is settled: the flow says where to look.
+  upsertSearchAttributes([{ key: PROVIDER_STATUS, value: OPEN_ITEM_STATUS }]);
+  await CancellationScope.nonCancellable(() => openItem(item));
+  return true;
+}
+
+/** The flows whose cancellation may leave the provider working on what they sent (not an onboarding waiting days for its review). */
+const CANCELLED_MAY_HAVE_MOVED = ['issueCard', 'fundCard', 'withdrawFromCard', 'purchaseEsim', 'rechargeEsim', 'sendPayout'];
 
 /** The ApplicationFailure a workflow fails with: the failure itself, or what an activity or child workflow failed with. */
 function applicationFailureOf(err: unknown): ApplicationFailure | undefined {

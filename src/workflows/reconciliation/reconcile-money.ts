@@ -45,7 +45,7 @@ export async function reconcileMoney(input: ReconcileInput = {}): Promise<DriftR
 }
 
 /** The provider's record of a claim: one read on its endpoint's budget (an operation, under each key it may be under). */
-export async function providerSide(reads: ProviderCalls<'reconcile'>, claim: MoneyClaim): Promise<ProviderSide> {
+export async function providerSide(reads: ProviderCalls<'reconcile'>, claim: Pick<MoneyClaim, 'resource' | 'ref' | 'alsoUnder'>): Promise<ProviderSide> {
   switch (claim.resource) {
     case 'operation':
       return reads.reconcileReadOperation({ idempotencyKey: claim.ref, ...(claim.alsoUnder ? { alsoUnder: claim.alsoUnder } : {}) });

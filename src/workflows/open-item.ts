@@ -1,0 +1,113 @@
+/**
+ * openItem: one call that may have moved money, from the moment its flow or card update could not
+ * learn whether it did until the provider's final word or an operator's settlement (shared/open-items.ts,
+ * docs/idempotency.md "Open items"). It asks the provider on a cadence (from `firstAskMs`, doubling to
+ * `maxAskIntervalMs`) for as long as it takes, with no look-back window: an answer days later counts.
+ * Its result is the record of what moved. While it runs it is what pages (open_item_oldest_age_seconds,
+ * OpenItemOpenTooLong) and what `starter open` lists; `starter settle REF` settles it by any reference.
+ * It reads only, on reconciliation's budget; it never moves money.
+ */
+import { allHandlersFinished, condition, continueAsNew, log, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { FailureType } from '../shared/failures';
+import { describeErrors, hasErrors } from '../shared/card-rules';
+import { closeOpenItemUpdate, openItemQuery } from '../shared/messages';
+import {
+  openItemId, openItemSettlementErrors, providerVerdict, saidOf,
+  type ClosedItem, type OpenItem, type OpenItemSettlement, type OpenItemVerdict,
+} from '../shared/open-items';
+import { PROVIDER_STATUS } from '../shared/search-attributes';
+import { applicationCause, failWith, providerCalls } from './lib/provider';
+import { providerSide } from './reconciliation/reconcile-money';
+import { declareVersioning } from './lib/versioning';
+
+const DEFAULT_FIRST_ASK_MS = 5 * 60_000;
+const DEFAULT_MAX_ASK_INTERVAL_MS = 6 * 3_600_000;
+/** Asks of one run before it continues as new: its history stays small however long the item stays open. */
+const ASKS_PER_RUN = 200;
+
+export interface OpenItemRun extends OpenItem {
+  /** Carried across continue-as-new: how long to wait before the next ask. */
+  nextAskMs?: number;
+}
+
+export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
+  const itemId = openItemId(item.owner);
+  let lastSaid = item.lastSaid;
+  let answeredUnder: string | undefined;
+  let closed: ClosedItem | undefined;
+  const close = (verdict: OpenItemVerdict, by: ClosedItem['by'], note?: string): ClosedItem =>
+    (closed ??= {
+      itemId, item, verdict, by, providerSaid: lastSaid, closedAt: new Date(Date.now()).toISOString(),
+      ...(answeredUnder === undefined ? {} : { answeredUnder }), ...(note === undefined ? {} : { note }),
+    });
+  const said = (word: string) => {
+    if (word !== lastSaid) upsertSearchAttributes([{ key: PROVIDER_STATUS, value: word }]);
+    lastSaid = word;
+  };
+  /** The provider's verdict now, its word recorded; undefined while it cannot say. */
+  const ask = async (): Promise<OpenItemVerdict | undefined> => {
+    if (!item.lookup) return undefined;
+    const side = await providerSide(providerCalls('reconcile', { scheduleToCloseTimeout: '2 minutes' }), item.lookup);
+    said(saidOf(side));
+    answeredUnder = side.ref;
+    return providerVerdict(item.lookup, side);
+  };
+
+  setHandler(openItemQuery, () => ({ itemId, ...item, lastSaid, ...(closed ? { closed } : {}) }));
+  setHandler(
+    closeOpenItemUpdate,
+    async (settlement: OpenItemSettlement) => {
+      if (closed) return closed;
+      const verdict = await ask();
+      return close(operatorVerdict(itemId, item, lastSaid, verdict, settlement), verdict === undefined ? 'operator' : 'provider', settlement.note);
+    },
+    { validator: (settlement: OpenItemSettlement) => rejectIfInvalid(settlement) },
+  );
+
+  let waitMs = item.nextAskMs ?? item.cadence?.firstAskMs ?? DEFAULT_FIRST_ASK_MS;
+  for (let asks = 0; asks < ASKS_PER_RUN; asks++) {
+    if (await condition(() => closed !== undefined, waitMs)) return closed!;
+    // A read that fails for good (a 403, the provider down for minutes) is asked again at the next turn: the item never ends on it.
+    const verdict = await ask().catch((err: unknown) => {
+      log.warn('an open item could not ask the provider; asking again later', { itemId, failure: applicationCause(err)?.type ?? 'unknown' });
+      return undefined;
+    });
+    if (closed) return closed;
+    if (verdict !== undefined) return close(verdict, 'provider');
+    waitMs = Math.min(waitMs * 2, item.cadence?.maxAskIntervalMs ?? DEFAULT_MAX_ASK_INTERVAL_MS);
+  }
+  // An operator's settlement under way finishes before the run continues as new.
+  await condition(allHandlersFinished);
+  return continueAsNew<typeof openItem>({ ...item, lastSaid, nextAskMs: waitMs });
+}
+
+/**
+ * The operator's settlement, held against the provider: where it can be asked and gives a final word,
+ * that word settles it and a contradicting `found` is refused; while it still works on it, nothing is
+ * settled; where it cannot say (no lookup, or its silence proves nothing), the operator's `found` is
+ * required and recorded as given.
+ */
+function operatorVerdict(itemId: string, item: OpenItem, lastSaid: string, provider: OpenItemVerdict | undefined, { found }: OpenItemSettlement): OpenItemVerdict {
+  if (provider !== undefined) {
+    if (found !== undefined && found !== provider) {
+      failWith(FailureType.ValidationFailed, `${itemId}: found says ${found}, the provider says ${provider} (${lastSaid}); nothing recorded`, [{ errors: { found: `contradicts the provider, which says ${provider}` } }]);
+    }
+    return provider;
+  }
+  if (item.lookup && !item.lookup.silenceProvesNothing && lastSaid !== 'NO_RECORD') {
+    failWith(FailureType.OutcomeUnknown, `${itemId}: the provider is still working on it (${lastSaid}); it stays open and is asked again`, [{ itemId, lastSaid, mayHaveTakenEffect: true }]);
+  }
+  if (found === undefined) {
+    const why = item.lookup ? `the provider keeps no record it can be asked for (${item.lookup.resource} ${item.lookup.ref}: ${lastSaid}), and its silence proves nothing` : 'the spec offers no lookup of what it may have moved';
+    failWith(FailureType.ValidationFailed, `${itemId}: ${why}; check at the provider and settle with found = moved or not-moved`, [{ errors: { found: 'is required for this item: one of moved, not-moved' } }]);
+  }
+  return found;
+}
+
+function rejectIfInvalid(settlement: OpenItemSettlement): void {
+  const errors = openItemSettlementErrors(settlement);
+  if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid settlement: ${describeErrors(errors)}`, [{ errors }]);
+}
+
+// docs/versioning.md: stays open for days or longer: it moves to each new build and keeps markers and replay tests.
+declareVersioning('AUTO_UPGRADE', openItem);

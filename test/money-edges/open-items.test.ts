@@ -1,0 +1,109 @@
+/**
+ * The books close (issue 39): every call that may have moved money and could not learn whether it
+ * did is an open item (the openItem workflow) until the provider's final word or an operator's
+ * settlement, found by any reference the caller or operator holds. The sandbox's ledger is the truth.
+ */
+import type { WorkflowHandle } from '@temporalio/client';
+import type { ClosedItem } from '../../src/shared/open-items';
+import { openItemId } from '../../src/shared/open-items';
+import { runCli } from '../../src/starter/run';
+import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows';
+import { uniqueId, type Stack } from '../helpers/stack';
+import { waitUntil } from '../helpers/wait';
+import { TIMINGS, cardBalance, faults, ledger, stackOn, typedClient } from './helpers';
+
+jest.setTimeout(180_000);
+
+let stack: Stack;
+afterEach(async () => stack?.close());
+
+const cli = async (...args: string[]) => {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, () => stack.config, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
+  return { code, stdout, stderr, json: () => JSON.parse(stdout.trim()) };
+};
+
+const openRefs = async (): Promise<Array<{ itemId: string; refs: string[]; open: boolean; lastSaid: string }>> => (await cli('open', '--json')).json().result.openItems;
+
+async function closedRecord(itemId: string): Promise<ClosedItem> {
+  const handle: WorkflowHandle = stack.client.workflow.getHandle(itemId);
+  await waitUntil(async () => (await handle.describe()).status.name === 'COMPLETED', 90_000, `${itemId} to close`);
+  return (await handle.result()) as ClosedItem;
+}
+
+describe('open items', () => {
+  test('case 1: a card funding update held PROCESSING past its deadline is an open item; settle by its key waits for the provider; the provider completing it closes it MOVED', async () => {
+    stack = await stackOn('minimal');
+    const card = await issueTestCard(stack, 1000);
+    const cards = typedClient(stack);
+    await stack.control('PUT', '/config', { operationProcessingMs: 15_000 });
+    const idempotencyKey = uniqueId('held').slice(0, 40);
+    const unknown = await clientFailure(cards.fundCard({ cardId: card.cardId, amount: 1500, idempotencyKey, timings: { ...TIMINGS, deadlineMs: 4000 } }));
+    expect(unknown.type).toBe('OutcomeUnknown');
+
+    // The item is there by the caller's key and by the card update's ID, and lists while open.
+    const listed = (await openRefs()).find((i) => i.refs.includes(idempotencyKey));
+    expect(listed).toBeDefined();
+    expect(listed!.refs).toEqual(expect.arrayContaining([`card/${card.cardId}`, unknown.updateId]));
+    // While the provider still works on it, settling changes nothing (exit 4: money may still move).
+    const early = await cli('settle', idempotencyKey, '--found', 'not-moved', '--json');
+    expect(early.code).toBe(4);
+    expect(early.json().error.message).toMatch(/still working on it/);
+
+    // The provider completes it minutes after the caller was told OutcomeUnknown: the item asks, and closes with the record.
+    const record = await closedRecord(listed!.itemId);
+    expect(record).toMatchObject({ verdict: 'moved', by: 'provider', providerSaid: 'COMPLETED', item: { idempotencyKey, cardId: card.cardId, amount: 1500 } });
+    expect(await cardBalance(stack, card.cardId)).toBe(2500);
+    // Settling by the update ID answers the record it closed with; the item is no longer listed.
+    const later = await cli('settle', unknown.updateId!, '--json');
+    expect(later.code).toBe(0);
+    expect(later.json().result).toMatchObject({ verdict: 'moved', settledBefore: true });
+    expect((await openRefs()).find((i) => i.itemId === listed!.itemId)).toBeUndefined();
+    expect((await ledger(stack)).violations).toEqual([]);
+  });
+
+  test("case 3: a recharge whose answer is lost, on a provider that ignores its key, is never settled NOT MOVED on the provider's silence; the operator's word MOVED is recorded", async () => {
+    stack = await stackOn('contract');
+    const esim = (await stack.client.workflow.execute('purchaseEsim', { taskQueue: stack.taskQueue, workflowId: uniqueId('buy'), args: [{ planNo: 'epln_global_1gb', timings: TIMINGS }] })) as { esimNo: string };
+    const charged = async () => (await ledger(stack)).totals.charged;
+    const before = await charged();
+    await faults(stack, { 'POST /esim/recharge': { ignoreIdempotencyKey: true, errorRate: 1, afterEffect: true } });
+    const workflowId = uniqueId('recharge');
+    const lost = await workflowFailure(stack.client.workflow.execute('rechargeEsim', { taskQueue: stack.taskQueue, workflowId, args: [{ esimNo: esim.esimNo, timings: TIMINGS }] }));
+    expect(lost.type).toBe('OutcomeUnknown');
+    // It says what to do while the item is open; it no longer points at GET /operations, which cannot show a recharge.
+    expect(lost.message).toMatch(/open item/);
+    expect(lost.message).not.toMatch(/GET \/operations/);
+    expect((await charged()) - before).toBeGreaterThan(0);
+
+    const refused = await cli('settle', workflowId, '--json');
+    expect(refused.code).toBe(1);
+    expect(refused.json().error.message).toMatch(/silence proves nothing/);
+    const settled = await cli('settle', workflowId, '--found', 'moved', '--note', 'seen in the provider portal', '--json');
+    expect(settled.code).toBe(0);
+    expect(settled.json().result).toMatchObject({ verdict: 'moved', by: 'operator', note: 'seen in the provider portal', item: { flowKind: 'rechargeEsim' } });
+    expect((await ledger(stack)).violations).toEqual([]);
+  });
+
+  test('case 6: each run of a workflow ID that ends unknown is an item of its own; the settlement of the first does not silence the second', async () => {
+    stack = await stackOn('contract');
+    const esim = (await stack.client.workflow.execute('purchaseEsim', { taskQueue: stack.taskQueue, workflowId: uniqueId('buy'), args: [{ planNo: 'epln_global_1gb', timings: TIMINGS }] })) as { esimNo: string };
+    await faults(stack, { 'POST /esim/recharge': { ignoreIdempotencyKey: true, errorRate: 1, afterEffect: true } });
+    const workflowId = uniqueId('recharge');
+    const run = () => workflowFailure(stack.client.workflow.execute('rechargeEsim', { taskQueue: stack.taskQueue, workflowId, args: [{ esimNo: esim.esimNo, timings: TIMINGS }] }));
+    expect((await run()).type).toBe('OutcomeUnknown');
+    const first = (await stack.client.workflow.getHandle(workflowId).describe()).runId;
+    expect((await cli('settle', workflowId, '--found', 'not-moved', '--json')).code).toBe(0);
+
+    expect((await run()).type).toBe('OutcomeUnknown');
+    const second = (await stack.client.workflow.getHandle(workflowId).describe()).runId;
+    const open = await openRefs();
+    expect(open.map((i) => i.itemId)).toContain(openItemId({ workflowId, runId: second }));
+    expect(open.map((i) => i.itemId)).not.toContain(openItemId({ workflowId, runId: first }));
+    // The workflow ID now names the second run's open item, not the first run's settlement.
+    const again = await cli('settle', workflowId, '--found', 'moved', '--json');
+    expect(again.code).toBe(0);
+    expect(again.json()).toMatchObject({ workflowId: openItemId({ workflowId, runId: second }), result: { verdict: 'moved', settledBefore: false } });
+  });
+});
