@@ -53,7 +53,7 @@ export function createCardActivities({ provider, temporal, bins, sealer }: CardA
       return providerCall(async () => {
         // Every key origin: a caller's key is forgotten by the provider after 24 h as a derived one is.
         const earlier = await cardOfEarlierRun(temporal, keyOrigin ?? { callerKey: idempotencyKey });
-        if (earlier?.cardId) return toCardView(await provider.getCard(earlier.cardId));
+        if (earlier?.cardId) return readEarlierCard(provider, earlier.cardId, idempotencyKey);
         const key = earlier?.idempotencyKey ?? idempotencyKey;
         try {
           return toCardView(await provider.createCard(createCardBody(input), { idempotencyKey: key }));
@@ -192,4 +192,24 @@ function unreadableCard(idempotencyKey: string): ApplicationFailure {
     message: `the answer to POST /cards could not be read: asking again under key ${idempotencyKey}, which the provider answers with the same card`,
     details: [{ idempotencyKey, endpoint: 'POST /cards', mayHaveTakenEffect: true }],
   });
+}
+
+/**
+ * The card an earlier run of this workflow ID created (its initialAmount moved). A read that fails
+ * is never the read's own failure, which would say nothing moved: a 404 is read lag on a card we were
+ * told of (retried, within the POST's window), anything the provider refuses for good is OutcomeUnknown
+ * naming the card, and the flow opens its item (docs/idempotency.md, "Open items").
+ */
+async function readEarlierCard(provider: ProviderClient, cardId: string, idempotencyKey: string): Promise<CardView> {
+  try {
+    return toCardView(await provider.getCard(cardId));
+  } catch (err) {
+    if (!isProviderError(err) || err.retryable) throw err;
+    throw ApplicationFailure.create({
+      type: FailureType.OutcomeUnknown,
+      message: `an earlier run of this workflow created card ${cardId}, and reading it failed (${err.type}): its initialAmount moved; the card is followed as an open item`,
+      nonRetryable: !isProviderError(err, 'NotFound'),
+      details: [{ cardId, idempotencyKey, cause: err.type, mayHaveTakenEffect: true }],
+    });
+  }
 }

@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';
 import type { OperationAnswer } from '../provider/answers';
 import { everyDerivedKey, legacyIdempotencyKey } from '../shared/ids';
-import { earlierRunsOfThisWorkflow } from './earlier-runs';
+import { earlierRunScheduled, earlierRunsOfThisWorkflow } from './earlier-runs';
 import { readOperation } from './idempotent-post';
 
 /** How a derived key was made: its purpose and the workflow ID it was derived from. */
@@ -27,26 +27,34 @@ export interface EarlierOperation {
 
 /**
  * The key an earlier run of this workflow ID used when it is not ours, and the provider's record
- * under it (GET /operations/{key} for each candidate). Asked on every attempt, so an attempt lost
- * after it found one cannot leave the next to post under a new key. An earlier run from before
- * SHA-256 keys (its TemporalChangeVersion lacks the marker) may have posted under its FNV key
- * although the provider shows nothing under it yet (read-after-write lag): its key is kept anyway,
- * never replaced by ours, and the POST under it (idempotent) answers the original or moves once.
+ * under it. Asked on every attempt, so an attempt lost after it found one cannot leave the next to
+ * post under a new key. The provider is asked under every key any build could have derived, ours
+ * included, before anything is chosen: a record under ours means we continue under ours; a record
+ * under another means that one. Only when no key shows a record does an earlier run's kind of key
+ * matter, and only a run that actually scheduled the POST (`postActivity`) counts: one from before
+ * SHA-256 keys may have posted under its FNV key although the provider shows nothing yet
+ * (read-after-write lag), so its key is kept, never replaced by ours. A run the lookup does not
+ * recognise (terminated before its first task, a marker it does not know) is a reason to ask, never
+ * to pick a key.
  */
 export async function operationOfEarlierRun(
   temporal: Client,
   provider: ProviderClient,
   req: { idempotencyKey: string; keyOrigin?: KeyOrigin },
+  postActivity: string,
 ): Promise<EarlierOperation | undefined> {
   if (!req.keyOrigin) return undefined;
   const earlierRuns = await earlierRunsOfThisWorkflow(temporal);
   if (earlierRuns.length === 0) return undefined;
-  for (const key of everyDerivedKey(req.keyOrigin.purpose, req.keyOrigin.workflowId)) {
-    if (key === req.idempotencyKey) continue;
+  const keys = [req.idempotencyKey, ...everyDerivedKey(req.keyOrigin.purpose, req.keyOrigin.workflowId).filter((k) => k !== req.idempotencyKey)];
+  for (const key of keys) {
     const operation = await readOperation(provider, key);
-    if (operation) return { idempotencyKey: key, operation };
+    if (operation) return key === req.idempotencyKey ? undefined : { idempotencyKey: key, operation };
   }
   const legacyKey = legacyIdempotencyKey(req.keyOrigin.purpose, req.keyOrigin.workflowId);
-  const beforeSha256 = earlierRuns.some((run) => !run.sha256Keys);
-  return beforeSha256 && legacyKey !== req.idempotencyKey ? { idempotencyKey: legacyKey } : undefined;
+  if (legacyKey === req.idempotencyKey) return undefined;
+  for (const run of earlierRuns) {
+    if (!run.sha256Keys && (await earlierRunScheduled(temporal, run, postActivity))) return { idempotencyKey: legacyKey };
+  }
+  return undefined;
 }

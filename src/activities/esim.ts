@@ -76,7 +76,7 @@ export function createEsimActivities({ provider, temporal }: { provider: Provide
     /** Charges the wallet once per key; answers the order as the provider has it (ISSUED, PAID, ISSUING or REFUNDED). */
     async placeEsimOrder(req: EsimOrderRequest): Promise<EsimOrder> {
       return providerCall(async () => {
-        const earlier = await operationOfEarlierRun(temporal, provider, req);
+        const earlier = await operationOfEarlierRun(temporal, provider, req, 'placeEsimOrder');
         if (earlier) {
           // A restart whose earlier run charged under another key: that key's order, confirmed as any recalled one.
           const adopted = { ...req, idempotencyKey: earlier.idempotencyKey };

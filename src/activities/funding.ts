@@ -15,7 +15,7 @@
  * | record names another card or amount | IdempotencyConflict, nothing moved |
  * | 409 we cannot read | in progress: the retry reconciles, then asks again; bounded by the movement's deadline (then OutcomeUnknown) |
  * | GET /operations fails after a call that may have taken effect | 5xx, timeout, 429: retried, reconciling first; 403 or any other refusal: OutcomeUnknown with the key, `mayHaveTakenEffect: true` |
- * | restart of the workflow ID after a deploy | before its first POST, a run whose key is derived asks under every key an earlier version could have derived (earlier-key.ts) and continues under the one the provider knows, confirmed as any recalled record is |
+ * | restart of the workflow ID after a deploy | before its first POST, a run whose key is derived asks under every key any version could have derived, its own included (earlier-key.ts), and continues under the one the provider knows, confirmed as any recalled record is; with no record anywhere, only an earlier run that scheduled the POST picks its key (FNV if it had no SHA-256 marker) |
  * | same key, other amount or card | the provider answers 409 (IdempotencyConflict); the card workflow refuses it before any call |
  * | restart after a read-after-write 404 under an earlier version's FNV key | that key is kept (earlier-key.ts) and the POST under it answers the original: funded once |
  * | PROCESSING, then the workflow's poll of the key fails for good (403, 404) | OutcomeUnknown with the key, card, amount and last status (workflows/lib/provider.ts readAfterEffect), never the read's type |
@@ -70,7 +70,7 @@ export function createFundingActivities({ provider, temporal }: { provider: Prov
   return {
     async moveMoney(req: MoveMoneyRequest): Promise<OperationOutcome> {
       const outcome = await providerCall(async () => {
-        const earlier = await operationOfEarlierRun(temporal, provider, req);
+        const earlier = await operationOfEarlierRun(temporal, provider, req, 'moveMoney');
         // A restart continues under the key its earlier run used, which is confirmed as any recalled record is.
         const key = earlier?.idempotencyKey ?? req.idempotencyKey;
         const spec = { idempotencyKey: key, endpoint: req.kind === 'funding' ? 'POST /cards/{cardId}/funding' : 'POST /cards/{cardId}/withdrawal' };

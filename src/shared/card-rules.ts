@@ -74,14 +74,27 @@ const TIMINGS_FIELD = 'timings';
 
 /** Field errors of a money movement's `timings` (`timings.deadlineMs`, …): each wait an integer from 1 ms to a day. */
 export function moneyTimingsErrors(timings: unknown): FieldErrors {
+  return waitTimingsErrors(timings, MAX_MONEY_WAIT_MS);
+}
+
+/** A payout may take days to reach its terminal status: its deadline may be a month; every other wait at most a day. */
+export const MAX_PAYOUT_DEADLINE_MS = 30 * MAX_MONEY_WAIT_MS;
+
+/** Field errors of a payout's `timings`: the deadline an integer from 1 ms to 30 days, each other wait to a day. */
+export function payoutTimingsErrors(timings: unknown): FieldErrors {
+  return waitTimingsErrors(timings, MAX_MONEY_WAIT_MS, { webhookWaitMs: MAX_MONEY_WAIT_MS, deadlineMs: MAX_PAYOUT_DEADLINE_MS });
+}
+
+function waitTimingsErrors(timings: unknown, maxMs: number, fields: Partial<Record<string, number>> = {}): FieldErrors {
   if (timings === undefined) return {};
   if (typeof timings !== 'object' || timings === null || Array.isArray(timings)) return { [TIMINGS_FIELD]: 'must be an object' };
+  const limits: Record<string, number> = { ...Object.fromEntries(MONEY_WAITS.map((f) => [f, maxMs])), ...fields } as Record<string, number>;
   const errors: FieldErrors = {};
-  for (const field of MONEY_WAITS) {
+  for (const [field, max] of Object.entries(limits)) {
     const value = (timings as Record<string, unknown>)[field];
     if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_MONEY_WAIT_MS) {
-      errors[`${TIMINGS_FIELD}.${field}`] = `must be an integer from 1 to ${MAX_MONEY_WAIT_MS} (milliseconds; at most a day)`;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+      errors[`${TIMINGS_FIELD}.${field}`] = `must be an integer from 1 to ${max} (milliseconds; at most ${max === MAX_MONEY_WAIT_MS ? 'a day' : `${max / MAX_MONEY_WAIT_MS} days`})`;
     }
   }
   return errors;

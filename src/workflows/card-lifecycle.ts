@@ -31,7 +31,7 @@ import { EntityWatch } from './lib/entity-watch';
 import { moveMoney } from './lib/money-movement';
 import { CardBalance, type BalanceRead } from './lib/card-balance';
 import { DeletionFollower, type DeletionFollow } from './lib/card-deletion';
-import { providerCalls } from './lib/provider';
+import { applicationCause, providerCalls } from './lib/provider';
 import { OPEN_ITEMS_PATCH, openItem } from './lib/open-items';
 import { itemOf } from './lib/open-item-of';
 import { isUnknownOutcomeType } from '../shared/outcome-unknown';
@@ -157,7 +157,17 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
       }
       return card;
     }
-    return general.getCard({ cardId });
+    // The change took effect (a delete returns the balance to the wallet): a read back that fails for good says so, never that nothing happened.
+    return general.getCard({ cardId }).catch((err: unknown) => {
+      const cause = applicationCause(err);
+      if (!cause) throw err;
+      throw ApplicationFailure.create({
+        type: cause.type ?? undefined,
+        message: `the ${request.action} of card ${cardId} took effect; reading the card back failed (${cause.type}: ${cause.message})`,
+        nonRetryable: true,
+        details: [{ cardId, action: request.action, mayHaveTakenEffect: true }],
+      });
+    });
   };
   const move = (kind: MoneyMovementKind) => (args: { amount: number; idempotencyKey?: string; timings?: object }) => {
     const updateId = currentUpdateInfo()?.id;

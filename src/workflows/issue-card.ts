@@ -42,7 +42,8 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
 
   const outcome = await awaitOutcome({ kind: 'card', entityId: created.cardId, timings: input.timings });
   if (!outcome) {
-    failWith(FailureType.CardProvisioningTimedOut, `card ${created.cardId} was still CREATING when the deadline passed`, [{ cardId: created.cardId }]);
+    // The card exists and its initialAmount left the wallet: the flow's open item follows the card from here (docs/idempotency.md, "Open items").
+    failWith(FailureType.CardProvisioningTimedOut, `card ${created.cardId} was still CREATING when the deadline passed`, [{ cardId: created.cardId, amount: input.initialAmount, mayHaveTakenEffect: true }]);
   }
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: outcome.status }]);
   if (phaseOf('card', outcome.status) === 'failed') {

@@ -8,10 +8,10 @@
  * - a FAILED payout (insufficient balance included) is a result with its reason, not a stuck
  *   or failed flow; `shortfall` says how much the wallet was missing when the provider said.
  */
-import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PayoutAnswer } from '../provider/answers';
 import { createPayoutRequest } from '../provider/api/payouts';
-import { describeErrors, hasErrors, keyErrors } from '../shared/card-rules';
+import { describeErrors, hasErrors, hasTimingsErrors, keyErrors, payoutTimingsErrors, withoutTimingsErrors } from '../shared/card-rules';
 import { FailureType, shortfallOf, type FieldErrors } from '../shared/failures';
 import { phaseOf } from '../shared/statuses';
 import { idempotencyKeyFor } from './lib/keys';
@@ -27,7 +27,9 @@ const creationRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterv
 
 export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'sendPayout' }]);
-  const errors = sendPayoutErrors(input ?? ({} as SendPayoutInput));
+  let errors = sendPayoutErrors(input ?? ({} as SendPayoutInput));
+  // A payout started before its timings were checked keeps running with them (its history replays).
+  if (hasTimingsErrors(errors) && !patched(PAYOUT_TIMINGS_CHECKED_PATCH)) errors = withoutTimingsErrors(errors);
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid payout: ${describeErrors(errors)}`, [{ errors }]);
 
   const { idempotencyKey: givenKey, timings, ...request } = input;
@@ -42,9 +44,16 @@ export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> 
   return shortfall === undefined ? payout : { ...payout, shortfall };
 }
 
+/**
+ * docs/versioning.md: a payout whose `timings` break the rule (payoutTimingsErrors: a deadline above
+ * 30 days or a wait above a day, or not a positive integer) fails ValidationFailed before any call;
+ * before, it ran with them. `patched()` is called only when the timings break the rule.
+ */
+export const PAYOUT_TIMINGS_CHECKED_PATCH = 'payout-timings-checked';
+
 function sendPayoutErrors(input: SendPayoutInput): FieldErrors {
-  const { idempotencyKey, timings: _timings, ...request } = input;
-  const errors: FieldErrors = createPayoutRequest.errors(request);
+  const { idempotencyKey, timings, ...request } = input;
+  const errors: FieldErrors = { ...createPayoutRequest.errors(request), ...payoutTimingsErrors(timings) };
   return idempotencyKey === undefined ? errors : { ...errors, ...keyErrors(idempotencyKey) };
 }
 

@@ -1,5 +1,10 @@
 /** Shared steps of the money-edge tests: a stack on a sandbox profile, the typed client, the ledger as truth. */
 import type { WorkflowHandle } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createDataConverter } from '../../src/codec/payload-codec';
+import { legacyIdempotencyKey } from '../../src/shared/ids';
+import { rateClassQueue } from '../../src/shared/task-queues';
+import { connectionOptions } from '../../src/temporal/connection';
 import { CardIssuingClient } from '../../src/client';
 import type { SandboxConfigPatch } from '../../src/sandbox/control-client';
 import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';
@@ -54,4 +59,33 @@ export async function faults(stack: Stack, byEndpoint: Record<string, Record<str
 export async function loseAfterEffect(handle: WorkflowHandle, moved: () => Promise<boolean>): Promise<void> {
   await waitUntil(moved, 60_000, 'the first run moved money');
   await handle.terminate('test: the first run is lost after its call took effect');
+}
+
+/**
+ * The first run of `workflowId` as a build from before SHA-256 keys ran it: it POSTs the movement under
+ * its FNV key through the real activity and records no marker, then it is over (a worker of its own
+ * runs its workflow on a side queue; the real workers run the activity).
+ */
+export async function legacyMoneyRun(stack: Stack, workflowId: string, move: { kind: 'funding' | 'withdrawal'; cardId: string; amount: number }): Promise<void> {
+  const purpose = move.kind === 'funding' ? 'fund' : 'wdr';
+  const taskQueue = `${stack.taskQueue}-legacy`;
+  const connection = await NativeConnection.connect(connectionOptions(stack.config.temporal));
+  const worker = await Worker.create({
+    connection,
+    taskQueue,
+    workflowsPath: require.resolve('./legacy/workflows'),
+    dataConverter: createDataConverter(stack.config.codec),
+    bundlerOptions: { ignoreModules: ['@temporalio/activity'] },
+  });
+  try {
+    await worker.runUntil(
+      stack.client.workflow.execute('legacyMoneyRun', {
+        taskQueue,
+        workflowId,
+        args: [{ ...move, idempotencyKey: legacyIdempotencyKey(purpose, workflowId), activityQueue: rateClassQueue(stack.taskQueue, move.kind) }],
+      }),
+    );
+  } finally {
+    await connection.close();
+  }
 }

@@ -5,12 +5,11 @@
  * OutcomeUnknown with the key. The sandbox's ledger is the truth.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { createProviderClient } from '../../src/provider/client';
 import { legacyIdempotencyKey } from '../../src/shared/ids';
 import { issueTestCard, workflowFailure } from '../helpers/flows';
 import { startStack, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
-import { PROFILES, TIMINGS, cardBalance, faults, ledger, requests, stackOn } from './helpers';
+import { PROFILES, TIMINGS, cardBalance, faults, ledger, legacyMoneyRun, requests, stackOn } from './helpers';
 
 const OPERATIONS = 'GET /operations/{idempotencyKey}';
 /** Short windows, so that a 429's wait for the reset stays short. */
@@ -145,11 +144,8 @@ describe('suspected: a read-after-write 404 under the old key during the key-sch
     stack = await stackOn('minimal', { readLagMs: 30_000 });
     const card = await issueTestCard(stack, 1000);
     const workflowId = uniqueId('fund-lag');
-    // The first run, as the version before SHA-256 keys ran it: started, its POST sent under the FNV key, then lost.
-    await stack.stopWorkers();
-    await (await stack.client.workflow.start('fundCard', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId: card.cardId, amount: 1800, timings: TIMINGS }] })).terminate('test: the first run of an older version');
-    await createProviderClient(stack.config.provider).fundCard(card.cardId, { amount: 1800 }, { idempotencyKey: legacyIdempotencyKey('fund', workflowId) });
-    await stack.startWorkers();
+    // The first run, as the version before SHA-256 keys ran it: its POST scheduled and sent under the FNV key, no marker in its history.
+    await legacyMoneyRun(stack, workflowId, { kind: 'funding', cardId: card.cardId, amount: 1800 });
     const result = await execute('fundCard', { cardId: card.cardId, amount: 1800 }, workflowId);
     expect(result).toMatchObject({ status: 'COMPLETED', idempotencyKey: legacyIdempotencyKey('fund', workflowId) });
     expect(await cardBalance(stack, card.cardId)).toBe(2800);

@@ -6,6 +6,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ClosedItem } from '../../src/shared/open-items';
 import { openItemId } from '../../src/shared/open-items';
+import { deleteCardUpdate } from '../../src/shared/messages';
 import { runCli } from '../../src/starter/run';
 import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows';
 import { uniqueId, type Stack } from '../helpers/stack';
@@ -105,5 +106,115 @@ describe('open items', () => {
     const again = await cli('settle', workflowId, '--found', 'moved', '--json');
     expect(again.code).toBe(0);
     expect(again.json()).toMatchObject({ workflowId: openItemId({ workflowId, runId: second }), result: { verdict: 'moved', settledBefore: false } });
+  });
+
+  describe('case 5: a deadline after money moved says so, and the item follows what exists', () => {
+    const detailsOf = (failure: { details?: unknown[] | null }) => (failure.details?.[0] ?? {}) as Record<string, unknown>;
+
+    test('issueCard whose card is still CREATING: mayHaveTakenEffect with the card; its item closes MOVED once the card is ENABLE', async () => {
+      stack = await stackOn('contract', { cardProvisioningMs: 600_000 });
+      const workflowId = uniqueId('issue-card');
+      const handle = await stack.client.workflow.start('issueCard', {
+        taskQueue: stack.taskQueue,
+        workflowId,
+        args: [{ cardBinId: 'bin_visa_basic', initialAmount: 1200, firstName: 'Late', lastName: 'Card', timings: { ...TIMINGS, deadlineMs: 3000 } }],
+      });
+      const failure = await workflowFailure(handle.result());
+      expect(failure.type).toBe('CardProvisioningTimedOut');
+      const { cardId } = detailsOf(failure) as { cardId: string };
+      expect(detailsOf(failure)).toMatchObject({ cardId: expect.any(String), mayHaveTakenEffect: true });
+      const itemId = openItemId({ workflowId, runId: handle.firstExecutionRunId });
+      expect((await openRefs()).map((i) => i.itemId)).toContain(itemId);
+      await stack.control('POST', `/cards/${cardId}/provisioning`, { status: 'ENABLE' });
+      expect(await closedRecord(itemId)).toMatchObject({ verdict: 'moved', by: 'provider', providerSaid: 'ENABLE', item: { cardId, amount: 1200, reason: 'CardProvisioningTimedOut' } });
+    });
+
+    test('sendPayout whose payout is still PENDING: mayHaveTakenEffect with the merOrderNo; its item closes MOVED when the payout completes', async () => {
+      stack = await stackOn('contract', { payoutProcessingMs: 600_000 });
+      const merOrderNo = uniqueId('po').slice(0, 32);
+      const workflowId = `send-payout/${merOrderNo}`;
+      const handle = await stack.client.workflow.start('sendPayout', {
+        taskQueue: stack.taskQueue,
+        workflowId,
+        args: [{ merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000, payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819', timings: { ...TIMINGS, deadlineMs: 3000 } }],
+      });
+      const failure = await workflowFailure(handle.result());
+      expect(failure.type).toBe('PayoutTrackingTimedOut');
+      expect(detailsOf(failure)).toMatchObject({ merOrderNo, mayHaveTakenEffect: true });
+      const itemId = openItemId({ workflowId, runId: handle.firstExecutionRunId });
+      expect((await openRefs()).find((i) => i.itemId === itemId)?.refs).toContain(merOrderNo);
+      await stack.control('POST', `/payouts/${merOrderNo}/status`, { status: 'COMPLETED' });
+      expect(await closedRecord(itemId)).toMatchObject({ verdict: 'moved', by: 'provider', providerSaid: 'COMPLETED', item: { lookup: { resource: 'payout', ref: merOrderNo } } });
+    });
+
+    test('purchaseEsim whose order is still PAID: mayHaveTakenEffect with the orderNo; its item closes MOVED when the order is issued', async () => {
+      stack = await stackOn('contract', { esimIssueMs: 600_000, esimWaitMs: 100 });
+      const workflowId = uniqueId('purchase-esim');
+      const handle = await stack.client.workflow.start('purchaseEsim', { taskQueue: stack.taskQueue, workflowId, args: [{ planNo: 'epln_global_1gb', timings: { ...TIMINGS, deadlineMs: 3000 } }] });
+      const failure = await workflowFailure(handle.result());
+      expect(failure.type).toBe('EsimIssuanceTimedOut');
+      const { orderNo } = detailsOf(failure) as { orderNo: string };
+      expect(detailsOf(failure)).toMatchObject({ orderNo: expect.stringMatching(/^eord_/), mayHaveTakenEffect: true });
+      const itemId = openItemId({ workflowId, runId: handle.firstExecutionRunId });
+      await stack.control('POST', `/esim/orders/${orderNo}/outcome`, { status: 'ISSUED' });
+      expect(await closedRecord(itemId)).toMatchObject({ verdict: 'moved', by: 'provider', providerSaid: 'ISSUED', item: { lookup: { resource: 'esimOrder', ref: orderNo } } });
+    });
+
+    test("sendPayout's timings are validated before any call, naming the field", async () => {
+      stack = await stackOn('contract');
+      const merOrderNo = uniqueId('po').slice(0, 32);
+      const failure = await workflowFailure(
+        stack.client.workflow.execute('sendPayout', {
+          taskQueue: stack.taskQueue,
+          workflowId: `send-payout/${merOrderNo}`,
+          args: [{ merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000, payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819', timings: { deadlineMs: 90 * 86_400_000, pollMaxIntervalMs: -5 } }],
+        }),
+      );
+      expect(failure.type).toBe('ValidationFailed');
+      expect(Object.keys((detailsOf(failure) as { errors: Record<string, string> }).errors).sort()).toEqual(['timings.deadlineMs', 'timings.pollMaxIntervalMs']);
+      expect((await stack.control<{ endpoints: Record<string, unknown> }>('GET', '/stats')).endpoints.createPayout).toBeUndefined();
+    });
+  });
+
+  describe('case 4: a read after the effect that fails never says nothing moved', () => {
+    test('the order read after ESIM_ISSUED refused 403: OutcomeUnknown with the order, not the read\'s type; charged once', async () => {
+      stack = await stackOn('contract', { esimIssueMs: 1500, esimWaitMs: 100 });
+      await faults(stack, { 'GET /esim/orders/{orderNo}': { refuseRate: 1, refuseStatus: 403 } });
+      const charged = (await ledger(stack)).totals.charged ?? 0;
+      const failure = await workflowFailure(stack.client.workflow.execute('purchaseEsim', { taskQueue: stack.taskQueue, workflowId: uniqueId('purchase-esim'), args: [{ planNo: 'epln_global_1gb', timings: { ...TIMINGS, webhookWaitMs: 10_000 } }] }));
+      expect(failure.type).toBe('OutcomeUnknown');
+      expect(failure.details?.[0]).toMatchObject({ orderNo: expect.stringMatching(/^eord_/), mayHaveTakenEffect: true });
+      expect((await ledger(stack)).totals.charged - charged).toBeGreaterThan(0);
+    });
+
+    test("issueCard's restart whose read of the earlier run's card is refused 403: OutcomeUnknown naming the card, no second card", async () => {
+      stack = await stackOn('contract', { cardProvisioningMs: 600_000 });
+      const workflowId = uniqueId('issue-card');
+      const input = { cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'Once', lastName: 'Only', timings: TIMINGS };
+      const first = await stack.client.workflow.start('issueCard', { taskQueue: stack.taskQueue, workflowId, args: [input] });
+      await waitUntil(async () => typeof (await first.describe()).searchAttributes.CardId?.[0] === 'string', 30_000, 'the first run recorded its card');
+      const cardId = String((await first.describe()).searchAttributes.CardId?.[0]);
+      await first.terminate('test: lost after the card was created');
+      await faults(stack, { 'GET /cards/{cardId}': { refuseRate: 1, refuseStatus: 403 } });
+      const second = await stack.client.workflow.start('issueCard', { taskQueue: stack.taskQueue, workflowId, args: [input] });
+      const failure = await workflowFailure(second.result());
+      expect(failure.type).toBe('OutcomeUnknown');
+      expect(failure.details?.[0]).toMatchObject({ cardId, mayHaveTakenEffect: true });
+      expect((await ledger(stack)).cards.filter((c) => c.cardId !== cardId)).toHaveLength(0);
+      expect((await openRefs()).map((i) => i.itemId)).toContain(openItemId({ workflowId, runId: second.firstExecutionRunId }));
+    });
+
+    test('the card read back after a DELETE took effect, refused 403: the update says mayHaveTakenEffect', async () => {
+      stack = await stackOn('contract');
+      const card = await issueTestCard(stack, 1000);
+      await faults(stack, { 'GET /cards/{cardId}': { refuseRate: 1, refuseStatus: 403 } });
+      // The raw update, as a service without the typed client sees it: its failure's details say so.
+      const failed = await stack.client.workflow.getHandle(`card/${card.cardId}`).executeUpdate(deleteCardUpdate).then(
+        () => undefined,
+        (err: { cause?: { message: string; details?: unknown[] } }) => err.cause,
+      );
+      expect(failed?.message).toMatch(/took effect; reading the card back failed/);
+      expect(failed?.details?.[0]).toMatchObject({ cardId: card.cardId, action: 'delete', mayHaveTakenEffect: true });
+    });
   });
 });

@@ -51,6 +51,23 @@ describe.each(PROFILES)('a restart of the same workflow ID, on the %s profile', 
     expect((await ledger(stack)).violations).toEqual([]);
   }, 90_000);
 
+  test('case 7: beside the real earlier run (SHA-256 key, funded), a start-delayed run terminated before its first task does not make the restart post under the FNV key: funded once', async () => {
+    stack = await stackOn(profile, { faults: { hangMs: 20_000 } });
+    const card = await issueTestCard(stack, 1000);
+    await faults(stack, { 'POST /cards/{cardId}/funding': HANG_AFTER_EFFECT });
+    const workflowId = uniqueId('fund-case7');
+    await loseAfterEffect(await start('fundCard', workflowId, { cardId: card.cardId, amount: 1500 }), async () => (await cardBalance(stack, card.cardId)) === 2500);
+    await faults(stack, {});
+    // A run the lookup cannot recognise: it never ran a task, so it holds no marker (and never posted).
+    const delayed = await stack.client.workflow.start('fundCard', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId: card.cardId, amount: 1500, timings: TIMINGS }], startDelay: '1 hour' });
+    await delayed.terminate('test: a start-delayed run, terminated before its first task');
+    const result = await (await start('fundCard', workflowId, { cardId: card.cardId, amount: 1500 })).result();
+    expect(result.status).toBe('COMPLETED');
+    expect(result.idempotencyKey).not.toBe(legacyIdempotencyKey('fund', workflowId));
+    expect(await cardBalance(stack, card.cardId)).toBe(2500);
+    expect((await ledger(stack)).violations).toEqual([]);
+  }, 90_000);
+
   test('fundCard: a first run of the FNV-key version funded under its key; the restart finds it and funds nothing more', async () => {
     stack = await stackOn(profile);
     const card = await issueTestCard(stack, 1000);

@@ -18,7 +18,7 @@ import { isFinal, phaseOf } from '../../shared/statuses';
 import type { PurchaseEsimInput, RechargeEsimInput } from '../../shared/types';
 import { awaitOutcome } from './await-outcome';
 import { MONEY_DEADLINE_MS } from './money-movement';
-import { failWith, providerCalls } from './provider';
+import { failWith, providerCalls, readAfterEffect } from './provider';
 
 export type EsimOrderInput = ({ kind: 'purchase' } & PurchaseEsimInput) | ({ kind: 'recharge' } & RechargeEsimInput);
 
@@ -58,9 +58,12 @@ export async function esimOrderFlow(input: EsimOrderInput): Promise<EsimOrder> {
 async function awaitFinalOrder(orderNo: string, input: EsimOrderInput): Promise<EsimOrder> {
   const outcome = await awaitOutcome({ kind: 'esimOrder', entityId: orderNo, timings: input.timings });
   if (!outcome) {
-    failWith(FailureType.EsimIssuanceTimedOut, `eSIM order ${orderNo} was still not issued or refunded when the deadline passed`, [{ orderNo }]);
+    // Charged, neither issued nor refunded: the flow's open item follows the order from here (docs/idempotency.md, "Open items").
+    failWith(FailureType.EsimIssuanceTimedOut, `eSIM order ${orderNo} was still not issued or refunded when the deadline passed`, [{ orderNo, mayHaveTakenEffect: true }]);
   }
-  return outcome.source === 'poll' ? (outcome.data as unknown as EsimOrder) : providerCalls('general').getEsimOrder({ orderNo });
+  if (outcome.source === 'poll') return outcome.data as unknown as EsimOrder;
+  // The charge took effect: a read that fails for good (404 read lag, 403) is an unknown outcome, never the read's own failure.
+  return readAfterEffect(() => providerCalls('general').getEsimOrder({ orderNo }), `eSIM order ${orderNo}`, { orderNo, lastStatus: outcome.status });
 }
 
 function assertValid(input: EsimOrderInput): void {

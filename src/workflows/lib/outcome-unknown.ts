@@ -47,14 +47,16 @@ export function markingUnknownOutcome<A extends unknown[], R>(flow: (...args: A)
 
 /**
  * docs/idempotency.md "Open items": a run that ends not knowing what moved opens its item before it
- * fails (OutcomeUnknown, SubmissionOutcomeUnknown), and so does a money flow cancelled by its caller
+ * fails (OutcomeUnknown, SubmissionOutcomeUnknown, or any failure whose details say mayHaveTakenEffect), and so does a money flow cancelled by its caller
  * (the provider may still be working on what it sent; the item asks, and closes at once when nothing
  * was sent). Under OPEN_ITEMS_PATCH, asked only on those paths: other histories hold no marker.
  */
 async function openItemIfUnsure(err: unknown, failure: ApplicationFailure | undefined, input: Record<string, unknown> | undefined): Promise<boolean> {
   const { workflowType, workflowId, runId } = workflowInfo();
   const cancelled = isCancellation(err) && CANCELLED_MAY_HAVE_MOVED.includes(workflowType);
-  if (!isUnknownOutcomeType(failure?.type) && !cancelled) return false;
+  // Every failure after a possible effect says so (mayHaveTakenEffect: a deadline with the card CREATING, the order PAID, the payout PENDING).
+  const unsure = isUnknownOutcomeType(failure?.type) || (failure?.details ?? []).some((d) => (d as { mayHaveTakenEffect?: unknown } | null)?.mayHaveTakenEffect === true);
+  if (!unsure && !cancelled) return false;
   if (!patched(OPEN_ITEMS_PATCH)) return false;
   const item = itemOf({ flowKind: workflowType, owner: { workflowId, runId }, input, details: failure?.details ?? [], reason: cancelled ? 'Canceled' : failure!.type!, keyScope: workflowId });
   // Its item is now what pages and what is settled: the flow says where to look.

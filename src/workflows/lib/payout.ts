@@ -26,7 +26,10 @@ export async function followPayout(merOrderNo: string, latest: PayoutAnswer, tim
   if (isFinal('payout', latest.status)) return latest;
   const outcome = await awaitOutcome({ kind: 'payout', entityId: merOrderNo, timings: { deadlineMs: DEFAULT_PAYOUT_DEADLINE_MS, ...timings }, notCreatedByUs });
   if (!outcome) {
-    failWith(FailureType.PayoutTrackingTimedOut, `payout ${merOrderNo} had not reached a terminal status when the deadline passed`, [{ merOrderNo }]);
+    // Ours was created and may still pay out: the flow's open item follows it from here (docs/idempotency.md, "Open items").
+    failWith(FailureType.PayoutTrackingTimedOut, `payout ${merOrderNo} had not reached a terminal status when the deadline passed`, [
+      { merOrderNo, lastStatus: latest.status, ...(notCreatedByUs ? {} : { mayHaveTakenEffect: true }) },
+    ]);
   }
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: outcome.status }]);
   // PAYOUT_<STATUS> webhooks carry the whole Payout order, as GET /payouts/{merOrderNo} does.

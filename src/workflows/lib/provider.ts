@@ -151,7 +151,7 @@ export async function readAfterEffect<T>(read: () => Promise<T>, what: string, k
     if (!cause || type === 'OutcomeUnknown' || (type !== undefined && keep.includes(type)) || !patched(READ_AFTER_EFFECT_PATCH)) throw err;
     return failWith(
       'OutcomeUnknown',
-      `${what} may have moved money, and reading its outcome failed (${cause.type ?? 'unknown'}: ${cause.message}); settle it with \`npm run starter -- settle <workflowId|key>\``,
+      `${what} may have moved money, and reading its outcome failed (${cause.type ?? 'unknown'}: ${cause.message}); it stays an open item until the provider's final word or an operator's settlement (\`npm run starter -- open\`, \`settle <ref>\`)`,
       [{ ...known, cause: cause.type, mayHaveTakenEffect: true }],
     );
   }
