@@ -5,6 +5,7 @@
  * |---|---|
  * | key | the caller's, else derived from the workflow ID (`card`) |
  * | retry, crash, 5xx, timeout, answer cut off | POST again under the same key: within 24 h the provider answers the same card; the flow bounds attempts by time (under 24 h), then ends OutcomeUnknown |
+ * | re-scheduled after 429s (each a fresh schedule-to-close window) for longer than the key's 24 h | every attempt carries the run's first POST time (`postBy` = it + 23 h): past it, nothing is posted, OutcomeUnknown and an open item (issue 39, case 8) |
  * | restart of the workflow ID, key derived | an earlier run's card (its CardId) is taken, nothing posted; an earlier run that posted but recorded no card: POST under its key within 24 h of it, else OutcomeUnknown |
  * | restart of the workflow ID, the caller's key (`issue-card/<key>`), even after the provider's 24 h | the same, among the earlier runs that were given the same key (their start input): their card is taken, nothing posted (issue 29, case 5: a POST after 24 h made a second card and moved initialAmount again); one that posted under it more than 24 h ago and recorded no card: OutcomeUnknown |
  */
@@ -49,12 +50,19 @@ export function createCardActivities({ provider, temporal, bins, sealer }: CardA
       });
     },
 
-    async createCard({ input, idempotencyKey, keyOrigin }: { input: IssueCardInput; idempotencyKey: string; keyOrigin?: KeyOrigin }): Promise<CardView> {
+    /** `postBy` (epoch ms): past it the run's first POST is too old for the provider to answer its key with its card; nothing is posted. */
+    async createCard({ input, idempotencyKey, keyOrigin, postBy }: { input: IssueCardInput; idempotencyKey: string; keyOrigin?: KeyOrigin; postBy?: number }): Promise<CardView> {
       return providerCall(async () => {
         // Every key origin: a caller's key is forgotten by the provider after 24 h as a derived one is.
         const earlier = await cardOfEarlierRun(temporal, keyOrigin ?? { callerKey: idempotencyKey });
         if (earlier?.cardId) return readEarlierCard(provider, earlier.cardId, idempotencyKey);
         const key = earlier?.idempotencyKey ?? idempotencyKey;
+        if (postBy !== undefined && Date.now() > postBy) {
+          throw outcomeUnknown(
+            { idempotencyKey: key, endpoint: 'POST /cards' },
+            `this run's first POST was scheduled before ${new Date(postBy).toISOString()}, so close to the provider's 24 h for the key that a POST now could create a second card`,
+          );
+        }
         try {
           return toCardView(await provider.createCard(createCardBody(input), { idempotencyKey: key }));
         } catch (err) {

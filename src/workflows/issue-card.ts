@@ -25,6 +25,12 @@ export const KYC_PRECHECK_UNREADABLE_PATCH = 'kyc-precheck-unreadable-lets-provi
 /** Attempts bounded by time, not count; the window stays inside the 24 h the provider answers a key with its card. */
 const cardRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '1 minute' } as const;
 const CARD_POST_WINDOW = '20 hours';
+/**
+ * The provider answers a key with its card for 24 h from the first POST; an hour short of that, a run
+ * stops posting, whatever its re-schedulings after 429s (each a fresh schedule-to-close window):
+ * the first POST's age travels with every attempt (`postBy`), and past it the call ends OutcomeUnknown.
+ */
+const CARD_POST_BY_MS = 23 * 3_600_000;
 
 export async function issueCard(input: IssueCardInput): Promise<CardView> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'issueCard' }]);
@@ -85,7 +91,8 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
     const keyOrigin = req.idempotencyKey === undefined ? { keyOrigin: { purpose: 'card', workflowId: workflowInfo().workflowId } } : {};
     // Under the key, attempts bounded by time: all within the provider's 24 h, where the key answers the same card.
     const calls = providerCalls('general', { idempotencyKey: key, retry: cardRetry, scheduleToCloseTimeout: CARD_POST_WINDOW });
-    const attempt = () => calls.createCard({ input: req, idempotencyKey: key, ...keyOrigin });
+    const postBy = Date.now() + CARD_POST_BY_MS;
+    const attempt = () => calls.createCard({ input: req, idempotencyKey: key, postBy, ...keyOrigin });
     try {
       return await attempt();
     } catch (err) {

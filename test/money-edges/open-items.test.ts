@@ -3,7 +3,12 @@
  * did is an open item (the openItem workflow) until the provider's final word or an operator's
  * settlement, found by any reference the caller or operator holds. The sandbox's ledger is the truth.
  */
+import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
+import type { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createCardActivities } from '../../src/activities/cards';
+import { createProviderClient } from '../../src/provider/client';
 import type { ClosedItem } from '../../src/shared/open-items';
 import { openItemId } from '../../src/shared/open-items';
 import { deleteCardUpdate } from '../../src/shared/messages';
@@ -11,7 +16,7 @@ import { runCli } from '../../src/starter/run';
 import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows';
 import { uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
-import { TIMINGS, cardBalance, faults, ledger, stackOn, typedClient } from './helpers';
+import { TIMINGS, cardBalance, faults, ledger, requests, stackOn, typedClient } from './helpers';
 
 jest.setTimeout(180_000);
 
@@ -216,5 +221,30 @@ describe('open items', () => {
       expect(failed?.message).toMatch(/took effect; reading the card back failed/);
       expect(failed?.details?.[0]).toMatchObject({ cardId: card.cardId, action: 'delete', mayHaveTakenEffect: true });
     });
+  });
+
+  test("case 8: issueCard's attempt past its first POST's age (the provider's 24 h key memory, less an hour) posts nothing: OutcomeUnknown with the key", async () => {
+    stack = await stackOn('contract');
+    const provider = createProviderClient(stack.config.provider);
+    try {
+      const { createCard } = createCardActivities({ provider, temporal: stack.client, bins: {} as never, sealer: {} as never });
+      // The run's first POST was scheduled 23 h and a minute ago: its re-schedulings after 429s each had a fresh window.
+      const env = new MockActivityEnvironment({ workflowExecution: { workflowId: uniqueId('issue-card'), runId: randomUUID() } });
+      const idempotencyKey = uniqueId('card').slice(0, 40);
+      const input = { cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'Late', lastName: 'Post' };
+      const refused = await env.run(createCard, { input, idempotencyKey, postBy: Date.now() - 60_000 }).then(
+        () => undefined,
+        (err: unknown) => err as ApplicationFailure,
+      );
+      expect(refused).toMatchObject({ type: 'OutcomeUnknown', nonRetryable: true });
+      expect(refused?.details?.[0]).toMatchObject({ idempotencyKey, mayHaveTakenEffect: true });
+      expect(await requests(stack, 'createCard')).toBe(0);
+      // Within its window the same call posts.
+      const card = (await env.run(createCard, { input, idempotencyKey, postBy: Date.now() + 60_000 })) as { cardId: string };
+      expect(card.cardId).toEqual(expect.any(String));
+      expect(await requests(stack, 'createCard')).toBe(1);
+    } finally {
+      await provider.close();
+    }
   });
 });
