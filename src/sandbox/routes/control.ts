@@ -195,6 +195,8 @@ export function registerControlRoutes(app: FastifyInstance, sb: Sandbox): void {
     entryCount: sb.ledger.entries().length,
     violations: sb.ledger.violations(),
   }));
+  // Every move of money, append-only: what a books check compares our records with.
+  route('GET', '/ledger/entries', () => ({ entries: sb.ledger.entries() }));
   route('GET', '/webhooks', () => ({ deliveries: sb.webhooks.log() }));
   route('GET', '/stats', () => ({ endpoints: Object.fromEntries(sb.stats) }));
 }
