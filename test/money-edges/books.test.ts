@@ -9,7 +9,6 @@
 import type { ClosedItem } from '../../src/shared/open-items';
 import { OPEN_ITEM_WORKFLOW_TYPE } from '../../src/shared/open-items';
 import { cardMovementsQuery } from '../../src/shared/messages';
-import { entityWorkflowId } from '../../src/shared/ids';
 import type { LedgerEntry } from '../../src/sandbox/ledger';
 import { reconcileNow } from '../../src/starter/reconciliation';
 import { runCli } from '../../src/starter/run';
