@@ -79,6 +79,7 @@ const envSchema = z.object({
   SCHEDULES: z.enum(['on', 'off'], { message: 'must be on or off' }).default('off'),
   RECONCILE_BUDGET_SHARE: z.coerce.number('must be a number').gt(0, 'must be a share above 0 and below 1, e.g. 0.1').lt(1, 'must be a share above 0 and below 1, e.g. 0.1').default(0.1),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error'], { message: 'must be debug, info, warn or error' }).default('info'),
+  CARD_ISSUING_DEVELOPMENT: bool.default(false),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -151,7 +152,14 @@ export interface Config {
   tracing?: TracingConfig;
   /** SCHEDULES=on: the worker creates or updates the reconciliation schedules at start. */
   schedules: boolean;
+  /** CARD_ISSUING_DEVELOPMENT: a secret left unset may take its public development default (requireSecrets). */
+  development: boolean;
+  /** The secrets that took their public development default because they were not set. */
+  developmentDefaults: SecretName[];
 }
+
+/** The secrets a process may need; each has a public development default that production never takes. */
+export type SecretName = 'PROVIDER_API_SECRET' | 'PROVIDER_WEBHOOK_SECRET' | 'PAYLOAD_CODEC_KEY' | 'CARD_SEAL_KEY';
 
 export interface TracingConfig {
   /** OTEL_EXPORTER_OTLP_ENDPOINT, the collector's base URL (spans go to its /v1/traces). */
@@ -231,6 +239,37 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     entityWorkflowCacheSize: e.ENTITY_WORKFLOW_CACHE_SIZE,
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME } : undefined,
     schedules: e.SCHEDULES === 'on',
+    development: e.CARD_ISSUING_DEVELOPMENT,
+    developmentDefaults: developmentDefaults(env),
+  };
+}
+
+/** The secrets `env` leaves to their development defaults (the webhook secret is set when either it or the API secret is). */
+function developmentDefaults(env: NodeJS.ProcessEnv): SecretName[] {
+  const unset = (name: string) => !env[name];
+  const defaulted: SecretName[] = [];
+  if (unset('PROVIDER_API_SECRET')) defaulted.push('PROVIDER_API_SECRET');
+  if (unset('PROVIDER_WEBHOOK_SECRET') && unset('PROVIDER_API_SECRET')) defaulted.push('PROVIDER_WEBHOOK_SECRET');
+  if (unset('PAYLOAD_CODEC_KEY')) defaulted.push('PAYLOAD_CODEC_KEY');
+  if (unset('CARD_SEAL_KEY')) defaulted.push('CARD_SEAL_KEY');
+  return defaulted;
+}
+
+/**
+ * An entry point's rule: each of `names` must be set, unless CARD_ISSUING_DEVELOPMENT says this is
+ * development. The defaults are public (the sandbox's secret, constant keys): a process that took one
+ * in production would accept forged webhooks or write history anyone can read. The chart and compose
+ * never set the switch; `npm run demo` and the tests do.
+ */
+export function requireSecrets(...names: SecretName[]): (config: Config) => void {
+  return (config) => {
+    if (config.development) return;
+    const missing = names.filter((name) => config.developmentDefaults.includes(name));
+    if (missing.length === 0) return;
+    const what = missing.length === 1 ? `${missing[0]} must be set` : `${missing.join(', ')} must be set`;
+    throw new ConfigError(
+      `configuration: ${what}: outside development no secret falls back to its public default (set CARD_ISSUING_DEVELOPMENT=true only on a developer's machine)`,
+    );
   };
 }
 

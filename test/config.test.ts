@@ -1,4 +1,7 @@
-import { ConfigError, loadConfig } from '../src/config';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, requireSecrets } from '../src/config';
 
 describe('configuration', () => {
   test('defaults follow CONTRACTS §2', () => {
@@ -39,5 +42,39 @@ describe('configuration', () => {
     const c = loadConfig({ TEMPORAL_API_KEY: 'k', PROVIDER_API_SECRET: 'secret_abc' });
     expect(c.temporal.tls).toBe(true);
     expect(c.provider.webhookSecret).toBe('secret_abc');
+  });
+});
+
+describe('no missing secret fails open (outside development)', () => {
+  const ROOT = join(__dirname, '..');
+  /** The entry point as an operator starts it, with only `env` (no CARD_ISSUING_DEVELOPMENT unless given). */
+  const start = (entry: string, env: Record<string, string>) =>
+    spawnSync(process.execPath, [join(ROOT, 'node_modules/tsx/dist/cli.mjs'), join(ROOT, entry)], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 60_000 });
+  const key = () => randomBytes(32).toString('base64');
+
+  test('a bridge without its webhook secret (nor the API secret) refuses to start, naming it; so does one on the development payload key', () => {
+    const bare = start('src/bridge/server.ts', { PAYLOAD_CODEC_KEY: key(), TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expect(bare.status).toBe(2);
+    expect(bare.stderr.trim()).toBe(
+      'configuration: PROVIDER_WEBHOOK_SECRET must be set: outside development no secret falls back to its public default (set CARD_ISSUING_DEVELOPMENT=true only on a developer\'s machine)',
+    );
+    const devKey = start('src/bridge/server.ts', { PROVIDER_WEBHOOK_SECRET: 'whsec_0123456789', TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expect(devKey.status).toBe(2);
+    expect(devKey.stderr).toMatch(/^configuration: PAYLOAD_CODEC_KEY must be set/);
+  });
+
+  test('a worker without the provider secret and its keys refuses to start, naming each', () => {
+    const worker = start('src/worker.ts', { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expect(worker.status).toBe(2);
+    expect(worker.stderr).toMatch(/^configuration: PROVIDER_API_SECRET, PAYLOAD_CODEC_KEY, CARD_SEAL_KEY must be set/);
+  });
+
+  test('the rule names only what is missing, and the development switch lets the public defaults in', () => {
+    const rule = requireSecrets('PROVIDER_WEBHOOK_SECRET', 'PAYLOAD_CODEC_KEY');
+    // The API secret stands for the webhook secret when only it is set (CONTRACTS §2).
+    expect(() => rule(loadConfig({ PROVIDER_API_SECRET: 'secret_live', PAYLOAD_CODEC_KEY: key() }))).not.toThrow();
+    expect(() => rule(loadConfig({ PAYLOAD_CODEC_KEY: key() }))).toThrow(/^configuration: PROVIDER_WEBHOOK_SECRET must be set/);
+    expect(() => rule(loadConfig({ CARD_ISSUING_DEVELOPMENT: 'true' }))).not.toThrow();
+    expect(() => loadConfig({ CARD_ISSUING_DEVELOPMENT: 'maybe' })).toThrow(/CARD_ISSUING_DEVELOPMENT must be true or false/);
   });
 });

@@ -12,6 +12,8 @@ import { startDevServer } from '../tools/dev-server';
 import { FAILURE_CONVERTER_PATH } from '../src/codec/payload-codec';
 
 export default async function globalSetup(): Promise<void> {
+  // The tests run on a developer's footing: public development defaults for the secrets a test leaves unset.
+  process.env.CARD_ISSUING_DEVELOPMENT = 'true';
   if (process.env.SKIP_TEMPORAL === '1') return;
   const cliPath = await ensureTemporalCli(loadConfig().temporal.cliPath);
   const [server, bundle] = await Promise.all([

@@ -92,6 +92,8 @@ export async function runImage(image: BuiltImage, node: string, opts: { log?: (l
       PROVIDER_BASE_URL: sandbox.url,
       PAYLOAD_CODEC_KEY: randomBytes(32).toString('base64'),
       PAYLOAD_CODEC_KEY_ID: 'dist',
+      // The image runs as in production: every secret given, none taken from a development default (here the sandbox's own).
+      PROVIDER_API_SECRET: loadConfig({}).provider.apiSecret,
       // The flows write their documents where this process's configuration says; the worker runs in another folder.
       KYC_DOCUMENTS_DIR: documentsRoot(),
       LOG_LEVEL: 'warn',

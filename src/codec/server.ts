@@ -2,14 +2,14 @@
  * Codec server entry point: lets the Temporal UI and CLI decrypt history locally.
  * Point the UI at it with `temporal server start-dev --ui-codec-endpoint http://127.0.0.1:4030`.
  */
-import { assertCodecEndpointAuth, loadConfigOrExit } from '../config';
+import { assertCodecEndpointAuth, loadConfigOrExit, requireSecrets } from '../config';
 import { processLogger } from '../logging';
 import { createCodecAuthorizer } from './codec-auth';
 import { startCodecServer } from './codec-server';
 import { createPayloadCodec } from './payload-codec';
 
 async function run(): Promise<void> {
-  const config = loadConfigOrExit(process.env, (c) => assertCodecEndpointAuth(c));
+  const config = loadConfigOrExit(process.env, requireSecrets('PAYLOAD_CODEC_KEY'), (c) => assertCodecEndpointAuth(c));
   const log = processLogger('codec', config);
   if (config.codec.isDevelopmentKey) log.warn('PAYLOAD_CODEC_KEY is not set; using the public development key (loopback callers only)');
   const server = await startCodecServer({

@@ -1,5 +1,5 @@
 /** `npm run starter -- <command> …`: the operator CLI (CONTRACTS §6). See run.ts for exit codes. */
-import { loadConfig } from '../config';
+import { loadConfig, requireSecrets } from '../config';
 import { runCli } from './run';
 
 let following: string | undefined;
@@ -10,7 +10,12 @@ process.once('SIGINT', () => {
 });
 
 // A bad variable is the runner's to report (exit 2, and under --json the one object), not an exit of its own.
-runCli(process.argv.slice(2), () => loadConfig(), {
+// Its payloads go to workers with the real payload key: outside development it must hold it too.
+runCli(process.argv.slice(2), () => {
+  const config = loadConfig();
+  requireSecrets('PAYLOAD_CODEC_KEY')(config);
+  return config;
+}, {
   stdout: (t) => process.stdout.write(t),
   stderr: (t) => process.stderr.write(t),
   following: (workflowId) => (following = workflowId),

@@ -35,7 +35,7 @@ const ISSUE_CARD_FLAGS: Record<string, string> = {
   email: '--email',
   mobilePrefix: '--mobile-prefix',
   mobile: '--mobile',
-  pin: '--pin',
+  pin: '--pin-stdin',
   cardholderId: '--cardholder',
   billingAddress: '--billing',
   tags: '--tag',
@@ -43,11 +43,13 @@ const ISSUE_CARD_FLAGS: Record<string, string> = {
 
 const issueCard: Command<{ input: IssueCardInput; idempotencyKey?: string }> = {
   starts: true,
-  usage: 'issue-card --bin ID --amount CENTS [--first NAME --last NAME] [--email E] [--mobile-prefix +P --mobile N] [--pin NNNN] [--cardholder kyc_…] [--billing FILE.json] [--tag T]… [--key K]',
+  usage: 'issue-card --bin ID --amount CENTS [--first NAME --last NAME] [--email E] [--mobile-prefix +P --mobile N] [--pin-stdin] [--cardholder kyc_…] [--billing FILE.json] [--tag T]… [--key K]',
   options: {
-    bin: str, amount: str, first: str, last: str, email: str, 'mobile-prefix': str, mobile: str, pin: str, cardholder: str, billing: str, tag: many, key: str,
+    bin: str, amount: str, first: str, last: str, email: str, 'mobile-prefix': str, mobile: str, 'pin-stdin': { type: 'boolean' }, pin: str, cardholder: str, billing: str, tag: many, key: str,
   },
   async parse(flags, _positional, ctx) {
+    // A PIN is never a flag's value: the process list, shell history and CI logs would show it (CONTRACTS §6).
+    if (flags.pin !== undefined) throw new UsageError('--pin takes no value: a PIN is never a flag (ps, shell history, CI logs); use --pin-stdin, which reads it from the terminal without echo, or one line of stdin');
     const billing = flag(flags, 'billing');
     const tags = listFlag(flags, 'tag');
     const input = definedOnly<IssueCardInput>({
@@ -58,7 +60,7 @@ const issueCard: Command<{ input: IssueCardInput; idempotencyKey?: string }> = {
       email: flag(flags, 'email'),
       mobilePrefix: flag(flags, 'mobile-prefix'),
       mobile: flag(flags, 'mobile'),
-      pin: flag(flags, 'pin'),
+      pin: flags['pin-stdin'] === true ? (await ctx.readSecret('PIN of the new card: ', { confirm: true })).trim() : undefined,
       cardholderId: flag(flags, 'cardholder'),
       billingAddress: billing === undefined ? undefined : (readJsonObject(billing, 'billing') as unknown as IssueCardInput['billingAddress']),
       tags: tags.length > 0 ? tags : undefined,

@@ -6,7 +6,7 @@
  * and recent transactions by query, and continues-as-new before its history grows large.
  */
 import { ApplicationFailure, continueAsNew, currentUpdateInfo, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { contactErrors, describeErrors, hasErrors, isDeleteUnderWay, moneyMovementErrors, pinErrors } from '../shared/card-rules';
+import { contactErrors, describeErrors, hasErrors, isDeleteUnderWay, moneyMovementErrors, pinErrors, toCardView } from '../shared/card-rules';
 import { FailureType, type FieldErrors } from '../shared/failures';
 import {
   cardMoneyMovedSignal,
@@ -117,7 +117,8 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   ]);
   const state = (): CardLifecycleState => ({
     cardId,
-    ...balance.view(inbox.state.data as CardView | undefined),
+    // The view is the card's allowlisted fields (toCardView): a CARD_CREATED webhook's contact data (email, mobile, billing address) never reaches a caller.
+    ...balance.view(inbox.state.data ? toCardView({ ...inbox.state.data, cardId }) : undefined),
     status: inbox.state.status,
     recentTransactions: [...transactions],
     operationsApplied,

@@ -29,7 +29,7 @@ interface Service {
 interface Project { services: Record<string, Service>; 'x-app-env': Record<string, string> }
 
 const key = () => randomBytes(32).toString('base64');
-const REQUIRED = { PAYLOAD_CODEC_KEY: key(), CODEC_AUTH_TOKEN: key(), CARD_SEAL_KEY: key() };
+const REQUIRED = { PAYLOAD_CODEC_KEY: key(), CODEC_AUTH_TOKEN: key(), CARD_SEAL_KEY: key(), PROVIDER_API_SECRET: `secret_${key()}` };
 const APP_SERVICES = ['worker', 'bridge', 'codec', 'sandbox'];
 
 let scratch: string;

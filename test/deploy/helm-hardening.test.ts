@@ -180,6 +180,13 @@ const envMap = (docs: Doc[], component: string) => Object.fromEntries(envOf(docs
     expect(envOf(template('secrets.temporalApiKey.name=tc').docs, 'codec').filter((e) => e.name.startsWith('TEMPORAL_'))).toEqual([]);
   });
 
+  test("each process gets only the secrets it uses: the provider's API secret the worker alone, the webhook secret the bridge alone, no provider secret the codec endpoint", () => {
+    const secretsOf = (c: string) => envOf(defaults, c).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name).sort();
+    expect(secretsOf('worker')).toEqual(['CARD_SEAL_KEY', 'CARD_SEAL_PREVIOUS_KEYS', 'PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PROVIDER_API_KEY', 'PROVIDER_API_SECRET']);
+    expect(secretsOf('bridge')).toEqual(['PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PROVIDER_API_KEY', 'PROVIDER_WEBHOOK_SECRET']);
+    expect(secretsOf('codec')).toEqual(['CODEC_AUTH_TOKEN', 'PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS']);
+  });
+
   test('Temporal TLS: CA, server name and client certificate, mounted as directories so a rotated Secret reaches the files', () => {
     const { docs } = template('temporal.tls.caSecret=temporal-ca', 'temporal.tls.serverName=frontend.temporal.example', 'temporal.tls.clientSecret=temporal-client');
     for (const c of ['worker', 'bridge']) {

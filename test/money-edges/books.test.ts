@@ -9,6 +9,7 @@
 import type { ClosedItem } from '../../src/shared/open-items';
 import { OPEN_ITEM_WORKFLOW_TYPE } from '../../src/shared/open-items';
 import { cardMovementsQuery } from '../../src/shared/messages';
+import { entityQueue } from '../../src/shared/entity-queues';
 import type { LedgerEntry } from '../../src/sandbox/ledger';
 import { reconcileNow } from '../../src/starter/reconciliation';
 import { runCli } from '../../src/starter/run';
@@ -53,7 +54,7 @@ async function ourBooks(): Promise<Books> {
     if (run.type === 'issueCard') add(moved, result?.cardId);
   }
   // A card's money updates: their results, from the card workflow's own record of them.
-  for await (const run of stack.client.workflow.list({ query: `WorkflowType = 'cardLifecycle' AND ExecutionStatus = 'Running'` })) {
+  for await (const run of stack.client.workflow.list({ query: `WorkflowType = 'cardLifecycle' AND TaskQueue = '${entityQueue(stack.taskQueue)}' AND ExecutionStatus = 'Running'` })) {
     for (const m of await stack.client.workflow.getHandle(run.workflowId).query(cardMovementsQuery)) if ('result' in m) add(moved, m.result?.idempotencyKey);
   }
   return { moved, open };
@@ -117,16 +118,20 @@ test('every movement in the ledger is one our records account for, or an open it
   for (const order of orders) await stack.control('POST', `/esim/orders/${order.ref}/outcome`, { status: 'ISSUED' }).catch(() => undefined);
 
   // An item opened by a flow asks at its flow's pace and closes by itself; one reconcile-money opened asks
-  // at the default pace (minutes), so the operator settles it: the provider, asked at once, has the word.
-  const itemIds = async (status: string) => {
+  // at the default pace (minutes), so the operator settles what is still open: the provider, asked at
+  // once, has the word (exit 4 while it still works on it: asked again a little later).
+  const openIds = async () => {
     const ids: string[] = [];
-    for await (const run of stack.client.workflow.list({ query: `WorkflowType = '${OPEN_ITEM_WORKFLOW_TYPE}' AND ExecutionStatus = '${status}'` })) ids.push(run.workflowId);
+    for await (const run of stack.client.workflow.list({ query: `WorkflowType = '${OPEN_ITEM_WORKFLOW_TYPE}' AND TaskQueue = '${stack.taskQueue}' AND ExecutionStatus = 'Running'` })) ids.push(run.workflowId);
     return ids;
   };
-  await waitUntil(async () => (await itemIds('Completed')).length >= 3, 60_000, 'the items of the held funding, the cut-off funding and the cancelled payout closed by the provider');
-  for (const itemId of await itemIds('Running')) {
-    const settled = await runCli(['settle', itemId, '--json'], () => stack.config, { stdout: () => undefined, stderr: () => undefined });
-    expect(settled).toBe(0);
+  for (let turn = 0; (await openIds()).length > 0; turn++) {
+    if (turn > 30) throw new Error(`open items left: ${(await openIds()).join(', ')}`);
+    await new Promise((r) => setTimeout(r, 3_000));
+    for (const itemId of await openIds()) {
+      const code = await runCli(['settle', itemId], () => stack.config, { stdout: () => undefined, stderr: () => undefined });
+      expect([0, 4]).toContain(code);
+    }
   }
   const books = await ourBooks();
   expect(books.open.size).toBe(0);

@@ -93,6 +93,28 @@ describe('bad input exits 2 and starts nothing', () => {
 });
 
 describe('a card through its workflow', () => {
+  test('issue-card takes its PIN from stdin (--pin-stdin), never as a flag value: --pin NNNN is refused naming the rule, nothing started', async () => {
+    const { pin: pinBin } = await fixtureBins(stack);
+    const before = await flowCount();
+    const refused = await runChild(stack, ['issue-card', '--bin', pinBin.cardBinId, '--amount', '1000', ...ADA, '--pin', '4826']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--pin takes no value: a PIN is never a flag/);
+    expect(await flowCount()).toBe(before);
+    const issued = await runChild(stack, ['issue-card', '--bin', pinBin.cardBinId, '--amount', '1000', ...ADA, '--pin-stdin', '--json'], { stdin: '4826\n' });
+    expect(issued.code).toBe(0);
+    expect(jsonOf(issued)).toMatchObject({ ok: true, result: { status: 'ENABLE', supportPin: true } });
+    expect(issued.stdout + issued.stderr).not.toMatch(/4826/);
+  });
+
+  test("card --json shows the card's allowlisted fields: no contact data from CARD_CREATED (email, mobile, billing address)", async () => {
+    const { contact: contactBin } = await fixtureBins(stack);
+    const card = await issueTestCard(stack, 1000, { cardBinId: contactBin.cardBinId, email: 'ada@example.com', mobilePrefix: '+44', mobile: '7700900123' });
+    await waitUntil(async () => (await runChild(stack, ['card', card.cardId, '--json'])).code === 0, 30_000, 'the card readable');
+    const shown = await runChild(stack, ['card', card.cardId, '--json']);
+    expect(jsonOf(shown)).toMatchObject({ ok: true, result: { cardId: card.cardId, status: 'ENABLE' } });
+    expect(shown.stdout).not.toMatch(/ada@example\.com|7700900123|billingAddress|"email"|"mobile"/);
+  });
+
   test('pin: read from stdin, set through the card workflow, printed nowhere and in no history as plain text', async () => {
     const { pin: pinBin } = await fixtureBins(stack);
     const card = await issueTestCard(stack, 1000, { cardBinId: pinBin.cardBinId });

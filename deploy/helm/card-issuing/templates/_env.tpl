@@ -77,6 +77,11 @@
   value: {{ .Values.provider.rateWindowMs | quote }}
 {{ include "card-issuing.secretEnv" (dict "name" "PROVIDER_API_KEY" "secret" .Values.secrets.provider.name "key" .Values.secrets.provider.apiKeyKey) }}
 {{ include "card-issuing.secretEnv" (dict "name" "PROVIDER_API_SECRET" "secret" .Values.secrets.provider.name "key" .Values.secrets.provider.apiSecretKey) }}
+{{- end -}}
+
+{{/* The bridge verifies webhooks and calls nothing: the webhook secret (and the API key a webhook may carry), never the API secret. */}}
+{{- define "card-issuing.webhookEnv" -}}
+{{ include "card-issuing.secretEnv" (dict "name" "PROVIDER_API_KEY" "secret" .Values.secrets.provider.name "key" .Values.secrets.provider.apiKeyKey) }}
 {{ include "card-issuing.secretEnv" (dict "name" "PROVIDER_WEBHOOK_SECRET" "secret" .Values.secrets.provider.name "key" .Values.secrets.provider.webhookSecretKey) }}
 {{- end -}}
 
