@@ -34,7 +34,7 @@ import { classifyMessage } from '../provider/errors';
 import { phaseOf } from '../shared/statuses';
 import type { MoneyMovementKind } from '../shared/types';
 import { operationOfEarlierRun, type KeyOrigin } from './earlier-key';
-import { contradicts, fromOperation, idempotencyConflict, postReconcilingFirst, readAfterEffect, readOperation, type Recalled } from './idempotent-post';
+import { contradicts, fromOperation, postReconcilingFirst, readAfterEffect, readOperation, type Recalled } from './idempotent-post';
 import { providerCall } from './provider-call';
 
 export interface OperationOutcome {
@@ -134,8 +134,15 @@ async function tellCardIfCompleted(temporal: Client, cardId: string, tell: TellC
  * A record that shows neither (the spec shows only `status`) is not taken as ours: the POST under
  * the same key confirms it (idempotent-post.ts).
  */
+/**
+ * A record under our key whose fields name our card and amount is ours. One whose fields name
+ * others is not shown to be ours, and is not shown to be another's either: the spec defines no field
+ * of it beyond the status (a provider may show a fee-inclusive amount), so only the one test the spec
+ * gives decides: the same POST under the key answers the original (ours) or 409 (another request's,
+ * IdempotencyConflict).
+ */
 function recalled(req: MoveMoneyRequest, idempotencyKey: string, op: OperationAnswer): Recalled<OperationOutcome> {
-  if (contradicts(op, { cardId: req.cardId, amount: req.amount })) throw idempotencyConflict(idempotencyKey, op.cardId !== undefined && op.cardId !== req.cardId ? 'cardId' : 'amount');
+  if (contradicts(op, { cardId: req.cardId, amount: req.amount })) return { outcome: outcomeOf(op), ours: false };
   const kindShown = op.type === undefined || op.type === null || new RegExp(req.kind === 'funding' ? 'fund' : 'withdraw', 'i').test(op.type);
   // A FAILED record moved nothing, whoever made it: the key is terminal for this request either way.
   const failed = phaseOf('operation', op.status) === 'failed';

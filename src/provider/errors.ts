@@ -182,16 +182,23 @@ interface ClassificationRow {
   type: ProviderErrorType;
   /** The row matches when every pattern of any one group matches. */
   words: ReadonlyArray<readonly RegExp[]>;
+  /** The endpoints whose answers the row may read (by path); any when absent. */
+  only?: RegExp;
 }
 
 const row = (type: ProviderErrorType, ...words: RegExp[][]): ClassificationRow => ({ type, words });
+/** A row that reads only the answers of the endpoints whose path matches `only`. */
+const rowFor = (only: RegExp, type: ProviderErrorType, ...words: RegExp[][]): ClassificationRow => ({ type, words, only });
+/** The KYC submissions: the only answers a duplicate cardholder can be. */
+const KYC_SUBMISSIONS = /^\/kyc\/cardholders\//;
 
 export const CLASSIFICATION: readonly ClassificationRow[] = [
   row('RateLimited', [/rate.?limit|too many requests/i]),
   row('IpNotWhitelisted', [/\bip\b|whitelist|allowlist/i]),
   row('InvalidSignature', [/signature/i]),
   row('NonceReused', [/nonce/i]),
-  row('IdempotencyInProgress', [/in progress|still (being )?process|retry shortly/i]),
+  // Any wording of a request still being worked on: "in progress", "being processed", "still processing", "currently processing".
+  row('IdempotencyInProgress', [/in progress|(still|being|currently|already being) process|is processing|retry shortly/i]),
   row('IdempotencyKeyTerminal', [/idempotency|\bkey\b/i, /terminal|definitively failed|already failed|previously failed/i]),
   row('IdempotencyConflict', [/idempotency|\bkey\b/i, /different|mismatch|conflict|another/i]),
   // A balance too low, in the words providers use for it ("exceeds available balance", "not enough funds", …).
@@ -205,7 +212,8 @@ export const CLASSIFICATION: readonly ClassificationRow[] = [
   ),
   row('PlanUnavailable', [/plan/i, /unavailable|not available|sold out/i]),
   // Before CardholderNotApproved: a duplicate's wording names the earlier one as pending or approved.
-  row('DuplicateCardholder', [/duplicate|already exists|already (pending|approved)/i]),
+  // Only a KYC submission's answer can be a duplicate cardholder: elsewhere "duplicate" may be an idempotency wording.
+  rowFor(KYC_SUBMISSIONS, 'DuplicateCardholder', [/duplicate|already exists|already (pending|approved)/i]),
   row('CardholderNotApproved', [/not approved/i], [/cardholder/i, /pending|rejected|not verified/i]),
   row('CardLimitReached', [/maxCardCount|card limit|too many cards/i], [/limit/i, /\bcards\b/i]),
   row('UploadUrlExpired', [/expired/i, /url|upload|link/i], [/url|link/i, /already used/i]),
@@ -215,10 +223,11 @@ export const CLASSIFICATION: readonly ClassificationRow[] = [
 ];
 
 /** The type a provider's message names, by code word or wording; undefined when neither is known. */
-export function classifyMessage(message: string): ProviderErrorType | undefined {
+export function classifyMessage(message: string, endpoint?: EndpointRef): ProviderErrorType | undefined {
   const code = messageCode(message);
   const byCode = code === undefined ? undefined : codeMeaning(code)?.type;
-  return byCode ?? CLASSIFICATION.find((r) => r.words.some((group) => group.every((re) => re.test(message))))?.type;
+  const applies = (r: ClassificationRow) => r.only === undefined || (endpoint !== undefined && r.only.test(endpoint.path));
+  return byCode ?? CLASSIFICATION.find((r) => applies(r) && r.words.some((group) => group.every((re) => re.test(message))))?.type;
 }
 
 /**
@@ -269,7 +278,7 @@ export function errorFromResponse(
   const code = messageCode(message);
   const errors = errorsOf(envelope);
   // 429 is a rate limit whatever it says; a 5xx is a server error whatever it says.
-  const byWords = status === 429 || status >= 500 ? undefined : classifyMessage(message);
+  const byWords = status === 429 || status >= 500 ? undefined : classifyMessage(message, endpoint);
   // The spec's explicit rule wins over any wording: a 400 on POST /cards naming cardBinId is a stale BIN.
   const type: ProviderErrorType = status === 400 && isStaleCardBin(endpoint, errors) ? 'StaleCardBin' : (byWords ?? typeByStatus(status));
   // A 4xx is a refusal: whatever we could not classify, the provider did not apply it.

@@ -67,6 +67,11 @@ export const sandboxConfigSchema = z.object({
   cardReadLagMs: ms(MAX_READ_LAG_MS),
   /** How long an accepted idempotent write stays PROCESSING before its side effect (0: none). */
   operationProcessingMs: ms(60_000),
+  /**
+   * A fee the operation record adds to a movement's amount (GET /operations/{key} shows amount + fee;
+   * 0: none): the spec does not define the record's fields, and a provider may show a fee-inclusive amount.
+   */
+  operationRecordFeeCents: z.number().int('must be an integer').min(0, 'must be a non-negative integer').max(1_000_000, 'must be at most 1000000'),
   /** Lifetime of a presigned upload URL. */
   uploadExpiresInSec: z.number().int('must be an integer').min(1, 'must be an integer between 1 and 86400').max(86_400, 'must be an integer between 1 and 86400'),
   /** Charged from the wallet per accepted KYC submission (form, manual, hosted). */
@@ -133,6 +138,7 @@ export function defaultSandboxConfig(webhookUrl: string): SandboxConfig {
     esimUsageSyncMs: 60_000,
     payoutProcessingMs: 1000,
     operationProcessingMs: 0,
+    operationRecordFeeCents: 0,
     readLagMs: 0,
     cardReadLagMs: 0,
     uploadExpiresInSec: 600,

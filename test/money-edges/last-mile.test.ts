@@ -6,10 +6,10 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { legacyIdempotencyKey } from '../../src/shared/ids';
-import { issueTestCard, workflowFailure } from '../helpers/flows';
+import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows';
 import { startStack, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
-import { PROFILES, TIMINGS, cardBalance, faults, ledger, legacyMoneyRun, requests, stackOn } from './helpers';
+import { PROFILES, TIMINGS, cardBalance, faults, ledger, legacyMoneyRun, requests, stackOn, typedClient } from './helpers';
 
 const OPERATIONS = 'GET /operations/{idempotencyKey}';
 /** Short windows, so that a 429's wait for the reset stays short. */
@@ -150,5 +150,32 @@ describe('suspected: a read-after-write 404 under the old key during the key-sch
     expect(result).toMatchObject({ status: 'COMPLETED', idempotencyKey: legacyIdempotencyKey('fund', workflowId) });
     expect(await cardBalance(stack, card.cardId)).toBe(2800);
     expect((await ledger(stack)).violations).toEqual([]);
+  });
+});
+
+describe('suspected (issue 39): the recall and the caller key across kinds', () => {
+  test('a funding whose answer is cut off, on a provider whose operation record shows a fee-inclusive amount, completes funded once (never IdempotencyConflict after the effect)', async () => {
+    stack = await stackOn('contract', { operationRecordFeeCents: 30 });
+    const card = await issueTestCard(stack, 1000);
+    await faults(stack, { 'POST /cards/{cardId}/funding': { truncateRate: 1, maxFaults: 1 } });
+    const result = await stack.client.workflow.execute('fundCard', { taskQueue: stack.taskQueue, workflowId: uniqueId('fund-fee'), args: [{ cardId: card.cardId, amount: 1500, timings: TIMINGS }] });
+    expect(result).toMatchObject({ status: 'COMPLETED', amount: 1500 });
+    expect(await cardBalance(stack, card.cardId)).toBe(2500);
+    // The record named another amount, so the one test the spec gives decided: the same POST under the key answered the original.
+    expect(await requests(stack, 'fundCard')).toBe(2);
+    expect((await ledger(stack)).violations).toEqual([]);
+  });
+
+  test("a caller's key used for a funding, then for a withdrawal of the same amount on the same card, is refused IdempotencyConflict before anything is sent: nothing withdrawn", async () => {
+    stack = await stackOn('contract');
+    const card = await issueTestCard(stack, 1000);
+    const cards = typedClient(stack);
+    const idempotencyKey = uniqueId('both').slice(0, 40);
+    await cards.fundCard({ cardId: card.cardId, amount: 500, idempotencyKey, timings: TIMINGS });
+    const before = await requests(stack, 'withdrawFromCard');
+    const refused = await clientFailure(cards.withdrawFromCard({ cardId: card.cardId, amount: 500, idempotencyKey, timings: TIMINGS }));
+    expect(refused.type).toBe('IdempotencyConflict');
+    expect(await requests(stack, 'withdrawFromCard')).toBe(before);
+    expect(await cardBalance(stack, card.cardId)).toBe(1500);
   });
 });

@@ -14,6 +14,7 @@ import { unwrapEnvelope } from '../../src/provider/transport';
 
 const createCard: EndpointRef = { key: 'createCard', method: 'POST', path: '/cards' };
 const fundCard: EndpointRef = { key: 'fundCard', method: 'POST', path: '/cards/:cardId/funding' };
+const kycForm: EndpointRef = { key: 'submitKycForm', method: 'POST', path: '/kyc/cardholders/form' };
 const NOW = 1_767_225_600_000;
 
 describe('errorFromResponse', () => {
@@ -105,7 +106,22 @@ describe('the classification table, with plain provider wording', () => {
     [500, 'Internal server error', 'ServerError'],
   ];
   it.each(plain)('%i "%s" → %s', (status, message, type) => {
-    expect(errorFromResponse(status, { code: status, message }, {}, fundCard, NOW).type).toBe(type);
+    // A duplicate cardholder is only ever a KYC submission's answer.
+    const endpoint = type === 'DuplicateCardholder' ? kycForm : fundCard;
+    expect(errorFromResponse(status, { code: status, message }, {}, endpoint, NOW).type).toBe(type);
+  });
+
+  it.each([
+    'Duplicate idempotency key: the first request is being processed',
+    'Duplicate request; the original is currently processing',
+    'Conflict: a request with this key is processing, retry later',
+  ])('suspected (issue 39): a funding\'s 409 "%s" is in progress, never a duplicate cardholder or a conflict', (message) => {
+    expect(errorFromResponse(409, { code: 409, message }, {}, fundCard, NOW).type).toBe('IdempotencyInProgress');
+  });
+
+  it('"duplicate" on a funding is not a duplicate cardholder: an unreadable 409 is in progress until proven otherwise', () => {
+    expect(errorFromResponse(409, { code: 409, message: 'Duplicate request' }, {}, fundCard, NOW).type).toBe('IdempotencyInProgress');
+    expect(errorFromResponse(409, { code: 409, message: 'Duplicate cardholder' }, {}, kycForm, NOW).type).toBe('DuplicateCardholder');
   });
 
   it('has a plain-wording case for every row', () => {
@@ -116,8 +132,9 @@ describe('the classification table, with plain provider wording', () => {
   // Every provider code of shared/failures.ts, sent as the code word (contract profile) and as its
   // plain wording (minimal profile), with its status: both read as the type the table declares.
   it.each(Object.entries(PROVIDER_ERROR_CODES))('%s, as code word and as plain wording, reads as its declared type', (code, meaning) => {
-    expect(errorFromResponse(meaning.status, { code: meaning.status, message: `${code}: detail` }, {}, fundCard, NOW).type).toBe(meaning.type);
-    expect(errorFromResponse(meaning.status, { code: meaning.status, message: meaning.plain }, {}, fundCard, NOW).type).toBe(meaning.type);
+    const endpoint = meaning.type === 'DuplicateCardholder' ? kycForm : fundCard;
+    expect(errorFromResponse(meaning.status, { code: meaning.status, message: `${code}: detail` }, {}, endpoint, NOW).type).toBe(meaning.type);
+    expect(errorFromResponse(meaning.status, { code: meaning.status, message: meaning.plain }, {}, endpoint, NOW).type).toBe(meaning.type);
   });
 
   it('reads the code words the sandbox sends, case-insensitive wording, and nothing for unknown text', () => {
@@ -140,7 +157,7 @@ describe('the classification table, with plain provider wording', () => {
   });
 
   it('rows are tried in order: a duplicate that names the earlier one as pending is no CardholderNotApproved', () => {
-    expect(classifyMessage('A cardholder with this ID is already pending')).toBe('DuplicateCardholder');
+    expect(classifyMessage('A cardholder with this ID is already pending', kycForm)).toBe('DuplicateCardholder');
     expect(classifyMessage('Cardholder is pending review')).toBe('CardholderNotApproved');
   });
 

@@ -14,6 +14,7 @@ export const walletRoutes = {
     const op = sb.idempotency.operation(key);
     // The read side may not see a record younger than readLagMs yet (read-after-write lag).
     if (!op || sb.now() - op.createdAt < sb.config.readLagMs) throw notFound('operation');
-    return ok(op);
+    const fee = sb.config.operationRecordFeeCents;
+    return ok(fee > 0 && typeof op.amount === 'number' ? { ...op, amount: op.amount + fee } : op);
   },
 } satisfies Partial<ApiHandlers>;
