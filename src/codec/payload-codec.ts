@@ -11,6 +11,7 @@
  */
 import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { inspect } from 'node:util';
+import { REFUSED_PAYLOAD } from '../shared/refused-payload';
 import { METADATA_ENCODING_KEY, type DataConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 
@@ -49,7 +50,15 @@ export class EncryptionCodec implements PayloadCodec {
   // A private field plus KeyObject: neither JSON.stringify, util.inspect nor a stray log can print the key.
   readonly #keys: ReadonlyMap<string, KeyObject>;
 
-  constructor(keys: CodecKeys) {
+  readonly #refuseUnencrypted: boolean;
+
+  /**
+   * @param options.refuseUnencrypted a payload that is not ours (a plain-JSON signal from anyone with
+   * namespace access) decodes to REFUSED_PAYLOAD instead of its content: workflows drop such signals and
+   * fail such inputs (shared/refused-payload.ts). Workers with a real payload key refuse them.
+   */
+  constructor(keys: CodecKeys, options: { refuseUnencrypted?: boolean } = {}) {
+    this.#refuseUnencrypted = options.refuseUnencrypted === true;
     const ring = new Map<string, KeyObject>();
     for (const [id, key] of Object.entries(keys.previousKeys ?? {})) ring.set(id, toKeyObject(id, key));
     if (ring.has(keys.keyId)) throw new PayloadCodecError(`payload codec: key id "${keys.keyId}" is both current and previous`);
@@ -67,9 +76,12 @@ export class EncryptionCodec implements PayloadCodec {
     return payloads.map((payload) => this.seal(payload));
   }
 
-  /** Payloads that are not encrypted (another codec's, or written before encryption) pass through untouched. */
+  /** Payloads that are not encrypted pass through untouched, or, when refused, stand as REFUSED_PAYLOAD. */
   async decode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => (metadataText(payload, METADATA_ENCODING_KEY) === ENCRYPTED_ENCODING ? this.open(payload) : payload));
+    return payloads.map((payload) => {
+      if (metadataText(payload, METADATA_ENCODING_KEY) === ENCRYPTED_ENCODING) return this.open(payload);
+      return this.#refuseUnencrypted ? refusedPayload() : payload;
+    });
   }
 
   toJSON(): { type: string; currentKeyId: string; keyIds: string[] } {
@@ -134,8 +146,13 @@ export function createPayloadCodec(keys: CodecKeys): EncryptionCodec {
  * encrypted too. The SDK takes the failure converter by path, not as an instance, because the
  * workflow sandbox loads it from its own bundle.
  */
-export function createDataConverter(keys: CodecKeys): DataConverter {
-  return { payloadCodecs: [createPayloadCodec(keys)], failureConverterPath: FAILURE_CONVERTER_PATH };
+export function createDataConverter(keys: CodecKeys, options: { refuseUnencrypted?: boolean } = {}): DataConverter {
+  return { payloadCodecs: [new EncryptionCodec(keys, options)], failureConverterPath: FAILURE_CONVERTER_PATH };
+}
+
+/** What an unencrypted payload decodes to when refused: a JSON value workflows recognise (isRefusedPayload). */
+function refusedPayload(): Payload {
+  return { metadata: { [METADATA_ENCODING_KEY]: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify(REFUSED_PAYLOAD)) };
 }
 
 function toKeyObject(keyId: string, base64: string): KeyObject {

@@ -78,7 +78,8 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     await Promise.allSettled([connection.close(), native.close()]);
     throw err;
   });
-  const dataConverter = createDataConverter(config.codec);
+  // With a real payload key, a payload not encrypted with it (anyone's plain-JSON signal) is refused (shared/refused-payload.ts).
+  const dataConverter = createDataConverter(config.codec, { refuseUnencrypted: !config.codec.isDevelopmentKey });
   const provider = createProviderClient(config.provider, { observer: setup.providerObserver });
   const activities = createActivities({
     provider,

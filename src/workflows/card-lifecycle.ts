@@ -36,6 +36,7 @@ import { OPEN_ITEMS_PATCH, openItem } from './lib/open-items';
 import { itemOf } from './lib/open-item-of';
 import { isUnknownOutcomeType } from '../shared/outcome-unknown';
 import { declareVersioning } from './lib/versioning';
+import { refuseUntrustedStart, trustedSignal } from './lib/trusted-signal';
 
 const MAX_RECENT_TRANSACTIONS = 50;
 /** Money movements answered by update ID, carried across continue-as-new; the oldest are forgotten first. */
@@ -84,6 +85,7 @@ export interface CardLifecycleInput {
 }
 
 export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLifecycleState> {
+  refuseUntrustedStart(input);
   const { cardId } = input;
   const inbox = new EntityInbox(input.snapshot ?? emptySnapshot('card', cardId));
   const transactions = [...(input.recentTransactions ?? [])];
@@ -109,8 +111,8 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
     recordTransaction(transactions, event);
     if (event.eventType === 'CARD_TRANSACTION') void balance.refresh();
   });
-  setHandler(cardMoneyMovedSignal, () => void balance.refresh());
-  setHandler(cardReadSignal, ({ card, readAt }) => balance.apply(card, readAt));
+  setHandler(cardMoneyMovedSignal, trustedSignal('cardMoneyMoved', () => void balance.refresh()));
+  setHandler(cardReadSignal, trustedSignal('cardRead', ({ card, readAt }: { card: CardView; readAt: number }) => balance.apply(card, readAt)));
   upsertSearchAttributes([
     { key: FLOW_KIND, value: 'cardLifecycle' },
     { key: CARD_ID, value: cardId },

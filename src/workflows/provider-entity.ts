@@ -16,6 +16,7 @@ import { runEntityLoop, wireInbox } from './lib/entity-loop';
 import { EntityWatch } from './lib/entity-watch';
 import { EsimWatch } from './lib/esim-watch';
 import { declareVersioning } from './lib/versioning';
+import { refuseUntrustedStart } from './lib/trusted-signal';
 
 export interface ProviderEntityInput {
   kind: EntityKind;
@@ -30,6 +31,7 @@ export interface ProviderEntityInput {
 }
 
 export async function providerEntity(input: ProviderEntityInput): Promise<EntityState> {
+  refuseUntrustedStart(input);
   const inbox = new EntityInbox(input.snapshot ?? emptySnapshot(input.kind, input.entityId));
   const esim = input.kind === 'esim' ? new EsimWatch(input.entityId, input.esim) : undefined;
   esim?.wire();

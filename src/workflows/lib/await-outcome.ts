@@ -13,6 +13,7 @@ import type { EntityState, WaitTimings, WatchPlan } from '../../shared/types';
 import type { AwaitedKind, Outcome } from './entity-reads';
 import { pollByTheFlow } from './legacy-flow-polling';
 import { unmeteredActivities } from './provider';
+import { trustedSignal } from './trusted-signal';
 
 export type { Outcome };
 
@@ -43,12 +44,12 @@ export async function awaitOutcome({ kind, entityId, timings, notCreatedByUs }: 
   const oneWay = patched(ONE_WAY_WAITING_PATCH);
   let latest: EntityState | undefined;
   let shown: string | undefined;
-  setHandler(entityStateSignal, (state) => {
+  setHandler(entityStateSignal, trustedSignal('entityState', (state: EntityState) => {
     if (state.kind !== kind || state.entityId !== entityId) return;
     latest = state;
     // The legacy path records only what its own poll saw (its histories hold no other upsert).
     if (oneWay && isUnknownStatus(kind, state.status) && state.status !== shown) recordUnknown((shown = state.status!));
-  });
+  }));
   const subscriberWorkflowId = workflowInfo().workflowId;
 
   if (!oneWay) {

@@ -6,7 +6,8 @@
 import { allHandlersFinished, condition, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { entityEventQuery, entityObservedSignal, entityStateQuery, providerEventSignal, subscribeSignal } from '../../shared/messages';
 import { PROVIDER_STATUS } from '../../shared/search-attributes';
-import type { ProviderEvent } from '../../shared/types';
+import type { ProviderEvent, WatchPlan } from '../../shared/types';
+import { trustedSignal } from './trusted-signal';
 import type { EntityInbox } from './entity-inbox';
 import type { EntityWatch } from './entity-watch';
 
@@ -24,15 +25,15 @@ export interface EntityLoopOptions {
 }
 
 export function wireInbox(inbox: EntityInbox, watch: EntityWatch, onEvent?: (event: ProviderEvent) => void): void {
-  setHandler(providerEventSignal, (event) => {
+  setHandler(providerEventSignal, trustedSignal('providerEvent', (event: ProviderEvent) => {
     if (inbox.accept(event)) onEvent?.(event);
-  });
-  setHandler(subscribeSignal, ({ workflowId, watch: plan }) => {
+  }));
+  setHandler(subscribeSignal, trustedSignal('subscribe', ({ workflowId, watch: plan }: { workflowId: string; watch?: WatchPlan }) => {
     inbox.subscribe(workflowId);
     // Subscribers started before one-way waiting send no plan: they poll by themselves.
     if (plan) watch.request(plan);
-  });
-  setHandler(entityObservedSignal, ({ status, data }) => inbox.observe(status, data, Date.now()));
+  }));
+  setHandler(entityObservedSignal, trustedSignal('entityObserved', ({ status, data }: { status: string; data: Record<string, unknown> }) => inbox.observe(status, data, Date.now())));
   setHandler(entityStateQuery, () => inbox.state);
   // A query leaves no trace in history: adding it changes no replay.
   setHandler(entityEventQuery, (eventId) => ({ applied: inbox.hasSeen(eventId), state: inbox.state }));

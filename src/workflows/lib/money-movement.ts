@@ -69,7 +69,7 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
   const unsettled = (lastStatus: string): never =>
     failWith(
       FailureType.OutcomeUnknown,
-      `${kind} under key ${idempotencyKey} was not settled by the provider within its deadline (${deadlineMs} ms; last status ${lastStatus}): reconcile under this key`,
+      `${kind} under key ${idempotencyKey} was not settled by the provider within its deadline (${deadlineMs} ms; last status ${lastStatus}): it stays an open item until the provider's final word or an operator's settlement (starter open; starter settle ${idempotencyKey}); do not try again under a new key before it is settled`,
       [{ idempotencyKey, cardId: input.cardId, amount: input.amount, lastStatus, deadlineMs, mayHaveTakenEffect: true }],
     );
 

@@ -192,7 +192,7 @@ function underIdempotencyKey<T>(call: () => Promise<T>, idempotencyKey: string, 
       if (!bounded || !deadlineCut(err)) throw err;
       return failWith(
         'OutcomeUnknown',
-        `the call under idempotency key ${idempotencyKey} could not be settled by its deadline (last failure: ${applicationCause(err)?.type ?? 'timeout'}); it may have taken effect: reconcile under this key`,
+        `the call under idempotency key ${idempotencyKey} could not be settled by its deadline (last failure: ${applicationCause(err)?.type ?? 'timeout'}); it may have taken effect: it stays an open item until the provider's final word or an operator's settlement (starter open; starter settle ${idempotencyKey})`,
         [{ idempotencyKey, mayHaveTakenEffect: true, lastFailure: applicationCause(err)?.type ?? 'Timeout' }],
       );
     }
