@@ -16,13 +16,13 @@ import { trace, type Tracer } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import { NonceCache, type SigningScheme } from '../provider/signing';
 import { providerEventSignal } from '../shared/messages';
-import { signalEntity } from '../temporal/entity-signals';
+import { signalEntity, signalRunningEntity } from '../temporal/entity-signals';
 import { silentLogger, type Logger } from '../logging';
 import type { BridgeMetrics } from '../observability/metrics';
 import { ATTR_PROVIDER_EVENT_TYPE, inServerSpan } from '../observability/tracing';
 import { parseEvent } from './events';
 import { entityFor } from './routing';
-import { judgeLateEvent } from './late';
+import { LATE_HORIZON_MS, judgeLateEvent } from './late';
 import type { ProviderEvent } from '../shared/types';
 import type { EntityRef } from '../temporal/entity-signals';
 
@@ -87,10 +87,12 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
     trace.getActiveSpan()?.setAttribute(ATTR_PROVIDER_EVENT_TYPE, event.eventType);
     const entity = entityFor(event);
     const late = !verdict.ok;
-    if (late && !(await admitLate(event, entity, reply, started))) return reply;
+    if (late && !(await admitLate(event, entity, verdict.genuine!.timestamp, nonce, reply, started))) return reply;
     try {
+      // On time: signal-with-start (the event may come before the flow that waits for it). Late: the running entity workflow only.
+      const deliver = late ? signalRunningEntity : signalEntity;
       const workflowId = await withinDeadline(deadlineMs, (deadline) =>
-        opts.temporal.connection.withDeadline(deadline, () => signalEntity(opts.temporal, opts.taskQueue, entity, providerEventSignal, [event])),
+        opts.temporal.connection.withDeadline(deadline, () => deliver(opts.temporal, opts.taskQueue, entity, providerEventSignal, [event])),
       );
       nonces.claim(nonce);
       metrics.webhook('accepted', late ? 'LATE' : undefined);
@@ -109,7 +111,13 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
     }
   };
   /** A genuinely signed delivery with a stale timestamp (late.ts): true to let it through, else answered here. */
-  const admitLate = async (event: ProviderEvent, entity: EntityRef, reply: FastifyReply, started: number): Promise<boolean> => {
+  const admitLate = async (event: ProviderEvent, entity: EntityRef, timestamp: number, nonce: string, reply: FastifyReply, started: number): Promise<boolean> => {
+    // Older than the provider's redelivery could make it: a replay, refused without asking anyone.
+    if (Date.now() - timestamp > LATE_HORIZON_MS) {
+      metrics.webhook('refused', 'STALE_TIMESTAMP');
+      await refuse(reply, 401, 'STALE_TIMESTAMP', log, started);
+      return false;
+    }
     const judged = await withinDeadline(deadlineMs, (deadline) => opts.temporal.connection.withDeadline(deadline, () => judgeLateEvent(opts.temporal, entity, event))).catch(
       (err: Error) => err,
     );
@@ -121,12 +129,14 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
       return false;
     }
     if (judged === 'applied') {
+      // Its nonce is claimed too: a replay of the same bytes is answered from the cache, not judged again.
+      nonces.claim(nonce);
       metrics.webhook('duplicate', 'LATE');
       log.info('late webhook already applied: answered again, not applied again', ids);
       await reply.code(200).send({ ok: true, duplicate: true });
       return false;
     }
-    if (judged === 'out-of-order') {
+    if (judged === 'out-of-order' || judged === 'no-entity') {
       metrics.webhook('refused', 'STALE_TIMESTAMP');
       await refuse(reply, 401, 'STALE_TIMESTAMP', log, started);
       return false;

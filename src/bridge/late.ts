@@ -17,16 +17,27 @@ import { entityEventQuery } from '../shared/messages';
 import type { ProviderEvent } from '../shared/types';
 import type { EntityRef } from '../temporal/entity-signals';
 
-/** `new`: let it through; `applied`: answered again, not applied again; `out-of-order`: refused. */
-export type LateVerdict = 'new' | 'applied' | 'out-of-order';
+/**
+ * `new`: let it through, to the running entity workflow only; `applied`: answered again, not applied
+ * again; `out-of-order`: refused; `no-entity`: refused, a late delivery never starts an entity's
+ * workflow (its history may be gone: retention, or continue-as-new past its de-duplication window,
+ * and the old status would start it afresh: a deleted card's workflow back at ENABLE).
+ */
+export type LateVerdict = 'new' | 'applied' | 'out-of-order' | 'no-entity';
+
+/**
+ * How late a genuinely signed delivery may be: the provider redelivers up to 8 times with growing
+ * delays (CONTRACTS §4), well within a day; anything older is a replay, refused without asking.
+ */
+export const LATE_HORIZON_MS = 24 * 3_600_000;
 
 export async function judgeLateEvent(temporal: Client, entity: EntityRef, event: ProviderEvent): Promise<LateVerdict> {
   let answer: { applied: boolean; state: Parameters<typeof isNewer>[0] };
   try {
     answer = await temporal.workflow.getHandle(entityWorkflowId(entity.kind, entity.entityId)).query(entityEventQuery, event.eventId);
   } catch (err) {
-    // No workflow for the entity: nothing was applied to it yet.
-    if (err instanceof WorkflowNotFoundError || (err as Error)?.name === 'WorkflowNotFoundError') return 'new';
+    // No workflow for the entity: a late delivery does not start one.
+    if (err instanceof WorkflowNotFoundError || (err as Error)?.name === 'WorkflowNotFoundError') return 'no-entity';
     throw err;
   }
   if (answer.applied) return 'applied';

@@ -35,3 +35,19 @@ export async function signalEntity<Args extends unknown[]>(
   } as unknown as WorkflowSignalWithStartOptions<unknown[]>);
   return workflowId;
 }
+
+/**
+ * The same signal to the entity's workflow only while it runs: never starts one (a late delivery,
+ * bridge/late.ts). A workflow that is not running answers WorkflowNotFoundError.
+ */
+export async function signalRunningEntity<Args extends unknown[]>(
+  client: Client,
+  _mainQueue: string,
+  entity: EntityRef,
+  signal: SignalDefinition<Args>,
+  signalArgs: Args,
+): Promise<string> {
+  const workflowId = entityWorkflowId(entity.kind, entity.entityId);
+  await client.workflow.getHandle(workflowId).signal(signal, ...signalArgs);
+  return workflowId;
+}

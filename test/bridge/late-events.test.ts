@@ -65,4 +65,30 @@ describe('late events', () => {
     expect(await handle.query(entityStateQuery)).toMatchObject({ status: 'APPROVED', eventCount: 1 });
     await handle.terminate('test done');
   });
+
+  test('a captured delivery replayed after the provider\'s redelivery horizon, or for an entity with no running workflow, is refused and starts nothing', async () => {
+    stack = await startStack();
+    const deliverAt = async (at: () => number, id: string, eventId: string, status: string) => {
+      const signer = new HmacSha256Scheme({ apiKey: stack.config.provider.apiKey, secret: stack.config.provider.webhookSecret, now: at });
+      const body = JSON.stringify({ eventId, eventType: 'CARD_CREATED', createdAt: at(), data: { cardId: id, status } });
+      const res = await fetch(`${stack.bridge.url}/webhooks/provider`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...signer.sign({ method: 'POST', pathWithQuery: '/webhooks/provider', body }) },
+        body,
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const exists = async (workflowId: string) => stack.client.workflow.getHandle(workflowId).describe().then(() => true, () => false);
+
+    // A card whose workflow is gone (history past retention, or never started here): a late CARD_CREATED does not bring it back ENABLE.
+    const gone = `crd_gone_${Date.now()}`;
+    expect(await deliverAt(() => Date.now() - 2 * 3_600_000, gone, 'evt_gone', 'ENABLE')).toMatchObject({ status: 401, body: { reason: 'STALE_TIMESTAMP' } });
+    expect(await exists(entityWorkflowId('card', gone))).toBe(false);
+
+    // Older than the provider's redelivery could make it (a day): refused without asking, even for a running entity.
+    const live = `crd_live_${Date.now()}`;
+    await stack.client.workflow.start('cardLifecycle', { taskQueue: `${stack.taskQueue}-entities`, workflowId: entityWorkflowId('card', live), args: [{ cardId: live }] });
+    expect(await deliverAt(() => Date.now() - 30 * 3_600_000, live, 'evt_replayed', 'ENABLE')).toMatchObject({ status: 401, body: { reason: 'STALE_TIMESTAMP' } });
+    await stack.client.workflow.getHandle(entityWorkflowId('card', live)).terminate('test done');
+  });
 });
