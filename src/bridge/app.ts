@@ -45,6 +45,8 @@ export interface BridgeOptions {
   metrics?: BridgeMetrics;
   /** With tracing on: each webhook gets a server span, parent of the signal-with-start's span. */
   tracer?: Tracer;
+  /** The clock a late delivery's age is read against (the verifier's; tests inject one). */
+  now?: () => number;
 }
 
 const noMetrics: BridgeMetrics = { webhook: () => undefined, signalled: () => undefined };
@@ -113,7 +115,7 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
   /** A genuinely signed delivery with a stale timestamp (late.ts): true to let it through, else answered here. */
   const admitLate = async (event: ProviderEvent, entity: EntityRef, timestamp: number, nonce: string, reply: FastifyReply, started: number): Promise<boolean> => {
     // Older than the provider's redelivery could make it: a replay, refused without asking anyone.
-    if (Date.now() - timestamp > LATE_HORIZON_MS) {
+    if ((opts.now ?? Date.now)() - timestamp > LATE_HORIZON_MS) {
       metrics.webhook('refused', 'STALE_TIMESTAMP');
       await refuse(reply, 401, 'STALE_TIMESTAMP', log, started);
       return false;

@@ -35,6 +35,11 @@ function fakeTemporal(answer: 'take' | 'fail' | 'hang' = 'take') {
           if (known === undefined) throw new WorkflowNotFoundError('not found', workflowId, undefined);
           return known;
         },
+        // A late delivery goes to the running entity workflow only.
+        signal: async (_signal: unknown, ...signalArgs: unknown[]) => {
+          if (!entities.has(workflowId)) throw new WorkflowNotFoundError('not found', workflowId, undefined);
+          signalled.push({ workflowId, signalArgs });
+        },
       }),
       signalWithStart: async (_type: string, opts: Signalled) => {
         signalled.push({ workflowId: opts.workflowId, signalArgs: opts.signalArgs });
@@ -56,7 +61,7 @@ describe('bridge refusals (app.inject, no Temporal)', () => {
     temporal = fakeTemporal(answer);
     nonces = new NonceCache(TOLERANCE_MS, () => NOW);
     const verifier = new HmacSha256Scheme({ apiKey: provider.apiKey, secret: provider.webhookSecret, now: () => NOW, toleranceMs: TOLERANCE_MS });
-    app = buildBridge({ temporal: temporal.client, taskQueue: 'q', verifier, nonces, signalDeadlineMs: 200 });
+    app = buildBridge({ temporal: temporal.client, taskQueue: 'q', verifier, nonces, signalDeadlineMs: 200, now: () => NOW });
   };
   beforeEach(() => build());
   afterEach(async () => app.close());
@@ -118,10 +123,17 @@ describe('bridge refusals (app.inject, no Temporal)', () => {
   describe('a genuinely signed delivery redelivered after the timestamp window (late)', () => {
     const late = (body: string) => signed(body, { now: () => NOW - 2 * 60 * 60 * 1000 });
 
-    it('is let through when its entity has no workflow yet', async () => {
+    it('is refused when its entity has no workflow: a late delivery never starts one', async () => {
       const body = kycEvent('kyc_late_new');
-      expect(await post(body, late(body))).toMatchObject({ status: 200, body: { ok: true, late: true, eventId: 'evt_kyc_late_new' } });
-      expect(temporal.signalled).toHaveLength(1);
+      expect(await post(body, late(body))).toMatchObject({ status: 401, body: { reason: 'STALE_TIMESTAMP' } });
+      expect(temporal.signalled).toEqual([]);
+    });
+
+    it('is refused without asking when it is older than the provider redelivers (a day): a captured replay', async () => {
+      temporal.entities.set('kyc-cardholder/kyc_replayed_late', { applied: false, state: { kind: 'kyc', entityId: 'kyc_replayed_late', status: 'PENDING', eventCount: 0 } });
+      const body = kycEvent('kyc_replayed_late');
+      expect(await post(body, signed(body, { now: () => NOW - 25 * 60 * 60 * 1000 }))).toMatchObject({ status: 401, body: { reason: 'STALE_TIMESTAMP' } });
+      expect(temporal.signalled).toEqual([]);
     });
 
     it('is let through when the entity did not apply its eventId and it is in order', async () => {
