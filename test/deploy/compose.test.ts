@@ -29,7 +29,9 @@ interface Service {
 interface Project { services: Record<string, Service>; 'x-app-env': Record<string, string> }
 
 const key = () => randomBytes(32).toString('base64');
-const REQUIRED = { PAYLOAD_CODEC_KEY: key(), CODEC_AUTH_TOKEN: key(), CARD_SEAL_KEY: key(), PROVIDER_API_SECRET: `secret_${key()}` };
+const REQUIRED = {
+  PAYLOAD_CODEC_KEY: key(), CODEC_AUTH_TOKEN: key(), CARD_SEAL_KEY: key(), PROVIDER_API_SECRET: `secret_${key()}`, PROVIDER_WEBHOOK_SECRET: `whsec_${key()}`, POSTGRES_PASSWORD: key(),
+};
 const APP_SERVICES = ['worker', 'bridge', 'codec', 'sandbox'];
 
 let scratch: string;
@@ -84,13 +86,24 @@ function dockerfileStages(): string[] {
     expect(Number(worker.RECONCILE_BUDGET_SHARE)).toBeGreaterThan(0);
     expect(Number(worker.RECONCILE_BUDGET_SHARE)).toBeLessThanOrEqual(1);
     // The worker's own environment is added to the shared one, not in place of it.
-    for (const service of ['worker', 'bridge', 'codec']) {
-      expect({ service, keys: Object.keys(envOf(project, service)) }).toEqual({ service, keys: expect.arrayContaining(Object.keys(project['x-app-env'])) });
-    }
+    expect({ keys: Object.keys(worker) }).toEqual({ keys: expect.arrayContaining(Object.keys(project['x-app-env'])) });
     expect(worker.PAYLOAD_CODEC_KEY).toBe(REQUIRED.PAYLOAD_CODEC_KEY);
     // Defaults, not fixed values: an operator turns reconciliation off or resizes its share with the variables.
     const off = envOf(resolved({ ...REQUIRED, SCHEDULES: 'off', RECONCILE_BUDGET_SHARE: '0.25' }), 'worker');
     expect([off.SCHEDULES, off.RECONCILE_BUDGET_SHARE]).toEqual(['off', '0.25']);
+  });
+
+  test("each process gets only the secrets it uses: the provider's API secret the worker (and the sandbox) alone, the webhook secret the bridge (and the sandbox), no provider secret or Temporal address the codec endpoint; Postgres no default password", () => {
+    const project = resolved(REQUIRED, '--profile', 'sandbox');
+    const secretValues = Object.entries(REQUIRED).filter(([name]) => name !== 'CODEC_AUTH_TOKEN' || true);
+    const holds = (service: string) =>
+      secretValues.filter(([, value]) => Object.values(envOf(project, service)).includes(value)).map(([name]) => name).sort();
+    expect(holds('worker')).toEqual(['CARD_SEAL_KEY', 'PAYLOAD_CODEC_KEY', 'PROVIDER_API_SECRET']);
+    expect(holds('bridge')).toEqual(['PAYLOAD_CODEC_KEY', 'PROVIDER_WEBHOOK_SECRET']);
+    expect(holds('codec')).toEqual(['CODEC_AUTH_TOKEN', 'PAYLOAD_CODEC_KEY']);
+    expect(holds('sandbox')).toEqual(['PROVIDER_API_SECRET', 'PROVIDER_WEBHOOK_SECRET']);
+    expect(envOf(project, 'codec').TEMPORAL_ADDRESS).toBeUndefined();
+    for (const service of ['postgresql', 'temporal-schema', 'temporal']) expect(JSON.stringify(envOf(project, service))).toContain(REQUIRED.POSTGRES_PASSWORD);
   });
 
   test('the card-seal key, its id and the retired seal keys go to the workers and to no other service', () => {
