@@ -10,7 +10,7 @@ import { definedOnly } from '../shared/defined-only';
 import type { ContactInput } from '../shared/types';
 import { isCardIssuingError, type CardBin } from '../client';
 import { UsageError, assertNoErrors, flag } from './args';
-import { bool, cardIdArg, str, type Command, type CommandContext } from './command-kit';
+import { bool, cardIdArg, personalFlag, str, type Command, type CommandContext } from './command-kit';
 import { renderFields, renderTable } from './output';
 
 /** How long the CLI's own checks (the BIN's rules, the card's PIN support) wait for a worker before leaving them to the workflow. */
@@ -94,12 +94,16 @@ async function assertSupportsPin(ctx: CommandContext, cardId: string): Promise<v
 const CONTACT_FLAGS = { email: '--email', mobilePrefix: '--mobile-prefix', mobile: '--mobile' };
 
 const contact: Command<{ cardId: string; contact: ContactInput }> = {
-  usage: 'contact ID [--email E] [--mobile-prefix +P] [--mobile N]',
+  usage: 'contact ID [--email E|-|@FILE] [--mobile-prefix +P] [--mobile N|-|@FILE]   (personal data: - reads stdin, @FILE a file)',
   options: { email: str, 'mobile-prefix': str, mobile: str },
   positional: 'ID',
-  parse(flags, id) {
+  async parse(flags, id, ctx) {
     const cardId = cardIdArg(id);
-    const given = definedOnly<ContactInput>({ email: flag(flags, 'email'), mobilePrefix: flag(flags, 'mobile-prefix'), mobile: flag(flags, 'mobile') });
+    const given = definedOnly<ContactInput>({
+      email: await personalFlag(flags, 'email', ctx),
+      mobilePrefix: flag(flags, 'mobile-prefix'),
+      mobile: await personalFlag(flags, 'mobile', ctx),
+    });
     if (Object.keys(given).length === 0) throw new UsageError('contact needs at least one of --email, --mobile-prefix, --mobile');
     assertNoErrors(contactErrors(given), CONTACT_FLAGS);
     return { cardId, contact: given };

@@ -4,6 +4,7 @@
  * starting a flow and waiting for it, or not under --no-wait).
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { keyErrors } from '../shared/card-rules';
 import { UsageError, assertNoErrors, flag, type Flags } from './args';
 import type { CardIssuingClient, FlowHandle } from '../client';
@@ -107,4 +108,30 @@ export async function startedFlow<R>(ctx: CommandContext, start: Promise<FlowHan
 export function leftRunning(ctx: CommandContext, workflowId: string, result: Record<string, unknown>, how = `where it stands: npm run starter -- status ${workflowId}`): CommandOutcome {
   ctx.progress(`not waiting (--no-wait); ${how}`);
   return { ok: true, workflowId, result: { ...result, waited: false }, text: workflowId };
+}
+
+/**
+ * A flag that carries personal data (an account number, a name, an email), given so that it stays out
+ * of the process list and shell history when asked: `-` reads it as one line of stdin (or from the
+ * terminal without echo), `@FILE` reads it from a file; any other value is taken as given. One flag
+ * of a command line may read stdin.
+ */
+export async function personalFlag(flags: Flags, name: string, ctx: CommandContext, required: true): Promise<string>;
+export async function personalFlag(flags: Flags, name: string, ctx: CommandContext, required?: false): Promise<string | undefined>;
+export async function personalFlag(flags: Flags, name: string, ctx: CommandContext, required = false): Promise<string | undefined> {
+  const given = required ? flag(flags, name, true) : flag(flags, name);
+  if (given === undefined) return undefined;
+  if (given === '-') {
+    const fromStdin = Object.entries(flags).filter(([, v]) => v === '-').map(([k]) => `--${k}`);
+    if (fromStdin.length > 1) throw new UsageError(`only one flag may read stdin (-): ${fromStdin.join(', ')} all ask for it; give the others as @FILE`);
+    return (await ctx.readSecret(`--${name}: `)).trim();
+  }
+  if (given.startsWith('@')) {
+    try {
+      return readFileSync(given.slice(1), 'utf8').trim();
+    } catch (err) {
+      throw new UsageError(`--${name} ${given} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  return given;
 }

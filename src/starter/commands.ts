@@ -21,7 +21,7 @@ import { openItems, settle } from './settle-command';
 import { CARD_COMMANDS, lookUpBin } from './card-commands';
 import { FLOW_COMMANDS } from './flow-commands';
 import { DEPLOY_COMMANDS } from './deploy-commands';
-import { cardIdArg, keyFlag, keyFor, leftRunning, many, startedFlow, str, type Command, type CommandOutcome, type Judge } from './command-kit';
+import { cardIdArg, keyFlag, keyFor, leftRunning, many, personalFlag, startedFlow, str, type Command, type CommandOutcome, type Judge } from './command-kit';
 
 export type { Command, CommandContext, CommandOutcome, OutcomeFailure } from './command-kit';
 
@@ -234,19 +234,19 @@ const PAYOUT_FLAGS: Record<string, string> = {
 
 const payoutSend: Command<{ input: SendPayoutInput }> = {
   starts: true,
-  usage: 'payout-send --mer-order-no NO --payment-type TYPE --currency CUR --amount MINOR_UNITS --first NAME --last NAME --account NO [--remark TEXT] [--key K (default: the merOrderNo)]',
+  usage: 'payout-send --mer-order-no NO --payment-type TYPE --currency CUR --amount MINOR_UNITS --first NAME --last NAME --account NO|-|@FILE [--remark TEXT] [--key K (default: the merOrderNo)]   (personal data: - reads stdin, @FILE a file)',
   options: {
     'mer-order-no': str, 'payment-type': str, currency: str, amount: str, first: str, last: str, account: str, remark: str, key: str,
   },
-  parse(flags) {
+  async parse(flags, _positional, ctx) {
     const input = definedOnly<SendPayoutInput>({
       merOrderNo: flag(flags, 'mer-order-no', true),
       paymentType: flag(flags, 'payment-type', true),
       arriveCurrency: flag(flags, 'currency', true),
       arriveAmount: cents(flags, 'amount'),
-      payeeFirstName: flag(flags, 'first', true),
-      payeeLastName: flag(flags, 'last', true),
-      payeeAccountNo: flag(flags, 'account', true),
+      payeeFirstName: await personalFlag(flags, 'first', ctx, true),
+      payeeLastName: await personalFlag(flags, 'last', ctx, true),
+      payeeAccountNo: await personalFlag(flags, 'account', ctx, true),
       remark: flag(flags, 'remark'),
       idempotencyKey: keyFlag(flags),
     });

@@ -229,6 +229,28 @@ describe('kyc', () => {
   });
 });
 
+describe('personal data off the command line', () => {
+  test('payout-send reads the account from stdin (-) and the payee from a file (@FILE): none of it in argv, the payout created with it', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'operator-payee-'));
+    try {
+      writeFileSync(join(outside, 'last-name'), 'Lovelace\n');
+      const merOrderNo = uniqueId('po-stdin').slice(0, 32);
+      const args = ['payout-send', '--mer-order-no', merOrderNo, '--payment-type', 'BANK_TRANSFER', '--currency', 'EUR', '--amount', '5000', '--first', 'Ada', '--last', `@${join(outside, 'last-name')}`, '--account', '-', '--no-wait', '--json'];
+      const sent = await runChild(stack, args, { stdin: 'GB29NWBK60161331926819\n' });
+      expect(sent.code).toBe(0);
+      await waitUntil(async () => (await providerPayout(merOrderNo).catch(() => undefined)) !== undefined, 30_000, 'the payout created');
+      expect(await providerPayout(merOrderNo)).toMatchObject({ payeeLastName: 'Lovelace', payeeAccountNo: expect.stringMatching(/6819$/) });
+      expect(args.join(' ')).not.toContain('GB29NWBK60161331926819');
+      // Two flags cannot both read stdin: refused naming them, nothing started.
+      const both = await runChild(stack, ['payout-send', '--mer-order-no', `${merOrderNo}x`, '--payment-type', 'BANK_TRANSFER', '--currency', 'EUR', '--amount', '5000', '--first', '-', '--last', 'L', '--account', '-']);
+      expect(both.code).toBe(2);
+      expect(both.stderr).toMatch(/only one flag may read stdin/);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('stopping a flow', () => {
   afterAll(async () => stack.control('PUT', '/config', { payoutProcessingMs: 300 }));
 
