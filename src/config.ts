@@ -317,6 +317,20 @@ export function assertSealKey(config: Config): NonNullable<Config['seal']> {
 }
 
 /**
+ * The worker's rule for the provider's address: outside development it is `https`, a loopback
+ * address excepted (a sandbox on the same machine), so the signed requests and the answers that move
+ * money never travel in the clear.
+ */
+export function assertProviderTransport(config: Config): void {
+  if (config.development) return;
+  const url = new URL(config.provider.baseUrl);
+  const loopback = url.hostname === 'localhost' || url.hostname === '[::1]' || url.hostname.startsWith('127.');
+  if (url.protocol !== 'https:' && !loopback) {
+    throw new ConfigError('configuration: PROVIDER_BASE_URL must be an https:// URL outside development (a loopback address excepted, for a sandbox on this machine)');
+  }
+}
+
+/**
  * For entry points: the configuration, checked by each of `rules` (an entry point's own, such as
  * assertSealKey); a bad value stops the program with one line on stderr and exit code 2.
  */

@@ -3,7 +3,7 @@
  * gracefully). When the Temporal certificates change on disk, the workers drain and reconnect
  * with the new ones (temporal/certificate-watch.ts) instead of failing their next handshake.
  */
-import { assertSealKey, loadConfigOrExit, requireSecrets } from './config';
+import { assertProviderTransport, assertSealKey, loadConfigOrExit, requireSecrets } from './config';
 import { watchCertificates } from './temporal/certificate-watch';
 import { processLogger } from './logging';
 import { startTracing } from './observability/tracing';
@@ -12,7 +12,7 @@ import { createWorkers, type WorkerFleet } from './temporal/workers';
 import { applySchedulesOnce } from './temporal/schedules';
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit(process.env, requireSecrets('PROVIDER_API_SECRET', 'PAYLOAD_CODEC_KEY', 'CARD_SEAL_KEY'), assertSealKey);
+  const config = loadConfigOrExit(process.env, requireSecrets('PROVIDER_API_SECRET', 'PAYLOAD_CODEC_KEY', 'CARD_SEAL_KEY'), assertProviderTransport, assertSealKey);
   const log = processLogger('worker', config);
   if (config.developmentDefaults.length > 0) log.warn('development: these secrets take their public development defaults', { secrets: config.developmentDefaults });
   const ops = await startWorkerObservability(config, log);

@@ -18,6 +18,9 @@ const envelopeSchema = z.looseObject({
   createdAt: z.number().int().optional().catch(undefined),
 });
 
+/** How far ahead of ours the provider's clock may run (the signature's timestamp window). */
+const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
+
 export type ParsedEvent = { event: ProviderEvent; derivedId: boolean } | { errors: Record<string, string> };
 
 export function parseEvent(raw: Buffer, receivedAt: number): ParsedEvent {
@@ -32,7 +35,9 @@ export function parseEvent(raw: Buffer, receivedAt: number): ParsedEvent {
   const { eventType, data, eventId, createdAt } = envelope.data;
   return {
     // The id is derived from the data as the provider sent it, before the spec's defaults are filled in.
-    event: { eventId: eventId ?? deriveEventId(eventType, data), eventType, createdAt: createdAt ?? receivedAt, data: withSpecDefaults(eventType, data) },
+    // A createdAt from the far future would make every later event look older (statuses never go back): none is taken as
+    // later than its receipt plus a clock skew the signature's window allows anyway.
+    event: { eventId: eventId ?? deriveEventId(eventType, data), eventType, createdAt: Math.min(createdAt ?? receivedAt, receivedAt + MAX_CLOCK_SKEW_MS), data: withSpecDefaults(eventType, data) },
     derivedId: eventId === undefined,
   };
 }

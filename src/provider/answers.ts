@@ -7,6 +7,7 @@
  * each choice.
  */
 import { z } from 'zod';
+import { MAX_STATUS_LENGTH } from '../shared/event-status';
 
 /** A field the flow can do without: absent, null or of another type, it reads as undefined. */
 function opt<T extends z.ZodType>(schema: T) {
@@ -21,6 +22,9 @@ const nullableStr = () => opt(z.string().nullable());
 // --- Cards --------------------------------------------------------------------------------
 
 /** The BIN's conditions, when the provider states them; an absent condition is not enforced locally. */
+
+/** A provider status, kept as far as a status word goes (MAX_STATUS_LENGTH): a longer value must not reach a search attribute whole. */
+const providerStatus = z.string().transform((s) => s.slice(0, MAX_STATUS_LENGTH));
 export const cardBinAnswerSchema = z.looseObject({
   cardBinId: z.string(),
   bin: str(),
@@ -37,7 +41,7 @@ export const cardBinListAnswerSchema = z.array(cardBinAnswerSchema);
 
 export const cardAnswerSchema = z.looseObject({
   cardId: z.string(),
-  status: z.string(),
+  status: providerStatus,
   name: str(),
   cardNumber: str(),
   availableBalance: int(),
@@ -69,7 +73,7 @@ export type BalanceMoveAnswer = z.infer<typeof balanceMoveAnswerSchema>;
 
 /** GET /operations/{key}: the spec shows `status` only; the rest, when given, is checked against our request. */
 export const operationAnswerSchema = z.looseObject({
-  status: z.string(),
+  status: providerStatus,
   operationId: str(),
   idempotencyKey: str(),
   type: str(),
@@ -105,7 +109,7 @@ export type KycCardholderAnswer = z.infer<typeof kycCardholderAnswerSchema>;
 // --- Payouts ------------------------------------------------------------------------------
 
 export const payoutAnswerSchema = z.looseObject({
-  status: z.string(),
+  status: providerStatus,
   merOrderNo: str(),
   paymentType: str(),
   arriveCurrency: str(),
@@ -133,7 +137,7 @@ export type PayoutAnswer = z.infer<typeof payoutAnswerSchema>;
  */
 export const esimOrderAnswerSchema = z.looseObject({
   orderNo: z.string(),
-  status: z.string().catch('PAID'),
+  status: providerStatus.catch('PAID'),
   iccid: nullableStr(),
   qrCode: nullableStr(),
   esimNo: nullableStr(),
@@ -149,7 +153,7 @@ export type EsimOrderAnswer = z.infer<typeof esimOrderAnswerSchema>;
  * GET /esim/orders/{orderNo}: shape not shown. Only the status decides; the order number is the
  * one we asked for (client.ts fills it in when the answer leaves it out).
  */
-export const esimOrderLookupAnswerSchema = esimOrderAnswerSchema.extend({ orderNo: str(), status: z.string() });
+export const esimOrderLookupAnswerSchema = esimOrderAnswerSchema.extend({ orderNo: str(), status: providerStatus });
 
 /** Shapes not shown: kept whole for the caller. */
 export const esimPlanAnswerSchema = z.looseObject({ planNo: str(), priceUsd: opt(z.number()) });

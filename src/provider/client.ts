@@ -103,8 +103,12 @@ interface CallSpec<Res> extends IdempotentCallOptions {
 export class ProviderClient {
   readonly #transport: ProviderTransport;
 
+  /** The provider's origin (scheme, host, port): a presigned upload URL on it is the provider's own (provider/uploads.ts). */
+  readonly origin: string;
+
   constructor(opts: ProviderClientOptions) {
     this.#transport = new ProviderTransport(opts);
+    this.origin = new URL(opts.baseUrl).origin;
   }
 
   /** Last known rate windows per endpoint key (from X-RateLimit-* headers). */

@@ -131,7 +131,7 @@ export class ProviderTransport {
       const headers = res.headers as HeaderBag;
       this.rateBudget.record(req.endpointKey, headers);
       this.#observer?.answered(req.endpointKey, res.statusCode, seconds(), numericHeader(headers, 'x-ratelimit-remaining'));
-      const text = await res.body.text();
+      const text = await readAnswer(res.body, endpoint.key, res.statusCode);
       return { status: res.statusCode, data: unwrapEnvelope(res.statusCode, text, headers, endpoint, this.#now()), headers };
     } catch (err) {
       if (isProviderError(err)) throw err;
@@ -176,6 +176,27 @@ export class ProviderTransport {
  * The envelope, in one place: `{code: 0, data}` → data; any failure (an error status, a
  * 2xx carrying a failure envelope, a body that is not JSON) → a ProviderError.
  */
+/** The largest answer we read: the provider's are small (a BIN list, a card, a payout); a bigger one is not an answer of its. */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/**
+ * An answer's body as text, read at most MAX_ANSWER_BYTES: a longer one is dropped as it streams in
+ * and fails InvalidResponse (a misbehaving proxy or provider must not fill the worker's memory).
+ */
+export async function readAnswer(body: AsyncIterable<Buffer> & { destroy?: () => void }, endpointKey: string, status: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) {
+      body.destroy?.();
+      throw invalidResponse(endpointKey, status, 'ANSWER_TOO_LARGE', { body: `must be at most ${MAX_ANSWER_BYTES} bytes` });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 export function unwrapEnvelope(status: number, text: string, headers: HeaderBag, endpoint: EndpointRef, now: number): unknown {
   const json = parseObject(text);
   const ok = status >= 200 && status < 300;

@@ -10,6 +10,7 @@ import {
   errorFromResponse,
   errorFromTransportFailure,
   fileTooLarge,
+  invalidResponse,
   isProviderError,
   type EndpointRef,
   type FailureEnvelope,
@@ -17,7 +18,7 @@ import {
 } from './errors';
 import type { PresignedUploadRequest, UploadContentType, UploadType } from './api';
 import type { PresignedUploadAnswer as PresignedUpload } from './answers';
-import { parseObject } from './transport';
+import { parseObject, readAnswer } from './transport';
 
 /** The provider's limit per file. */
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
@@ -33,9 +34,41 @@ export interface UploadDocumentInput {
   bytes: Buffer;
 }
 
-/** What the upload needs of the client: only step 1. */
+/** What the upload needs of the client: step 1, and the provider's origin (an upload URL on it is the provider's own). */
 export interface PresignedUploadSource {
   createPresignedUpload(body: PresignedUploadRequest): Promise<PresignedUpload>;
+  readonly origin?: string;
+}
+
+/**
+ * Where the worker may PUT an applicant's documents: an `https` URL whose host is a name, not an
+ * address inside a private, loopback or link-local network (the metadata service, an internal
+ * service), or the provider's own origin (the sandbox's `http://127.0.0.1`). Anything else, however
+ * the provider's answer came to name it, is refused before a byte is sent.
+ */
+export function uploadUrlRule(uploadUrl: string, providerOrigin: string | undefined): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(uploadUrl);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (providerOrigin !== undefined && url.origin === providerOrigin) return undefined;
+  if (url.protocol !== 'https:') return 'must be an https URL (or on the provider\'s own origin)';
+  if (isInternalHost(url.hostname)) return 'must not point at a private, loopback or link-local address';
+  return undefined;
+}
+
+function isInternalHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal') || host.endsWith('.local')) return true;
+  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host)?.slice(1).map(Number);
+  if (v4) {
+    const [a, b] = v4;
+    return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
+  }
+  // IPv6 literals: loopback, unique-local, link-local, and IPv4-mapped.
+  return host.includes(':') && (host === '::1' || host === '::' || /^f[cd]/.test(host) || /^fe[89ab]/.test(host) || host.startsWith('::ffff:'));
 }
 
 export interface UploadOptions {
@@ -49,19 +82,21 @@ export async function uploadDocument(client: PresignedUploadSource, input: Uploa
   const timeoutMs = opts.putTimeoutMs ?? DEFAULT_PUT_TIMEOUT_MS;
   const first = await ask();
   try {
-    await putBytes(first.uploadUrl, input, timeoutMs);
+    await putBytes(first.uploadUrl, input, timeoutMs, client.origin);
     return first.fileToken;
   } catch (err) {
     if (!isProviderError(err, 'UploadUrlExpired')) throw err;
   }
   // Single-use URLs expire (default 600 s); one fresh URL is the documented remedy.
   const second = await ask();
-  await putBytes(second.uploadUrl, input, timeoutMs);
+  await putBytes(second.uploadUrl, input, timeoutMs, client.origin);
   return second.fileToken;
 }
 
 /** One PUT of the bytes; resolves on 2xx, otherwise rejects with a ProviderError. */
-async function putBytes(uploadUrl: string, input: UploadDocumentInput, timeoutMs: number): Promise<void> {
+async function putBytes(uploadUrl: string, input: UploadDocumentInput, timeoutMs: number, providerOrigin?: string): Promise<void> {
+  const rule = uploadUrlRule(uploadUrl, providerOrigin);
+  if (rule) throw invalidResponse('createPresignedUpload', 200, 'UPLOAD_URL_REFUSED', { uploadUrl: rule }, { mayHaveTakenEffect: false });
   let status: number;
   let text: string;
   let headers: HeaderBag;
@@ -76,8 +111,9 @@ async function putBytes(uploadUrl: string, input: UploadDocumentInput, timeoutMs
     });
     status = res.statusCode;
     headers = res.headers as HeaderBag;
-    text = await res.body.text();
+    text = await readAnswer(res.body, UPLOAD_PUT.key, res.statusCode);
   } catch (err) {
+    if (isProviderError(err)) throw err;
     throw errorFromTransportFailure(err, UPLOAD_PUT);
   }
   if (status >= 200 && status < 300) return;

@@ -17,6 +17,15 @@ export function isNewer(current: EntityState, status: string, at: number): boole
 
 /** The status an event reports, if any (transactions and usage alerts report none). */
 export function statusOf(event: ProviderEvent): string | undefined {
+  const status = rawStatusOf(event);
+  // A status is a word: a longer value (a 3 KB string) is kept only as far as a word goes, so it fits a search attribute.
+  return status === undefined ? undefined : status.slice(0, MAX_STATUS_LENGTH);
+}
+
+/** The longest provider status kept: beyond it the value is not a status word, and Temporal's search attributes are bounded. */
+export const MAX_STATUS_LENGTH = 64;
+
+function rawStatusOf(event: ProviderEvent): string | undefined {
   const data = event.data;
   if (typeof data.kycStatus === 'string') return data.kycStatus;
   if (event.eventType === 'CARD_TRANSACTION' || event.eventType === 'ESIM_USAGE_ALERT') return undefined;

@@ -269,15 +269,20 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   return state();
 }
 
+/** A merchant name longer than this is cut: 50 of them carried through continue-as-new must stay small. */
+const MAX_MERCHANT_NAME = 128;
+
 function recordTransaction(transactions: CardTransaction[], event: ProviderEvent): void {
   if (event.eventType !== 'CARD_TRANSACTION') return;
   const d = event.data as Partial<CardTransaction>;
+  // Each text as far as its kind goes: the recent transactions travel through every continue-as-new.
+  const text = (v: unknown, max: number) => (typeof v === 'string' ? v.slice(0, max) : undefined);
   transactions.unshift({
     eventId: event.eventId,
     amount: Number(d.amount ?? 0),
-    currency: d.currency,
-    merchantName: d.merchantName,
-    status: d.status,
+    currency: text(d.currency, 8),
+    merchantName: text(d.merchantName, MAX_MERCHANT_NAME),
+    status: text(d.status, 64),
     createdAt: event.createdAt,
   });
   transactions.splice(MAX_RECENT_TRANSACTIONS);
