@@ -9,6 +9,7 @@
  * failed, so its failure and completion counters and latency histograms are there; their names carry
  * no _total and latencies are milliseconds).
  */
+import { createDataConverter } from '../../src/codec/payload-codec';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -77,7 +78,8 @@ describe('the series that alerts and dashboard name', () => {
     await waitUntil(() => fetch(`${metricsUrl}/ready`).then((r) => r.ok, () => false), 90_000, 'the worker ready');
     const connection = await Connection.connect({ address: temporalAddress() });
     try {
-      const client = new Client({ connection });
+      // Our payload key: the worker refuses a plain input (shared/refused-payload.ts).
+      const client = new Client({ connection, dataConverter: createDataConverter({ keyId: 'test', key: TEST_CODEC_KEY }) });
       // A workflow type no worker has: its workflow task fails. A card issue whose provider is down: its activity fails.
       // A stuck-flow sweep (it reads Temporal only) completes; one given a look-back that is no duration fails.
       await client.workflow.start('noSuchWorkflow', { taskQueue, workflowId: `series-bad-${taskQueue}`, args: [] });
