@@ -47,6 +47,7 @@ import { MANUAL_KYC_DEPRECATION } from '../shared/kyc-rules';
 import type { EsimOrderResult, OnboardCardholderResult, PayoutResult, TrackPayoutInput } from './flow-types';
 import { describeFlow, type FlowStatus } from './status';
 import { CardIssuingError, asCardIssuingError, toCardIssuingError } from './errors';
+import { answeredByItem } from './settled-updates';
 import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
 import { REQUEST_DIGEST_MEMO, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
 import { WorkflowUpdateStage, type WorkflowUpdateHandle } from '@temporalio/client';
@@ -409,7 +410,10 @@ export class CardIssuingClient {
     const updateId = `${verb}-key-${args.idempotencyKey}/${args.amount}`;
     const context = { workflowId: entityWorkflowId('card', cardId), updateId, idempotencyKey: args.idempotencyKey };
     const scope = { ...context, waitingFor: `the ${verb} of card ${cardId} on task queue ${entityQueue(this.#taskQueue)}`, mayHaveTakenEffect: true };
-    const result = await withinCall(this.#temporal.connection, opts, scope, () => asCardIssuingError(this.#cardUpdate(cardId, update, [args], updateId), context));
+    const request = { cardId, amount: args.amount, idempotencyKey: args.idempotencyKey };
+    const result = await withinCall(this.#temporal.connection, opts, scope, () =>
+      asCardIssuingError(this.#cardUpdate(cardId, update, [args], updateId), context).catch((err: unknown) => answeredByItem(this.#temporal, err, { workflowId: context.workflowId, updateId }, request)),
+    );
     return { ...result, updateId };
   }
 

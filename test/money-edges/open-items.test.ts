@@ -39,7 +39,7 @@ async function closedRecord(itemId: string): Promise<ClosedItem> {
 }
 
 describe('open items', () => {
-  test('case 1: a card funding update held PROCESSING past its deadline is an open item; settle by its key waits for the provider; the provider completing it closes it MOVED', async () => {
+  test('case 1: a card funding update held PROCESSING past its deadline is an open item; settle by its key waits for the provider; the provider completing it closes it MOVED, and the same call again answers COMPLETED', async () => {
     stack = await stackOn('minimal');
     const card = await issueTestCard(stack, 1000);
     const cards = typedClient(stack);
@@ -60,6 +60,10 @@ describe('open items', () => {
     // The provider completes it minutes after the caller was told OutcomeUnknown: the item asks, and closes with the record.
     const record = await closedRecord(listed!.itemId);
     expect(record).toMatchObject({ verdict: 'moved', by: 'provider', providerSaid: 'COMPLETED', item: { idempotencyKey, cardId: card.cardId, amount: 1500 } });
+    expect(await cardBalance(stack, card.cardId)).toBe(2500);
+    // The caller's retry under the same key (the same card update) is answered by the record: COMPLETED, nothing moved again.
+    const again = await cards.fundCard({ cardId: card.cardId, amount: 1500, idempotencyKey, timings: { ...TIMINGS, deadlineMs: 4000 } });
+    expect(again).toMatchObject({ cardId: card.cardId, amount: 1500, status: 'COMPLETED', idempotencyKey });
     expect(await cardBalance(stack, card.cardId)).toBe(2500);
     // Settling by the update ID answers the record it closed with; the item is no longer listed.
     const later = await cli('settle', unknown.updateId!, '--json');
