@@ -3,7 +3,9 @@
  * one run of each schedule (triggered through Temporal Schedules) reports exactly those, the card
  * views are corrected, and a second run no longer reports what was corrected.
  */
+import { rmSync } from 'node:fs';
 import { SandboxControlClient } from '../../src/sandbox/control-client';
+import { sampleFolder, sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { createProviderClient } from '../../src/provider/client';
 import { cardStateQuery, fundCardUpdate } from '../../src/shared/messages';
 import { entityWorkflowId } from '../../src/shared/ids';
@@ -274,5 +276,21 @@ describe('reconciliation on Temporal Schedules', () => {
     expect(report.differences).toEqual([expect.objectContaining({ kind: 'flow-stuck', ids: { workflowId: issuing, flowKind: 'issueCard' }, workflowId: issuing, ours: expect.objectContaining({ expectedMs: 1_000, waitingOn: expect.any(Array) }) })]);
     await stack.client.workflow.getHandle(issuing).terminate('test done');
     await sandbox.configure({ cardProvisioningMs: 300 });
+  });
+
+  test('sweep-stuck does not page an onboarding whose KYC review is simply PENDING, within its kind\'s time (issue 41)', async () => {
+    await sandbox.configure({ kycReviewMs: 600_000 });
+    const folder = sampleFolder('stuck-kyc');
+    try {
+      const onboarding = uniqueId('onboard');
+      const handle = await stack.client.workflow.start('onboardCardholder', { taskQueue: stack.taskQueue, workflowId: onboarding, args: [sampleKycForm(writeSampleDocuments(folder).documents, { timings: FAST_TIMINGS })] });
+      await waitUntil(async () => (await stack.client.workflow.count(`WorkflowId = '${onboarding}' AND ProviderStatus = 'PENDING'`)).count === 1, 30_000, 'the onboarding parked on its PENDING review');
+      const [report] = await reconcileNow({ client: stack.client, taskQueue: stack.taskQueue }, ['stuck'], {});
+      expect(report.differences.filter((d) => d.workflowId === onboarding)).toEqual([]);
+      await handle.terminate('test done');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+      await sandbox.configure({ kycReviewMs: 500 });
+    }
   });
 });

@@ -1,11 +1,27 @@
 /**
  * sweep-stuck (hourly): flows on our queue running longer than their kind is expected to
- * (EXPECTED_FLOW_MS), or waiting on a provider status we do not know (their ProviderStatus
+ * (EXPECTED_FLOW_MS), or waiting on a provider status their kind does not know (their ProviderStatus
  * search attribute), each with where it waits. It reads Temporal only.
  */
 import { EXPECTED_FLOW_MS, literal, parseDuration, type Difference, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
+import { patched } from '@temporalio/workflow';
+import { isUnknownStatus, type StatusResource } from '../../shared/statuses';
 import { mainQueue, runReconciliation, temporalSide } from './run';
 import { declareVersioning } from '../lib/versioning';
+
+/** docs/versioning.md: a running flow on a status its kind knows (a KYC review PENDING) is not stuck until its kind's time has passed. */
+export const SWEEP_KNOWN_STATUSES_PATCH = 'sweep-stuck-known-statuses';
+
+/** The resource whose statuses each flow kind waits on (shared/statuses.ts). */
+const RESOURCE_OF: Readonly<Record<string, StatusResource>> = {
+  issueCard: 'card', fundCard: 'operation', withdrawFromCard: 'operation', onboardCardholder: 'kyc',
+  purchaseEsim: 'esimOrder', rechargeEsim: 'esimOrder', sendPayout: 'payout', trackPayout: 'payout',
+};
+
+function waitsOnUnknownStatus(kind: string, status: string): boolean {
+  const resource = RESOURCE_OF[kind];
+  return resource === undefined || isUnknownStatus(resource, status);
+}
 
 export async function sweepStuck(input: ReconcileInput = {}): Promise<DriftReport> {
   const kinds = Object.keys(EXPECTED_FLOW_MS);
@@ -16,7 +32,12 @@ export async function sweepStuck(input: ReconcileInput = {}): Promise<DriftRepor
     const now = Date.now();
     const kindOf = (f: (typeof page.items)[number]) => f.searchAttributes.FlowKind ?? f.type;
     const expected = (f: (typeof page.items)[number]) => stuckAfter ?? EXPECTED_FLOW_MS[kindOf(f)] ?? Number.POSITIVE_INFINITY;
-    const stuck = page.items.filter((f) => f.searchAttributes.ProviderStatus !== undefined || now - f.startTime > expected(f));
+    const late = (f: (typeof page.items)[number]) => now - f.startTime > expected(f);
+    // Stuck means past what the kind's own timings allow, or waiting on a status we do not know: a KYC review
+    // PENDING for a day is normal work. Before the marker, any ProviderStatus counted (asked only where the rules disagree).
+    const onKnownStatus = (f: (typeof page.items)[number]) => f.searchAttributes.ProviderStatus !== undefined && !waitsOnUnknownStatus(kindOf(f), f.searchAttributes.ProviderStatus);
+    const knownIsNotStuck = page.items.some((f) => onKnownStatus(f) && !late(f)) && patched(SWEEP_KNOWN_STATUSES_PATCH);
+    const stuck = page.items.filter((f) => late(f) || (f.searchAttributes.ProviderStatus !== undefined && !(knownIsNotStuck && onKnownStatus(f))));
     const waits = stuck.length > 0 ? await temporalSide.whereFlowsWait({ flows: stuck.map(({ workflowId, runId }) => ({ workflowId, runId })) }) : [];
     const differences: Difference[] = stuck.map((f, i) => ({
       kind: 'flow-stuck',
