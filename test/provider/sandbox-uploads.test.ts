@@ -39,6 +39,8 @@ it('asks for a new URL once when the first has expired, and the new token works'
   // The first URL is handed over just after it expired, as after a slow disk read.
   let calls = 0;
   const slowFirst: PresignedUploadSource = {
+    // The sandbox's upload URLs are on its own (http, loopback) origin: only the provider's own origin may be so.
+    origin: client.origin,
     async createPresignedUpload(body) {
       const upload = await client.createPresignedUpload(body);
       if (++calls === 1) await sleep(1100);
