@@ -6,6 +6,7 @@
  * | key | the caller's, else derived from the workflow ID (`card`) |
  * | retry, crash, 5xx, timeout, answer cut off | POST again under the same key: within 24 h the provider answers the same card; the flow bounds attempts by time (under 24 h), then ends OutcomeUnknown |
  * | re-scheduled after 429s (each a fresh schedule-to-close window) for longer than the key's 24 h | every attempt carries the run's first POST time (`postBy` = it + 23 h): past it, nothing is posted, OutcomeUnknown and an open item (issue 39, case 8) |
+ * | the card exists but the flow cannot say it is ENABLE (CREATING at the deadline, the earlier run's card refused on read, cancelled, terminated) | `mayHaveTakenEffect: true` with the cardId and an open item on the card, closed by its status (ENABLE: moved; FAILED: not) or an operator's `settle`; without a cardId the spec gives no lookup, so only the operator closes it |
  * | restart of the workflow ID, key derived | an earlier run's card (its CardId) is taken, nothing posted; an earlier run that posted but recorded no card: POST under its key within 24 h of it, else OutcomeUnknown |
  * | restart of the workflow ID, the caller's key (`issue-card/<key>`), even after the provider's 24 h | the same, among the earlier runs that were given the same key (their start input): their card is taken, nothing posted (issue 29, case 5: a POST after 24 h made a second card and moved initialAmount again); one that posted under it more than 24 h ago and recorded no card: OutcomeUnknown |
  */

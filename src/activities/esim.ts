@@ -14,7 +14,7 @@
  * | 409 we cannot read | in progress: the retry reconciles, then asks again, until the charge deadline (OutcomeUnknown) | the same |
  * | a read after a call that may have charged fails (403, 404 on the order it names) | OutcomeUnknown with the key, `mayHaveTakenEffect: true`; 5xx and 429 are retried, reconciling first | the same |
  * | restart after a deploy | an earlier run's key found under GET /operations is continued (earlier-key.ts), confirmed as any recalled order | the same; an earlier run that sent it makes the restart reconcile first |
- * | ended OutcomeUnknown, failed, terminated or timed out | reconcile-money reads the key (the caller's, or every key the workflow ID derived) under GET /operations and reports a charge no flow accounts for; `starter settle` asks the same and records it | the same |
+ * | the flow cannot say what moved (charge deadline, order still PAID at the issuance deadline, a read refused after the charge, cancelled, terminated) | `mayHaveTakenEffect: true` and an open item, asked under every key it could have used (or the order it names) until the provider's final word or an operator's `settle` | the same, but the provider's silence under our key proves nothing: only a record, or the operator's `--found`, closes it |
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';

@@ -12,7 +12,7 @@
  * | re-scheduled after a 429 (a new activity, attempt 1) | the workflow says `sentBefore`: it reconciles first, as a retry does |
  * | answer cut off or unreadable | GET /operations/{key} at once: a record naming our card and amount completes (or fails); no record, or one that names neither: asked again, then posted under the same key |
  * | record under the key shows only a status (the spec's minimum) | not taken as ours: the same POST under the key answers the original (ours) or 409 (another request's: IdempotencyConflict) |
- * | record names another card or amount | IdempotencyConflict, nothing moved |
+ * | record names another card or amount | not taken as ours, and not as another's: the spec defines none of its fields beyond the status (a fee-inclusive amount is no conflict), so the same POST under the key decides: the original answer (ours) or 409 (IdempotencyConflict) |
  * | 409 we cannot read | in progress: the retry reconciles, then asks again; bounded by the movement's deadline (then OutcomeUnknown) |
  * | GET /operations fails after a call that may have taken effect | 5xx, timeout, 429: retried, reconciling first; 403 or any other refusal: OutcomeUnknown with the key, `mayHaveTakenEffect: true` |
  * | restart of the workflow ID after a deploy | before its first POST, a run whose key is derived asks under every key any version could have derived, its own included (earlier-key.ts), and continues under the one the provider knows, confirmed as any recalled record is; with no record anywhere, only an earlier run that scheduled the POST picks its key (FNV if it had no SHA-256 marker) |
@@ -22,7 +22,7 @@
  * | `timings` past a day, or not a positive integer | ValidationFailed naming `timings.<field>` before any call (a deadline of a month would hold the card's freeze and delete for a month) |
  * | telling the card workflow (standalone flows under money-flow-one-marker) | after COMPLETED, from the activity, bounded to 3 s; never fails the activity (the money has moved, and a retry would only reconcile and answer COMPLETED again); a lost tell leaves the card's view stale until its next read or reconcile-cards, moves nothing |
  * | a deploy while a movement runs (Worker Deployments, docs/versioning.md) | a standalone fundCard/withdrawFromCard is pinned: it ends on the build that started it, its activities on that build's workers, under the key fixed before its first POST; a card workflow's movement moves to the new build and replays its markers, so its key and deadline are those it already recorded |
- * | ended OutcomeUnknown, failed, terminated or timed out | reconcile-money reads the key (and the FNV key of a keyless movement from before SHA-256) and reports money moved that the flow does not account for; `starter settle` asks under every key and records moved / not moved |
+ * | the flow or card update cannot say what moved (deadline while PROCESSING, a read refused after the effect, cancelled, terminated, timed out) | it fails with `mayHaveTakenEffect: true` and an open item holds it (`open-item/<owner>`, shared/open-items.ts): asked under every key it could have used until the provider's final word, with no look-back, or an operator's `settle` (a terminated or timed-out one gets its item from the first reconcile-money run that lists it); the typed client's repeat of the same call answers from the closed item |
  */
 import type { Client } from '@temporalio/client';
 import { Context } from '@temporalio/activity';

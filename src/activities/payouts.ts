@@ -11,7 +11,7 @@
  * | lookup fails after a POST that may have taken effect | 5xx, 429: retried; 403 or another refusal: OutcomeUnknown with the key |
  * | restart of the workflow ID, before or after a deploy | the lookup finds the first run's payout: nothing is posted |
  * | the same merOrderNo for another payout | IdempotencyConflict, when an amount, currency or account the spec shows differs |
- * | ended OutcomeUnknown, failed or terminated | reconcile-money reads GET /payouts/{merOrderNo} (from the flow's input) and reports a payout that succeeded behind it; `starter settle` asks the same and records it |
+ * | the flow cannot say how it ended (creation deadline, still PENDING at the follow's deadline, cancelled, terminated) | `mayHaveTakenEffect: true` and an open item on the merOrderNo, asked until the payout's terminal status or an operator's `settle`; no record under it means it was never created |
  */
 import type { ProviderClient } from '../provider/client';
 import type { PayoutAnswer } from '../provider/answers';

@@ -16,7 +16,7 @@ import { definedOnly } from '../shared/defined-only';
 import { moneyClaimOf, type FlowAsked, type FlowOutcome, type MoneyClaim } from '../shared/reconcile-checks';
 import { isSettled } from '../temporal/settlements';
 import { recordOf, startOpenItem } from '../temporal/open-items';
-import type { OpenItem, OpenItemOwner } from '../shared/open-items';
+import { lookupOfClaim, type OpenItem, type OpenItemOwner } from '../shared/open-items';
 import { mainQueueOf } from '../shared/entity-queues';
 import { latestReport } from '../temporal/reconciliation-reports';
 
@@ -25,11 +25,10 @@ const CLOSED_WITHOUT_A_WORD = ['TERMINATED', 'TIMED_OUT', 'CANCELLED', 'CANCELED
 
 /** The open item of a claim whose run closed without a word. */
 function itemOfClaim(claim: MoneyClaim, owner: OpenItemOwner): OpenItem {
-  const lookup = { resource: claim.resource, ref: claim.ref, ...(claim.alsoUnder ? { alsoUnder: claim.alsoUnder } : {}), ...(claim.flowKind === 'rechargeEsim' ? { silenceProvesNothing: true } : {}) };
   return {
     owner,
     flowKind: claim.flowKind,
-    lookup,
+    lookup: lookupOfClaim(claim),
     ...(claim.resource === 'operation' ? { idempotencyKey: claim.ref } : {}),
     ...(claim.cardId ? { cardId: claim.cardId } : {}),
     ...(claim.amount === undefined ? {} : { amount: claim.amount }),

@@ -9,7 +9,7 @@
 import { everyDerivedKey } from './ids';
 import type { FieldErrors } from './failures';
 import { phaseOf, type Phase } from './statuses';
-import type { ClaimResource, ProviderSide } from './reconcile-checks';
+import { KEY_PURPOSE, type ClaimResource, type MoneyClaim, type ProviderSide } from './reconcile-checks';
 
 export const OPEN_ITEM_WORKFLOW_TYPE = 'openItem';
 /** The memo key under which an item lists every reference it can be found by (`starter settle REF`, `open`). */
@@ -101,8 +101,15 @@ export function openItemRefs(itemId: string, item: OpenItem): string[] {
   return [...new Set(refs.filter((r): r is string => typeof r === 'string' && r.length > 0))];
 }
 
-/** The keys a keyless flow of `flowKind` derived from its workflow ID (both derivations), for its lookup. */
-const KEY_PURPOSE: Record<string, string> = { fundCard: 'fund', withdrawFromCard: 'wdr', purchaseEsim: 'esim', rechargeEsim: 'esimrc' };
+/** The spec gives POST /esim/recharge no idempotency key: a lookup under ours cannot prove it did not happen. */
+export function silenceProvesNothing(flowKind: string): boolean {
+  return flowKind === 'rechargeEsim';
+}
+
+/** The lookup of a reconciliation claim (a flow that closed without a word): where the provider keeps its side. */
+export function lookupOfClaim(claim: Pick<MoneyClaim, 'flowKind' | 'resource' | 'ref' | 'alsoUnder'>): OpenItemLookup {
+  return { resource: claim.resource, ref: claim.ref, ...(claim.alsoUnder ? { alsoUnder: claim.alsoUnder } : {}), ...(silenceProvesNothing(claim.flowKind) ? { silenceProvesNothing: true } : {}) };
+}
 
 /**
  * How to ask the provider about a flow's possible movement: its payout by merOrderNo, its eSIM
@@ -119,7 +126,7 @@ export function lookupOf(flowKind: string, known: { idempotencyKey?: string; mer
   const keys = known.idempotencyKey ? [known.idempotencyKey] : known.keyScope ? everyDerivedKey(purpose, known.keyScope) : [];
   if (keys.length === 0) return undefined;
   const [ref, ...alsoUnder] = keys;
-  return { resource: 'operation', ref, ...(alsoUnder.length > 0 ? { alsoUnder } : {}), ...(flowKind === 'rechargeEsim' ? { silenceProvesNothing: true } : {}) };
+  return lookupOfClaim({ flowKind, resource: 'operation', ref, ...(alsoUnder.length > 0 ? { alsoUnder } : {}) });
 }
 
 /**

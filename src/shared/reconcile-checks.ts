@@ -62,7 +62,7 @@ export interface ProviderSide extends WindowedRead {
 }
 
 /** The purpose each flow kind derives its key with when the caller gives none (shared/ids.ts). */
-const KEY_PURPOSE: Record<string, string> = { fundCard: 'fund', withdrawFromCard: 'wdr', purchaseEsim: 'esim', rechargeEsim: 'esimrc' };
+export const KEY_PURPOSE: Readonly<Record<string, string>> = { fundCard: 'fund', withdrawFromCard: 'wdr', purchaseEsim: 'esim', rechargeEsim: 'esimrc' };
 const MOVEMENT_KINDS = ['fundCard', 'withdrawFromCard'];
 const ESIM_KINDS = ['purchaseEsim', 'rechargeEsim'];
 

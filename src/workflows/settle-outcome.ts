@@ -11,6 +11,7 @@
  * It reads only, on reconciliation's budget; it never moves money.
  */
 import { FailureType } from '../shared/failures';
+import { silenceProvesNothing } from '../shared/open-items';
 import { literal } from '../shared/reconciliation';
 import { phaseOf } from '../shared/statuses';
 import type { MoneyClaim, ProviderSide } from '../shared/reconcile-checks';
@@ -79,7 +80,7 @@ async function claimsOf(workflowId: string): Promise<MoneyClaim[]> {
 /** Moved when any answer says it succeeded; processing while any is pending; not moved when every one says failed or none; undefined: nothing to ask. */
 function verdictOf(all: Array<{ claim: MoneyClaim; side: ProviderSide }>): SettlementVerdict | undefined {
   // The spec gives POST /esim/recharge no idempotency key: no record under ours proves nothing, only a record or the operator's word does.
-  const asked = all.filter(({ claim, side }) => side.known || claim.flowKind !== 'rechargeEsim');
+  const asked = all.filter(({ claim, side }) => side.known || !silenceProvesNothing(claim.flowKind));
   if (asked.length === 0) return undefined;
   const phases = asked.map(({ claim, side }) => (side.known ? phaseOf(claim.resource, side.status) : 'unknown'));
   if (phases.includes('succeeded')) return 'moved';
