@@ -20,7 +20,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';
 import type { EsimOrderAnswer as EsimOrder, OperationAnswer as Operation } from '../provider/answers';
-import { classifyMessage } from '../provider/errors';
+import { classifyMessage } from '../provider/classification';
 import { FailureType, type FailureTypeName } from '../shared/failures';
 import { phaseOf } from '../shared/statuses';
 import { operationOfEarlierRun, type KeyOrigin } from './earlier-key';

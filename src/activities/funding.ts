@@ -30,7 +30,7 @@ import { entityWorkflowId } from '../shared/ids';
 import { cardMoneyMovedSignal } from '../shared/messages';
 import type { ProviderClient } from '../provider/client';
 import type { OperationAnswer } from '../provider/answers';
-import { classifyMessage } from '../provider/errors';
+import { classifyMessage } from '../provider/classification';
 import { phaseOf } from '../shared/statuses';
 import type { MoneyMovementKind } from '../shared/types';
 import { operationOfEarlierRun, type KeyOrigin } from './earlier-key';

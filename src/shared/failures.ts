@@ -47,7 +47,7 @@ interface CodeMeaning {
 /**
  * The provider's error codes (the first word of a failure `message`): the spec lists statuses and
  * conditions but no codes, so these are the words the sandbox's contract profile sends; a provider
- * that words its messages otherwise is read by provider/errors.ts's CLASSIFICATION, then by status.
+ * that words its messages otherwise is read by provider/classification.ts's CLASSIFICATION, then by status.
  */
 export const PROVIDER_ERROR_CODES = {
   VALIDATION_FAILED: { status: 400, type: 'ValidationFailed', plain: 'Invalid request parameters' },

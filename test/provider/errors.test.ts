@@ -1,8 +1,7 @@
 /** The mapping from the provider's answers to error types, without a server. */
+import { CLASSIFICATION, classifyMessage } from '../../src/provider/classification';
 import {
-  CLASSIFICATION,
   ERROR_TRAITS,
-  classifyMessage,
   ProviderError,
   errorFromResponse,
   errorFromTransportFailure,
