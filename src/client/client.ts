@@ -8,23 +8,18 @@
  * (payloads and failure messages encrypted), as samples-typescript's `client.ts`.
  */
 import {
-  WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   type Client,
   type Connection,
-  type Workflow,
   type WorkflowHandle,
 } from '@temporalio/client';
-import type { UpdateDefinition } from '@temporalio/common';
-import { withStableUpdateId } from './update-with-start';
 import { FailureType, type FlowName } from '../shared/failures';
 import type { CodecKeys } from '../codec/payload-codec';
 import { ValueSealer } from '../codec/sealed-value';
 import type { CardSensitive } from '../provider/api';
 import { describeErrors, hasErrors, keyErrors, toCardView } from '../shared/card-rules';
 import { entityWorkflowId } from '../shared/ids';
-import { entityQueue } from '../shared/entity-queues';
 import { signalEntity } from '../temporal/entity-signals';
 import type { EsimPlanAnswer as EsimPlan, WalletBalanceAnswer as WalletBalance } from '../provider/answers';
 import {
@@ -47,16 +42,12 @@ import { MANUAL_KYC_DEPRECATION } from '../shared/kyc-rules';
 import type { EsimOrderResult, OnboardCardholderResult, PayoutResult, TrackPayoutInput } from './flow-types';
 import { describeFlow, type FlowStatus } from './status';
 import { CardIssuingError, asCardIssuingError, toCardIssuingError } from './errors';
-import { answeredByItem } from './settled-updates';
+import { CardUpdates } from './card-updates';
 import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
 import { REQUEST_DIGEST_MEMO, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
-import { WorkflowUpdateStage, type WorkflowUpdateHandle } from '@temporalio/client';
-import { status as GrpcStatus } from '@grpc/grpc-js';
-import { temporal as proto } from '@temporalio/proto';
 import type { CardBinAnswer as CardBin, OperationAnswer } from '../provider/answers';
 import type { OperationRecord, SubmittedMovement } from './flow-types';
 
-const UpdateStage = proto.api.enums.v1.UpdateWorkflowExecutionLifecycleStage;
 
 export type { FlowHandle, IssueCardRequest, Keyed, MoneyMovementRequest, MoneyUpdateResult, OnboardRequest, PurchaseEsimRequest, RechargeEsimRequest, SendPayoutRequest } from './requests';
 
@@ -80,9 +71,11 @@ export class CardIssuingClient {
   readonly #sealer?: ValueSealer;
   readonly #ownConnection?: Connection;
   readonly #onDeprecation: (message: string) => void;
+  readonly #updates: CardUpdates;
 
   constructor(opts: CardIssuingClientOptions, ownConnection?: Connection) {
     this.#temporal = opts.client;
+    this.#updates = new CardUpdates(opts.client, opts.taskQueue);
     this.#onDeprecation = opts.onDeprecation ?? emitDeprecation;
     this.#taskQueue = opts.taskQueue;
     this.#sealer = opts.sealKeys ? new ValueSealer(opts.sealKeys) : undefined;
@@ -154,11 +147,11 @@ export class CardIssuingClient {
    * key with another amount reaches the card, which refuses it IdempotencyConflict before any call.
    */
   fundCard(input: MoneyMovementRequest, opts?: CallOptions): Promise<MoneyUpdateResult> {
-    return this.#moneyUpdate(fundCardUpdate, 'fund', input, opts);
+    return this.#updates.money(fundCardUpdate, 'fund', input, opts);
   }
 
   withdrawFromCard(input: MoneyMovementRequest, opts?: CallOptions): Promise<MoneyUpdateResult> {
-    return this.#moneyUpdate(withdrawFromCardUpdate, 'withdraw', input, opts);
+    return this.#updates.money(withdrawFromCardUpdate, 'withdraw', input, opts);
   }
 
   /**
@@ -168,12 +161,12 @@ export class CardIssuingClient {
    * this call as it would fundCard.
    */
   submitFundCard(input: MoneyMovementRequest, opts?: CallOptions): Promise<SubmittedMovement> {
-    return this.#submitMoneyUpdate(fundCardUpdate, 'fund', input, opts);
+    return this.#updates.submitMoney(fundCardUpdate, 'fund', input, opts);
   }
 
   /** withdrawFromCard, answered once the card's workflow accepted it (as submitFundCard). */
   submitWithdrawFromCard(input: MoneyMovementRequest, opts?: CallOptions): Promise<SubmittedMovement> {
-    return this.#submitMoneyUpdate(withdrawFromCardUpdate, 'withdraw', input, opts);
+    return this.#updates.submitMoney(withdrawFromCardUpdate, 'withdraw', input, opts);
   }
 
   // --- Flows that move nothing ---------------------------------------------------------
@@ -218,7 +211,7 @@ export class CardIssuingClient {
 
   /** The eSIM's usage, read again only when the last read is a minute old, and its alerts. */
   esimUsage(esimNo: string, opts?: CallOptions): Promise<EsimWatchState> {
-    return this.#read(opts, { workflowId: entityWorkflowId('esim', esimNo) }, () => this.#updateWithStart(refreshEsimUsageUpdate, [], () => this.#entityStart('esim', esimNo)));
+    return this.#read(opts, { workflowId: entityWorkflowId('esim', esimNo) }, () => this.#updates.entity('esim', esimNo, refreshEsimUsageUpdate, []));
   }
 
   /** What the eSIM's workflow recorded, without asking the provider. */
@@ -235,24 +228,24 @@ export class CardIssuingClient {
   // --- One card, through its workflow's updates ----------------------------------------
 
   freeze(cardId: string, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#cardUpdate(cardId, freezeCardUpdate, []));
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, freezeCardUpdate, []));
   }
 
   unfreeze(cardId: string, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#cardUpdate(cardId, unfreezeCardUpdate, []));
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, unfreezeCardUpdate, []));
   }
 
   /** Permanently closes the card; its balance returns to the wallet. */
   delete(cardId: string, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId), mayHaveTakenEffect: true }, () => this.#cardUpdate(cardId, deleteCardUpdate, []));
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId), mayHaveTakenEffect: true }, () => this.#updates.card(cardId, deleteCardUpdate, []));
   }
 
   setPin(cardId: string, pin: string, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#cardUpdate(cardId, setPinUpdate, [{ pin }]));
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, setPinUpdate, [{ pin }]));
   }
 
   updateContact(cardId: string, contact: ContactInput, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#cardUpdate(cardId, updateContactUpdate, [contact]));
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, updateContactUpdate, [contact]));
   }
 
   /** The card workflow's view: masked card (no contact data), status, recent transactions. */
@@ -273,7 +266,7 @@ export class CardIssuingClient {
   async revealSensitive(cardId: string, opts?: CallOptions): Promise<CardSensitive> {
     const sealer = this.#sealer;
     if (!sealer) throw new CardIssuingError({ type: 'ValidationFailed', message: 'revealSensitive needs the card-seal keys: connect with sealKeys (CARD_SEAL_KEY)', details: [{ errors: { sealKeys: 'required to reveal a card' } }] });
-    const sealed = await this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#cardUpdate(cardId, revealSensitiveUpdate, []));
+    const sealed = await this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, revealSensitiveUpdate, []));
     return sealer.unseal<CardSensitive>(sealed);
   }
 
@@ -398,100 +391,5 @@ export class CardIssuingClient {
         return follow(winner.runId);
       }
     });
-  }
-
-  async #moneyUpdate(update: typeof fundCardUpdate, verb: 'fund' | 'withdraw', input: MoneyMovementRequest, opts?: CallOptions): Promise<MoneyUpdateResult> {
-    const { cardId, ...args } = input;
-    const errors = { ...(typeof cardId === 'string' && cardId ? {} : { cardId: 'is required' }), ...(typeof args.idempotencyKey === 'string' ? keyErrors(args.idempotencyKey) : { idempotencyKey: 'is required' }) };
-    if (hasErrors(errors)) throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid ${verb}: ${describeErrors(errors)}`, details: [{ errors }] });
-    // The amount is part of the update ID: the same key with another amount is not taken for a repeat
-    // of the first call (Temporal answers a known update ID without asking the workflow), but reaches
-    // the card workflow, which refuses it IdempotencyConflict.
-    const updateId = `${verb}-key-${args.idempotencyKey}/${args.amount}`;
-    const context = { workflowId: entityWorkflowId('card', cardId), updateId, idempotencyKey: args.idempotencyKey };
-    const scope = { ...context, waitingFor: `the ${verb} of card ${cardId} on task queue ${entityQueue(this.#taskQueue)}`, mayHaveTakenEffect: true };
-    const request = { cardId, amount: args.amount, idempotencyKey: args.idempotencyKey };
-    const result = await withinCall(this.#temporal.connection, opts, scope, () =>
-      asCardIssuingError(this.#cardUpdate(cardId, update, [args], updateId), context).catch((err: unknown) => answeredByItem(this.#temporal, err, { workflowId: context.workflowId, updateId }, request)),
-    );
-    return { ...result, updateId };
-  }
-
-  /**
-   * A card money update sent until the card's workflow accepted it. Its update ID is #moneyUpdate's
-   * (the key and the amount), so the waiting call joins it (test/client: submitted, then joined).
-   */
-  async #submitMoneyUpdate(update: typeof fundCardUpdate, verb: 'fund' | 'withdraw', input: MoneyMovementRequest, opts?: CallOptions): Promise<SubmittedMovement> {
-    const { cardId, ...args } = input;
-    const errors = { ...(typeof cardId === 'string' && cardId ? {} : { cardId: 'is required' }), ...(typeof args.idempotencyKey === 'string' ? keyErrors(args.idempotencyKey) : { idempotencyKey: 'is required' }) };
-    if (hasErrors(errors)) throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid ${verb}: ${describeErrors(errors)}`, details: [{ errors }] });
-    const updateId = `${verb}-key-${args.idempotencyKey}/${args.amount}`;
-    const workflowId = entityWorkflowId('card', cardId);
-    const context = { workflowId, updateId, idempotencyKey: args.idempotencyKey };
-    const scope = { ...context, waitingFor: `card ${cardId} to accept the ${verb} on task queue ${entityQueue(this.#taskQueue)}`, mayHaveTakenEffect: true };
-    const accepted = async (id: string) => {
-      const handle = await this.#temporal.workflow.startUpdateWithStart(update, { args: [args], updateId: id, waitForStage: WorkflowUpdateStage.ACCEPTED, startWorkflowOperation: this.#cardStart(cardId) });
-      await this.#refusal(handle);
-    };
-    await withinCall(this.#temporal.connection, opts, scope, () => asCardIssuingError(withStableUpdateId(updateId, accepted), context), DEFAULT_READ_TIMEOUT_MS);
-    return { workflowId, updateId, idempotencyKey: args.idempotencyKey };
-  }
-
-  /**
-   * An update the workflow's validator refused comes back from a start "accepted or rejected" with
-   * its failure, which the SDK's handle keeps to itself, and is not kept by the server: asked
-   * whether it was accepted, the server knows no such update. Then its (known) outcome is thrown.
-   */
-  async #refusal(handle: WorkflowUpdateHandle<unknown>): Promise<void> {
-    try {
-      await this.#temporal.workflowService.pollWorkflowExecutionUpdate({
-        namespace: this.#temporal.options.namespace,
-        updateRef: { workflowExecution: { workflowId: handle.workflowId, runId: handle.workflowRunId }, updateId: handle.updateId },
-        identity: this.#temporal.options.identity,
-        waitPolicy: { lifecycleStage: UpdateStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED },
-      });
-    } catch (err) {
-      if ((err as { code?: number }).code !== GrpcStatus.NOT_FOUND) throw err;
-      await handle.result();
-    }
-  }
-
-  /** The card's workflow started if no run of it is open (as #cardUpdate's). */
-  #cardStart(cardId: string): WithStartWorkflowOperation<Workflow> {
-    return new WithStartWorkflowOperation<Workflow>('cardLifecycle', {
-      workflowId: entityWorkflowId('card', cardId),
-      taskQueue: entityQueue(this.#taskQueue),
-      args: [{ cardId }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
-  }
-
-  #entityStart(kind: 'esim', entityId: string): WithStartWorkflowOperation<Workflow> {
-    return new WithStartWorkflowOperation<Workflow>('providerEntity', {
-      workflowId: entityWorkflowId(kind, entityId),
-      taskQueue: entityQueue(this.#taskQueue),
-      args: [{ kind, entityId }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
-  }
-
-  /** Update-with-start: the card's workflow is started if no run of it is open, so an operation never misses it. */
-  #cardUpdate<Ret, Args extends unknown[]>(cardId: string, update: UpdateDefinition<Ret, Args>, args: Args, updateId?: string): Promise<Ret> {
-    const startWorkflowOperation = (): WithStartWorkflowOperation<Workflow> =>
-      new WithStartWorkflowOperation<Workflow>('cardLifecycle', {
-        workflowId: entityWorkflowId('card', cardId),
-        taskQueue: entityQueue(this.#taskQueue),
-        args: [{ cardId }],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-      });
-    return this.#updateWithStart(update, args, startWorkflowOperation, updateId);
-  }
-
-  /**
-   * Every try under one update ID and with a start operation of its own (one is spent per call):
-   * a try the server refused because the workflow was rolling over is sent again (update-with-start.ts).
-   */
-  #updateWithStart<Ret, Args extends unknown[]>(update: UpdateDefinition<Ret, Args>, args: Args, start: () => WithStartWorkflowOperation<Workflow>, updateId?: string): Promise<Ret> {
-    return withStableUpdateId(updateId, (id) => this.#temporal.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation: start(), updateId: id }));
   }
 }
