@@ -6,6 +6,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+import { newPinKeyPair } from '../src/codec/card-secrets';
 import { loadConfig, type Config } from '../src/config';
 import { freePort } from '../src/ports';
 import type { RunningSandbox } from '../src/sandbox';
@@ -16,7 +17,7 @@ import { log, until } from './lib';
 import type { MemoryReport, VisibilityCounters } from './worker-process';
 
 const CODEC_KEY = randomBytes(32).toString('base64');
-const SEAL_KEY = randomBytes(32).toString('base64');
+const PIN_KEY = newPinKeyPair().privateKey;
 
 export interface BenchStack {
   server: DevServer;
@@ -47,7 +48,7 @@ export function uniqueQueue(name: string): string {
 
 /** The local stack (tools/local-stack.ts) without its bridge and workers: the bench runs those as processes. */
 export async function startBenchStack(serverOptions: Partial<DevServerOptions> = {}): Promise<BenchStack> {
-  const base = loadConfig({ PAYLOAD_CODEC_KEY: CODEC_KEY, PAYLOAD_CODEC_KEY_ID: 'bench', CARD_SEAL_KEY: SEAL_KEY, TEMPORAL_TASK_QUEUE: 'bench' });
+  const base = loadConfig({ PAYLOAD_CODEC_KEY: CODEC_KEY, PAYLOAD_CODEC_KEY_ID: 'bench', PIN_SEAL_PRIVATE_KEY: PIN_KEY, TEMPORAL_TASK_QUEUE: 'bench' });
   const local = await startLocalStack({ base, devServer: { headless: true, ...serverOptions }, bridge: false, workers: false, log });
   const server = local.server!;
   const env = (taskQueue: string, extra: Record<string, string> = {}) => ({
@@ -56,7 +57,7 @@ export async function startBenchStack(serverOptions: Partial<DevServerOptions> =
     PROVIDER_BASE_URL: local.sandbox.url,
     PAYLOAD_CODEC_KEY: CODEC_KEY,
     PAYLOAD_CODEC_KEY_ID: 'bench',
-    CARD_SEAL_KEY: SEAL_KEY,
+    PIN_SEAL_PRIVATE_KEY: PIN_KEY,
     LOG_LEVEL: 'error',
     ...extra,
   });

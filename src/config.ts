@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { CodecAuthConfig } from './codec/codec-auth';
 import { parseKeyList } from './codec/keyring';
+import { publicKeyOf, type PinPrivateKeys } from './codec/card-secrets';
 import type { CodecKeys } from './codec/payload-codec';
 
 const port = z.coerce.number().int('must be an integer').min(1, 'must be a port between 1 and 65535').max(65535, 'must be a port between 1 and 65535');
@@ -24,8 +25,13 @@ const base64Key = z
 
 /** A development key for the payload codec, used only when PAYLOAD_CODEC_KEY is not set (a warning is printed). */
 export const DEVELOPMENT_CODEC_KEY = Buffer.alloc(32, 7).toString('base64');
-/** The card-seal key of development (no PAYLOAD_CODEC_KEY either): another constant, so dev keeps the two keys apart too. */
-export const DEVELOPMENT_SEAL_KEY = Buffer.alloc(32, 11).toString('base64');
+/** The workers' PIN private key of development (no PIN_SEAL_PRIVATE_KEY nor PIN_SEAL_PUBLIC_KEY): public, so never taken outside it. */
+export const DEVELOPMENT_PIN_PRIVATE_KEY = Buffer.alloc(32, 13).toString('base64');
+/** Settings of 1.x that 2.0 no longer reads: a process that finds one says so (the symmetric card-seal key went with issue 40). */
+const RETIRED_SETTINGS = ['CARD_SEAL_KEY', 'CARD_SEAL_KEY_ID', 'CARD_SEAL_PREVIOUS_KEYS'] as const;
+const x25519Key = z
+  .string()
+  .refine((v) => /^[A-Za-z0-9+/]{43}=$/.test(v), 'must be an X25519 key: 32 bytes encoded in base64 (docs/operations.md, "PIN keys")');
 const keyId = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 characters of [A-Za-z0-9_-]');
 
 const envSchema = z.object({
@@ -67,9 +73,10 @@ const envSchema = z.object({
   CODEC_JWT_AUDIENCE: nonEmpty.optional(),
   PAYLOAD_CODEC_KEY_ID: keyId.default('dev'),
   PAYLOAD_CODEC_PREVIOUS_KEYS: z.string().optional(),
-  CARD_SEAL_KEY: base64Key.optional(),
-  CARD_SEAL_KEY_ID: keyId.default('dev'),
-  CARD_SEAL_PREVIOUS_KEYS: z.string().optional(),
+  PIN_SEAL_PRIVATE_KEY: x25519Key.optional(),
+  PIN_SEAL_PUBLIC_KEY: x25519Key.optional(),
+  PIN_SEAL_KEY_ID: keyId.default('dev'),
+  PIN_SEAL_PREVIOUS_KEYS: z.string().optional(),
   KYC_DOCUMENTS_DIR: nonEmpty.default('.data/documents'),
   METRICS_PORT: port.optional(),
   ENTITY_WORKFLOW_CACHE_SIZE: positiveInt.default(100),
@@ -134,11 +141,13 @@ export interface Config {
   /** The payload keyring: encrypt with the current key, decrypt with it or any retired one (docs/operations.md, "Rotating keys"). */
   codec: CodecKeys & { isDevelopmentKey: boolean; serverPort: number; allowedOrigins?: string[]; auth: CodecAuthConfig };
   /**
-   * The card-seal keyring (revealed card numbers): the worker seals, the typed client unseals, the
-   * codec endpoint never holds it. Unset when PAYLOAD_CODEC_KEY is set without CARD_SEAL_KEY: the
-   * worker then refuses to start (assertSealKey).
+   * The workers' PIN key pair (issue 40; codec/card-secrets.ts): callers seal PINs to `publicKey`,
+   * the workers open them with `privateKey` or a retired one. A process that only seals (the CLI)
+   * may hold the public key alone (PIN_SEAL_PUBLIC_KEY); the codec endpoint never holds a private one.
    */
-  seal?: CodecKeys & { isDevelopmentKey: boolean };
+  pin: PinKeys;
+  /** Settings this process found that it no longer reads (RETIRED_SETTINGS): the entry points warn. */
+  retiredSettings: string[];
   logLevel: Env['LOG_LEVEL'];
   /** The documents store (KYC_DOCUMENTS_DIR, absolute): the only folder KYC documents are uploaded from (documents/store.ts). */
   documentsDir: string;
@@ -159,7 +168,18 @@ export interface Config {
 }
 
 /** The secrets a process may need; each has a public development default that production never takes. */
-export type SecretName = 'PROVIDER_API_SECRET' | 'PROVIDER_WEBHOOK_SECRET' | 'PAYLOAD_CODEC_KEY' | 'CARD_SEAL_KEY';
+export type SecretName = 'PROVIDER_API_SECRET' | 'PROVIDER_WEBHOOK_SECRET' | 'PAYLOAD_CODEC_KEY' | 'PIN_SEAL_PRIVATE_KEY';
+
+export interface PinKeys {
+  keyId: string;
+  /** X25519, 32 bytes in base64: what callers seal PINs to. */
+  publicKey: string;
+  /** The workers' private key (absent in a process given the public key alone), and retired ones by id. */
+  privateKey?: string;
+  previousKeys?: Record<string, string>;
+  /** Neither key was set: the public development pair, which only development may seal real PINs to. */
+  isDevelopmentKey: boolean;
+}
 
 export interface TracingConfig {
   /** OTEL_EXPORTER_OTLP_ENDPOINT, the collector's base URL (spans go to its /v1/traces). */
@@ -188,12 +208,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('configuration: TEMPORAL_TLS_KEY_PATH must be set when TEMPORAL_TLS_CERT_PATH is');
   }
   const codecKeys = keyring('PAYLOAD_CODEC', e.PAYLOAD_CODEC_KEY_ID, e.PAYLOAD_CODEC_KEY ?? DEVELOPMENT_CODEC_KEY, e.PAYLOAD_CODEC_PREVIOUS_KEYS);
-  const sealKeys = e.CARD_SEAL_KEY
-    ? keyring('CARD_SEAL', e.CARD_SEAL_KEY_ID, e.CARD_SEAL_KEY, e.CARD_SEAL_PREVIOUS_KEYS)
-    : e.PAYLOAD_CODEC_KEY
-      ? undefined
-      : keyring('CARD_SEAL', e.CARD_SEAL_KEY_ID, DEVELOPMENT_SEAL_KEY, e.CARD_SEAL_PREVIOUS_KEYS);
-  if (sealKeys) assertKeysApart(codecKeys, sealKeys);
+  const pin = pinKeys(e);
+  if (pin.privateKey) assertKeysApart(codecKeys, { keyId: pin.keyId, key: pin.privateKey, previousKeys: pin.previousKeys }, 'PIN_SEAL_PRIVATE_KEY (or a PIN_SEAL_PREVIOUS_KEYS key)');
   return {
     temporal: {
       address: e.TEMPORAL_ADDRESS,
@@ -231,7 +247,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           ? { mode: 'bearer', token: e.CODEC_AUTH_TOKEN, ...(e.CODEC_JWKS_URL ? { jwks: { url: e.CODEC_JWKS_URL, issuer: e.CODEC_JWT_ISSUER!, audience: e.CODEC_JWT_AUDIENCE! } } : {}) }
           : { mode: 'loopback' },
     },
-    ...(sealKeys ? { seal: { ...sealKeys, isDevelopmentKey: !e.CARD_SEAL_KEY } } : {}),
+    pin,
+    retiredSettings: RETIRED_SETTINGS.filter((name) => Boolean(env[name])),
     logLevel: e.LOG_LEVEL,
     documentsDir: resolve(e.KYC_DOCUMENTS_DIR),
     metricsPort: e.METRICS_PORT,
@@ -251,7 +268,7 @@ function developmentDefaults(env: NodeJS.ProcessEnv): SecretName[] {
   if (unset('PROVIDER_API_SECRET')) defaulted.push('PROVIDER_API_SECRET');
   if (unset('PROVIDER_WEBHOOK_SECRET') && unset('PROVIDER_API_SECRET')) defaulted.push('PROVIDER_WEBHOOK_SECRET');
   if (unset('PAYLOAD_CODEC_KEY')) defaulted.push('PAYLOAD_CODEC_KEY');
-  if (unset('CARD_SEAL_KEY')) defaulted.push('CARD_SEAL_KEY');
+  if (unset('PIN_SEAL_PRIVATE_KEY')) defaulted.push('PIN_SEAL_PRIVATE_KEY');
   return defaulted;
 }
 
@@ -278,8 +295,8 @@ export function requireSecrets(...names: SecretName[]): (config: Config) => void
  * real data, so it must know who is calling (CODEC_AUTH_TOKEN or CODEC_JWKS_URL).
  */
 export function assertCodecEndpointAuth(config: Config, env: NodeJS.ProcessEnv = process.env): void {
-  if (env.CARD_SEAL_KEY || env.CARD_SEAL_PREVIOUS_KEYS) {
-    throw new ConfigError('configuration: CARD_SEAL_KEY must not be given to the codec endpoint: it decodes payloads for the UI and must never be able to reveal a card number');
+  if (env.PIN_SEAL_PRIVATE_KEY || env.PIN_SEAL_PREVIOUS_KEYS) {
+    throw new ConfigError('configuration: PIN_SEAL_PRIVATE_KEY must not be given to the codec endpoint: it decodes payloads for the UI and must never be able to open a PIN');
   }
   if (!config.codec.isDevelopmentKey && config.codec.auth.mode === 'loopback') {
     throw new ConfigError('configuration: CODEC_AUTH_TOKEN must be set (or CODEC_JWKS_URL) when PAYLOAD_CODEC_KEY is: outside development the codec endpoint requires a bearer token');
@@ -300,20 +317,37 @@ function keyring(prefix: string, keyId: string, key: string, previous: string | 
   return { keyId, key, ...(previousKeys ? { previousKeys } : {}) };
 }
 
-/** The codec endpoint holds every payload key: a seal key equal to one of them would let it reveal card numbers. */
-function assertKeysApart(codec: CodecKeys, seal: CodecKeys): void {
+/** The codec endpoint holds every payload key: a PIN key with the same bytes would be one it holds too. */
+function assertKeysApart(codec: CodecKeys, other: CodecKeys, what: string): void {
   const payloadKeys = new Set([codec.key, ...Object.values(codec.previousKeys ?? {})].map((k) => Buffer.from(k, 'base64').toString('hex')));
-  const reused = [seal.key, ...Object.values(seal.previousKeys ?? {})].some((k) => payloadKeys.has(Buffer.from(k, 'base64').toString('hex')));
-  if (reused) throw new ConfigError('configuration: CARD_SEAL_KEY (or a CARD_SEAL_PREVIOUS_KEYS key) equals a payload codec key: the codec endpoint holds those, so card numbers need a key of their own (openssl rand -base64 32)');
+  const reused = [other.key, ...Object.values(other.previousKeys ?? {})].some((k) => payloadKeys.has(Buffer.from(k, 'base64').toString('hex')));
+  if (reused) throw new ConfigError(`configuration: ${what} equals a payload codec key: the codec endpoint holds those, so PINs need a key pair of their own (docs/operations.md, "PIN keys")`);
 }
 
 /**
- * The worker's rule, checked where it starts: with real payload keys it must seal card numbers
- * with a key of their own (CARD_SEAL_KEY), never one derived from what the codec endpoint holds.
+ * The PIN keys of the environment: the private key's public half unless PIN_SEAL_PUBLIC_KEY is given
+ * (and then both must agree); neither set: the development pair.
  */
-export function assertSealKey(config: Config): NonNullable<Config['seal']> {
-  if (!config.seal) throw new ConfigError('configuration: CARD_SEAL_KEY must be set when PAYLOAD_CODEC_KEY is: revealed card numbers are sealed with a key the codec endpoint never holds (openssl rand -base64 32)');
-  return config.seal;
+function pinKeys(e: Env): PinKeys {
+  const privateKey = e.PIN_SEAL_PRIVATE_KEY ?? (e.PIN_SEAL_PUBLIC_KEY ? undefined : DEVELOPMENT_PIN_PRIVATE_KEY);
+  const ring = privateKey ? keyring('PIN_SEAL', e.PIN_SEAL_KEY_ID, privateKey, e.PIN_SEAL_PREVIOUS_KEYS) : undefined;
+  const derived = privateKey ? publicKeyOf(privateKey) : undefined;
+  if (derived && e.PIN_SEAL_PUBLIC_KEY && derived !== e.PIN_SEAL_PUBLIC_KEY) {
+    throw new ConfigError('configuration: PIN_SEAL_PUBLIC_KEY is not the public key of PIN_SEAL_PRIVATE_KEY: callers would seal PINs the workers cannot open');
+  }
+  return {
+    keyId: e.PIN_SEAL_KEY_ID,
+    publicKey: e.PIN_SEAL_PUBLIC_KEY ?? derived!,
+    ...(ring ? { privateKey: ring.key, ...(ring.previousKeys ? { previousKeys: ring.previousKeys } : {}) } : {}),
+    isDevelopmentKey: !e.PIN_SEAL_PRIVATE_KEY && !e.PIN_SEAL_PUBLIC_KEY,
+  };
+}
+
+/** The worker's rule, checked where it starts: it opens PINs, so it holds the private key (PIN_SEAL_PRIVATE_KEY). */
+export function assertPinKeys(config: Config): PinPrivateKeys {
+  const { keyId, privateKey, previousKeys } = config.pin;
+  if (!privateKey) throw new ConfigError('configuration: PIN_SEAL_PRIVATE_KEY must be set on a worker: it opens the PINs callers seal to PIN_SEAL_PUBLIC_KEY (docs/operations.md, "PIN keys")');
+  return { keyId, privateKey, ...(previousKeys ? { previousKeys } : {}) };
 }
 
 /**
@@ -332,7 +366,7 @@ export function assertProviderTransport(config: Config): void {
 
 /**
  * For entry points: the configuration, checked by each of `rules` (an entry point's own, such as
- * assertSealKey); a bad value stops the program with one line on stderr and exit code 2.
+ * assertPinKeys); a bad value stops the program with one line on stderr and exit code 2.
  */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env, ...rules: Array<(config: Config) => unknown>): Config {
   try {

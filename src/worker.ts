@@ -3,7 +3,7 @@
  * gracefully). When the Temporal certificates change on disk, the workers drain and reconnect
  * with the new ones (temporal/certificate-watch.ts) instead of failing their next handshake.
  */
-import { assertProviderTransport, assertSealKey, loadConfigOrExit, requireSecrets } from './config';
+import { assertPinKeys, assertProviderTransport, loadConfigOrExit, requireSecrets } from './config';
 import { watchCertificates } from './temporal/certificate-watch';
 import { processLogger } from './logging';
 import { startTracing } from './observability/tracing';
@@ -12,9 +12,10 @@ import { createWorkers, type WorkerFleet } from './temporal/workers';
 import { applySchedulesOnce } from './temporal/schedules';
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit(process.env, requireSecrets('PROVIDER_API_SECRET', 'PAYLOAD_CODEC_KEY', 'CARD_SEAL_KEY'), assertProviderTransport, assertSealKey);
+  const config = loadConfigOrExit(process.env, requireSecrets('PROVIDER_API_SECRET', 'PAYLOAD_CODEC_KEY', 'PIN_SEAL_PRIVATE_KEY'), assertProviderTransport, assertPinKeys);
   const log = processLogger('worker', config);
   if (config.developmentDefaults.length > 0) log.warn('development: these secrets take their public development defaults', { secrets: config.developmentDefaults });
+  if (config.retiredSettings.length > 0) log.warn('these settings are retired and ignored: remove them, and delete the card-seal keys (CHANGELOG 2.0.0; docs/operations.md, "PIN keys")', { settings: config.retiredSettings });
   const ops = await startWorkerObservability(config, log);
   const tracing = startTracing(config.tracing, 'card-issuing-worker');
   let fleet: WorkerFleet | undefined;
@@ -35,6 +36,8 @@ async function main(): Promise<void> {
       metrics: ops.url,
       traces: tracing?.serviceName,
       payloadKeyIds: [config.codec.keyId, ...Object.keys(config.codec.previousKeys ?? {})],
+      // Public: what callers seal PINs to (PIN_SEAL_PUBLIC_KEY), logged so operators can hand it out.
+      pinKey: { keyId: config.pin.keyId, publicKey: config.pin.publicKey, retiredKeyIds: Object.keys(config.pin.previousKeys ?? {}) },
     });
     await fleet.run();
   } while (reconnect);

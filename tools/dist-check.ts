@@ -28,6 +28,7 @@ import { startDevServer, type DevServer } from './dev-server';
 import { cacheRoot, stderrLine } from './cache';
 import { DEMO_FLOWS, cleanUpFlowRun, flowTable, ledgerVerdict, runFlows, type FlowRun } from './flows';
 import { startDistProcess, type DistProcess } from './dist-process';
+import { newPinKeyPair } from '../src/codec/card-secrets';
 import { loadConfig } from '../src/config';
 import { startSandbox } from '../src/sandbox';
 import { SandboxControlClient } from '../src/sandbox/control-client';
@@ -98,7 +99,7 @@ export async function runImage(image: BuiltImage, node: string, opts: { log?: (l
       KYC_DOCUMENTS_DIR: documentsRoot(),
       LOG_LEVEL: 'warn',
     };
-    const sealKey = { CARD_SEAL_KEY: randomBytes(32).toString('base64'), CARD_SEAL_KEY_ID: 'dist' };
+    const sealKey = { PIN_SEAL_PRIVATE_KEY: newPinKeyPair().privateKey, PIN_SEAL_KEY_ID: 'dist' };
     const codecToken = randomBytes(24).toString('base64');
     const processes: DistProcess[] = [
       // Its /ready answers before the workers poll: ready once it says it polls (after the schedules were applied).

@@ -13,14 +13,14 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';
-import { isProviderError } from '../provider/errors';
+import { isProviderError, localValidationFailed } from '../provider/errors';
 import { everyDerivedKey } from '../shared/ids';
 import { FailureType } from '../shared/failures';
 import type { BinCache } from '../provider/bin-cache';
 import type { CardBinAnswer } from '../provider/answers';
-import type { ValueSealer } from '../codec/sealed-value';
+import { CardSecretError, sealReveal, type PinOpener } from '../codec/card-secrets';
 import { createCardBody, isDeleteUnderWay, toCardView } from '../shared/card-rules';
-import type { CardView, ContactInput, IssueCardInput, SealedValue } from '../shared/types';
+import type { CardView, ContactInput, IssueCardInput, SealedPin, SealedReveal } from '../shared/types';
 import type { KeyOrigin } from './earlier-key';
 import { earlierRunInput, earlierRunScheduled, earlierRunsOfThisWorkflow, type EarlierRun } from './earlier-runs';
 import { outcomeUnknown } from './idempotent-post';
@@ -31,17 +31,19 @@ export const CARD_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export type CardChange =
   | { cardId: string; action: 'freeze' | 'unfreeze' | 'delete' }
-  | { cardId: string; action: 'pin'; pin: string }
+  // A PIN in clear: a change a card workflow scheduled before PINs were sealed (2.0), already in its history.
+  | { cardId: string; action: 'pin'; pin: SealedPin | string }
   | { cardId: string; action: 'contact'; contact: ContactInput };
 
 export interface CardActivityDeps {
   provider: ProviderClient;
   temporal: Client;
   bins: BinCache<CardBinAnswer>;
-  sealer: ValueSealer;
+  /** Opens the PINs callers sealed to the workers' key: here, in the activity that sends them, and nowhere else. */
+  pins: PinOpener;
 }
 
-export function createCardActivities({ provider, temporal, bins, sealer }: CardActivityDeps) {
+export function createCardActivities({ provider, temporal, bins, pins }: CardActivityDeps) {
   return {
     /** The BIN from the 24 h cache (refreshed at once when asked); null when the project has no such BIN. */
     async getCardBin({ cardBinId, refresh }: { cardBinId: string; refresh?: boolean }): Promise<CardBinAnswer | null> {
@@ -65,7 +67,9 @@ export function createCardActivities({ provider, temporal, bins, sealer }: CardA
           );
         }
         try {
-          return toCardView(await provider.createCard(createCardBody(input), { idempotencyKey: key }));
+          const { pin: sealed, ...rest } = input;
+          const pin = sealed === undefined ? {} : { pin: await openPin(pins, sealed, 'POST /cards') };
+          return toCardView(await provider.createCard(createCardBody({ ...rest, ...pin }), { idempotencyKey: key }));
         } catch (err) {
           // The BIN list changed under us: refresh it now, so the workflow's next lookup sees the provider's list.
           // A failed refresh leaves the cache empty (the next lookup asks again) and must not hide the StaleCardBin.
@@ -98,7 +102,7 @@ export function createCardActivities({ provider, temporal, bins, sealer }: CardA
      * | after it | the card workflow reads GET /cards/{cardId} until DELETED (lib/card-deletion.ts): reads only |
      */
     async applyCardChange(change: CardChange): Promise<void> {
-      return providerCall(() => (change.action === 'delete' ? deleteOrReadBack(provider, change.cardId) : applyChange(provider, change)));
+      return providerCall(() => (change.action === 'delete' ? deleteOrReadBack(provider, change.cardId) : applyChange(provider, change, pins)));
     },
 
     /**
@@ -107,19 +111,26 @@ export function createCardActivities({ provider, temporal, bins, sealer }: CardA
      */
     async changeCard(change: CardChange): Promise<CardView> {
       return providerCall(async () => {
-        await applyChange(provider, change);
+        await applyChange(provider, change, pins);
         return toCardView(await provider.getCard(change.cardId));
       });
     },
 
-    /** The PAN and CVV leave this activity only sealed for the caller. */
-    async revealSensitiveCard({ cardId }: { cardId: string }): Promise<SealedValue> {
-      return providerCall(async () => sealer.seal(await provider.getSensitiveCard(cardId)));
+    /**
+     * The PAN and CVV leave this activity only sealed to the requester's one-time public key. A
+     * request without one (accepted by a card workflow before 2.0) is refused before the provider
+     * is asked: the symmetric card-seal key it would have been sealed with is retired.
+     */
+    async revealSensitiveCard({ cardId, publicKey }: { cardId: string; publicKey?: string }): Promise<SealedReveal> {
+      return providerCall(async () => {
+        if (publicKey === undefined) throw localValidationFailed('GET /cards/{cardId}/sensitive', { publicKey: "is required: reveals are sealed to the requester's one-time key since 2.0; reveal again with a current client" });
+        return sealReveal(await provider.getSensitiveCard(cardId), cardId, publicKey);
+      });
     },
   };
 }
 
-function applyChange(provider: ProviderClient, change: CardChange): Promise<void> {
+async function applyChange(provider: ProviderClient, change: CardChange, pins: PinOpener): Promise<void> {
   switch (change.action) {
     case 'freeze':
       return provider.freezeCard(change.cardId);
@@ -128,10 +139,21 @@ function applyChange(provider: ProviderClient, change: CardChange): Promise<void
     case 'delete':
       return provider.deleteCard(change.cardId);
     case 'pin':
-      return provider.updatePin(change.cardId, { pin: change.pin });
+      return provider.updatePin(change.cardId, { pin: await openPin(pins, change.pin, 'POST /cards/{cardId}/pin') });
     case 'contact':
       logExtraFields('updateCardContact', change.contact.extra);
       return provider.updateContact(change.cardId, change.contact);
+  }
+}
+
+/** A sealed PIN opened; one it cannot open fails the call ValidationFailed naming the key id (never the PIN), before any POST. */
+async function openPin(pins: PinOpener, pin: SealedPin | string, endpoint: string): Promise<string> {
+  if (typeof pin === 'string') return pin;
+  try {
+    return await pins.open(pin);
+  } catch (err) {
+    if (err instanceof CardSecretError) throw localValidationFailed(endpoint, { pin: err.message });
+    throw err;
   }
 }
 

@@ -1,10 +1,10 @@
 /**
  * All activities, built once per worker from their dependencies (the provider client, the
- * BIN cache, a Temporal client for signal-with-start, the sealer). Workflows import only the
+ * BIN cache, a Temporal client for signal-with-start, the PIN opener). Workflows import only the
  * type `Activities`, through proxyActivities.
  */
 import type { Client } from '@temporalio/client';
-import type { ValueSealer } from '../codec/sealed-value';
+import type { PinOpener } from '../codec/card-secrets';
 import type { DocumentStore } from '../documents/store';
 import type { BinCache } from '../provider/bin-cache';
 import type { ProviderClient } from '../provider/client';
@@ -27,7 +27,8 @@ export interface ActivityDeps {
   provider: ProviderClient;
   bins: BinCache<CardBinAnswer>;
   temporal: Client;
-  sealer: ValueSealer;
+  /** The workers' PIN private keys (PIN_SEAL_PRIVATE_KEY and retired ones). */
+  pins: PinOpener;
   /** The only folder KYC documents are read from. */
   documents: DocumentStore;
   /** Where reconciliation runs report their differences (the worker's /metrics); none: not counted. */

@@ -16,7 +16,7 @@ import {
 } from '@temporalio/client';
 import { FailureType, type FlowName } from '../shared/failures';
 import type { CodecKeys } from '../codec/payload-codec';
-import { ValueSealer } from '../codec/sealed-value';
+import type { PinPublicKey } from '../codec/card-secrets';
 import type { CardSensitive } from '../provider/api';
 import { describeErrors, hasErrors, keyErrors, toCardView } from '../shared/card-rules';
 import { entityWorkflowId } from '../shared/ids';
@@ -37,7 +37,8 @@ import {
   updateContactUpdate,
   withdrawFromCardUpdate,
 } from '../shared/messages';
-import type { CardLifecycleState, CardView, ContactInput, EsimWatchState, OnboardInput, OnboardingProgress } from '../shared/types';
+import type { CardLifecycleState, CardView, ContactInput, EsimWatchState, IssueCardInput, OnboardInput, OnboardingProgress } from '../shared/types';
+import { PIN_IN_DIGEST, revealUnderOneTimeKey, sealedPinOf } from './card-secrets';
 import { MANUAL_KYC_DEPRECATION } from '../shared/kyc-rules';
 import type { EsimOrderResult, OnboardCardholderResult, PayoutResult, TrackPayoutInput } from './flow-types';
 import { describeFlow, type FlowStatus } from './status';
@@ -57,8 +58,8 @@ export interface CardIssuingClientOptions {
   taskQueue: string;
   /** The payload codec keys our workers use. */
   codec: CodecKeys;
-  /** The card-seal keys our workers seal revealed card numbers with (CARD_SEAL_KEY); only revealSensitive needs them. */
-  sealKeys?: CodecKeys;
+  /** The workers' PIN public key (PIN_SEAL_PUBLIC_KEY): issueCard with a PIN and setPin seal the PIN to it before sending. */
+  pinKey?: PinPublicKey;
   /** Where the provider's deprecations are told; default: a Node DeprecationWarning. */
   onDeprecation?: (message: string) => void;
 }
@@ -68,7 +69,7 @@ const emitDeprecation = (message: string) => process.emitWarning(message, { type
 export class CardIssuingClient {
   readonly #temporal: Client;
   readonly #taskQueue: string;
-  readonly #sealer?: ValueSealer;
+  readonly #pinKey?: PinPublicKey;
   readonly #ownConnection?: Connection;
   readonly #onDeprecation: (message: string) => void;
   readonly #updates: CardUpdates;
@@ -78,7 +79,7 @@ export class CardIssuingClient {
     this.#updates = new CardUpdates(opts.client, opts.taskQueue);
     this.#onDeprecation = opts.onDeprecation ?? emitDeprecation;
     this.#taskQueue = opts.taskQueue;
-    this.#sealer = opts.sealKeys ? new ValueSealer(opts.sealKeys) : undefined;
+    this.#pinKey = opts.pinKey;
     this.#ownConnection = ownConnection;
   }
 
@@ -89,9 +90,15 @@ export class CardIssuingClient {
 
   // --- Flows that move money: keys required (CONTRACTS §7) --------------------------------
 
-  /** `issue-card/<key>`: a retry joins or finds the first card, never makes a second. */
-  startIssueCard(input: IssueCardRequest, opts?: CallOptions): Promise<FlowHandle<CardView, 'issueCard'>> {
-    return this.#startKeyed('issueCard', ['issue-card'], input, opts);
+  /**
+   * `issue-card/<key>`: a retry joins or finds the first card, never makes a second. A `pin` is sealed
+   * to the workers' key here (pinKey); the request's digest says only that it had one, so a retry
+   * under the key with another PIN joins the first card and its PIN.
+   */
+  async startIssueCard(request: IssueCardRequest, opts?: CallOptions): Promise<FlowHandle<CardView, 'issueCard'>> {
+    if (request.pin === undefined) return this.#startKeyed('issueCard', ['issue-card'], request as IssueCardInput, opts);
+    const input: IssueCardInput = { ...request, pin: await sealedPinOf(request.pin, this.#pinKey, 'issueCard') };
+    return this.#startKeyed('issueCard', ['issue-card'], input, opts, request.idempotencyKey, { ...request, pin: PIN_IN_DIGEST });
   }
 
   issueCard(input: IssueCardRequest, opts?: CallOptions): Promise<CardView> {
@@ -240,8 +247,10 @@ export class CardIssuingClient {
     return this.#read(opts, { workflowId: entityWorkflowId('card', cardId), mayHaveTakenEffect: true }, () => this.#updates.card(cardId, deleteCardUpdate, []));
   }
 
-  setPin(cardId: string, pin: string, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, setPinUpdate, [{ pin }]));
+  /** The PIN is sealed here to the workers' key (pinKey): history holds only what a worker's private key opens. */
+  async setPin(cardId: string, pin: string, opts?: CallOptions): Promise<CardView> {
+    const sealed = await sealedPinOf(pin, this.#pinKey, 'setPin');
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, setPinUpdate, [{ pin: sealed }]));
   }
 
   updateContact(cardId: string, contact: ContactInput, opts?: CallOptions): Promise<CardView> {
@@ -258,16 +267,15 @@ export class CardIssuingClient {
   }
 
   /**
-   * Full PAN, CVV and expiry. The workflow hands back a value sealed with the card-seal key, which
-   * the workers and this client hold and the codec endpoint never does; it is opened here, so the
-   * plaintext is in no history and no codec server.
+   * Full PAN, CVV and expiry. The request carries a one-time public key made for this call; the
+   * worker seals the card to it, and only this call's private key (never stored, never sent) opens
+   * what the update answers, so no history, codec endpoint or other client can.
    * Never log the result.
    */
-  async revealSensitive(cardId: string, opts?: CallOptions): Promise<CardSensitive> {
-    const sealer = this.#sealer;
-    if (!sealer) throw new CardIssuingError({ type: 'ValidationFailed', message: 'revealSensitive needs the card-seal keys: connect with sealKeys (CARD_SEAL_KEY)', details: [{ errors: { sealKeys: 'required to reveal a card' } }] });
-    const sealed = await this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, revealSensitiveUpdate, []));
-    return sealer.unseal<CardSensitive>(sealed);
+  revealSensitive(cardId: string, opts?: CallOptions): Promise<CardSensitive> {
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () =>
+      revealUnderOneTimeKey(cardId, (request) => this.#updates.card(cardId, revealSensitiveUpdate, [request])),
+    );
   }
 
   // --- Any flow ------------------------------------------------------------------------
@@ -335,10 +343,10 @@ export class CardIssuingClient {
   }
 
   /** A money flow under its caller's key: the key is checked, and decides the workflow ID. */
-  #startKeyed<I, R, F extends FlowName>(workflowType: F, idParts: string[], input: I & { idempotencyKey?: string }, opts?: CallOptions, key = input.idempotencyKey): Promise<FlowHandle<R, F>> {
+  #startKeyed<I, R, F extends FlowName>(workflowType: F, idParts: string[], input: I & { idempotencyKey?: string }, opts?: CallOptions, key = input.idempotencyKey, digestInput: unknown = input): Promise<FlowHandle<R, F>> {
     const errors = typeof key === 'string' ? keyErrors(key) : { idempotencyKey: 'is required: what the caller repeats on retry, 1-64 of [a-zA-Z0-9_-]' };
     if (hasErrors(errors)) return Promise.reject(new CardIssuingError({ type: 'ValidationFailed', message: `invalid ${workflowType}: ${describeErrors(errors)}`, details: [{ errors }] }));
-    return this.#start<I, R, F>(workflowType, [...idParts, key!].join('/'), input, opts, key);
+    return this.#start<I, R, F>(workflowType, [...idParts, key!].join('/'), input, opts, key, digestInput);
   }
 
   /**
@@ -349,8 +357,9 @@ export class CardIssuingClient {
    * (failed, terminated, timed out, cancelled) is followed by a new run, which first reconciles what
    * the earlier one may have moved (docs/idempotency.md, "A restart").
    */
-  async #start<I, R, F extends FlowName>(workflowType: F, workflowId: string, input: I, opts?: CallOptions, idempotencyKey?: string): Promise<FlowHandle<R, F>> {
-    const digest = requestDigest(workflowType, input);
+  async #start<I, R, F extends FlowName>(workflowType: F, workflowId: string, input: I, opts?: CallOptions, idempotencyKey?: string, digestInput: unknown = input): Promise<FlowHandle<R, F>> {
+    // What is compared, not what is sent: a sealed PIN differs on every sealing (PIN_IN_DIGEST).
+    const digest = requestDigest(workflowType, digestInput);
     const context = { workflowId, ...(idempotencyKey ? { idempotencyKey } : {}) };
     const follow = (runId: string) => this.#handle<R, F>(workflowId, runId, this.#temporal.workflow.getHandle(workflowId, runId), idempotencyKey);
     /** The run there, when it asked for the same thing (undefined: none there); another request's is refused. */

@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { Client, Connection, type ClientInterceptors, type TLSConfig } from '@temporalio/client';
 import { createDataConverter, type CodecKeys } from '../codec/payload-codec';
+import type { PinPublicKey } from '../codec/card-secrets';
 import { isKey, KEY_ID_PATTERN } from '../codec/keyring';
+import { KEY_ID_RULE } from '../shared/key-id';
 import { CardIssuingClient } from './client';
 import { CardIssuingError } from './errors';
 import { clientInterceptors } from '../temporal/client-interceptors';
@@ -20,8 +22,8 @@ export interface ConnectOptions {
   taskQueue: string;
   /** The payload codec keys our workers use: the current one by id, and retired ones to read older histories. */
   codec: CodecKeys;
-  /** The card-seal keys (our workers' CARD_SEAL_KEY and retired ones): needed only by revealSensitive. */
-  sealKeys?: CodecKeys;
+  /** The workers' PIN public key (PIN_SEAL_PUBLIC_KEY, PIN_SEAL_KEY_ID): needed only to send a PIN (issueCard's `pin`, setPin). */
+  pinKey?: PinPublicKey;
   /** TLS to the frontend: true for the system's CAs, or certificates (mTLS, a private CA, a server name). */
   tls?: boolean | TLSConfig;
   /** A Temporal Cloud API key. */
@@ -39,7 +41,14 @@ export function connectOptionsErrors(opts: Partial<ConnectOptions> | undefined):
   if (opts?.namespace !== undefined && (typeof opts.namespace !== 'string' || opts.namespace.length === 0)) errors.namespace = 'must be a non-empty string';
   if (typeof opts?.taskQueue !== 'string' || opts.taskQueue.length === 0) errors.taskQueue = 'must be a non-empty string';
   Object.assign(errors, keyringErrors('codec', opts?.codec));
-  if (opts?.sealKeys !== undefined) Object.assign(errors, keyringErrors('sealKeys', opts.sealKeys));
+  if (opts?.pinKey !== undefined) Object.assign(errors, pinKeyErrors(opts.pinKey));
+  return errors;
+}
+
+function pinKeyErrors(key: Partial<PinPublicKey>): Record<string, string> {
+  const errors: Record<string, string> = {};
+  if (typeof key?.keyId !== 'string' || !KEY_ID_PATTERN.test(key.keyId)) errors['pinKey.keyId'] = KEY_ID_RULE;
+  if (!isKey(key?.publicKey)) errors['pinKey.publicKey'] = 'must be an X25519 public key: 32 bytes encoded in base64';
   return errors;
 }
 
@@ -54,6 +63,10 @@ function keyringErrors(field: string, keys: Partial<CodecKeys> | undefined): Rec
   return errors;
 }
 
+/** 1.x's symmetric card-seal keys: 2.0 reveals to a one-time key, so an option left from 1.x is told, not obeyed. */
+const RETIRED_SEAL_KEYS = 'sealKeys is retired and ignored (2.0): revealSensitive seals each reveal to a one-time key of its own; remove the option and delete the card-seal keys';
+const emitRetired = (message: string) => process.emitWarning(message, { type: 'DeprecationWarning', code: 'CARD_ISSUING_RETIRED_OPTION' });
+
 /** A client with its own connection (closed by `client.close()`). */
 export async function connectCardIssuingClient(opts: ConnectOptions): Promise<CardIssuingClient> {
   const errors = connectOptionsErrors(opts);
@@ -64,7 +77,8 @@ export async function connectCardIssuingClient(opts: ConnectOptions): Promise<Ca
   // With the guard for a retry that outlives its connection (temporal/client-interceptors.ts): closing this client must not crash its host.
   const connection = await Connection.connect({ address: opts.address, tls: opts.tls, apiKey: opts.apiKey, interceptors: clientInterceptors() });
   const client = new Client({ connection, namespace: opts.namespace ?? 'default', dataConverter: createDataConverter(opts.codec), interceptors: opts.interceptors });
-  return new CardIssuingClient({ client, taskQueue: opts.taskQueue, codec: opts.codec, sealKeys: opts.sealKeys, onDeprecation: opts.onDeprecation }, connection);
+  if ('sealKeys' in opts) (opts.onDeprecation ?? emitRetired)(RETIRED_SEAL_KEYS);
+  return new CardIssuingClient({ client, taskQueue: opts.taskQueue, codec: opts.codec, pinKey: opts.pinKey, onDeprecation: opts.onDeprecation }, connection);
 }
 
 /** TLS options from certificate files (for optionsFromEnv and the CLI). */

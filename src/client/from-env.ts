@@ -15,9 +15,8 @@ const FIELD_VARIABLE: Record<string, string> = {
   'codec.keyId': 'PAYLOAD_CODEC_KEY_ID',
   'codec.key': 'PAYLOAD_CODEC_KEY',
   'codec.previousKeys': 'PAYLOAD_CODEC_PREVIOUS_KEYS',
-  'sealKeys.keyId': 'CARD_SEAL_KEY_ID',
-  'sealKeys.key': 'CARD_SEAL_KEY',
-  'sealKeys.previousKeys': 'CARD_SEAL_PREVIOUS_KEYS',
+  'pinKey.keyId': 'PIN_SEAL_KEY_ID',
+  'pinKey.publicKey': 'PIN_SEAL_PUBLIC_KEY',
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -26,14 +25,14 @@ type Env = Readonly<Record<string, string | undefined>>;
  * TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_TASK_QUEUE
  * (card-issuing), TEMPORAL_TLS, TEMPORAL_TLS_CERT_PATH / _KEY_PATH, TEMPORAL_TLS_CA_PATH,
  * TEMPORAL_TLS_SERVER_NAME, TEMPORAL_API_KEY, PAYLOAD_CODEC_KEY and PAYLOAD_CODEC_KEY_ID (dev),
- * PAYLOAD_CODEC_PREVIOUS_KEYS (`id:base64,…`), and for revealSensitive CARD_SEAL_KEY,
- * CARD_SEAL_KEY_ID (dev), CARD_SEAL_PREVIOUS_KEYS. Unlike the worker, no development key is
- * assumed: PAYLOAD_CODEC_KEY is required.
+ * PAYLOAD_CODEC_PREVIOUS_KEYS (`id:base64,…`), and to send PINs PIN_SEAL_PUBLIC_KEY and
+ * PIN_SEAL_KEY_ID (dev): the workers' public key, no secret. Unlike the worker, no development key
+ * is assumed: PAYLOAD_CODEC_KEY is required, and without PIN_SEAL_PUBLIC_KEY no PIN is sent.
  */
 export function optionsFromEnv(env: Env = process.env): ConnectOptions {
   const errors: Record<string, string> = {};
   const codec = keyring(env, 'PAYLOAD_CODEC', errors);
-  const sealKeys = env.CARD_SEAL_KEY ? keyring(env, 'CARD_SEAL', errors) : undefined;
+  const pinKey = env.PIN_SEAL_PUBLIC_KEY ? { keyId: env.PIN_SEAL_KEY_ID ?? 'dev', publicKey: env.PIN_SEAL_PUBLIC_KEY } : undefined;
   const files = { certPath: env.TEMPORAL_TLS_CERT_PATH, keyPath: env.TEMPORAL_TLS_KEY_PATH, caPath: env.TEMPORAL_TLS_CA_PATH, serverName: env.TEMPORAL_TLS_SERVER_NAME };
   const certificates = files.certPath || files.caPath || files.serverName;
   const opts: ConnectOptions = {
@@ -41,7 +40,7 @@ export function optionsFromEnv(env: Env = process.env): ConnectOptions {
     namespace: env.TEMPORAL_NAMESPACE ?? 'default',
     taskQueue: env.TEMPORAL_TASK_QUEUE ?? 'card-issuing',
     codec,
-    ...(sealKeys ? { sealKeys } : {}),
+    ...(pinKey ? { pinKey } : {}),
     ...(certificates ? { tls: tlsFromFiles(files) } : env.TEMPORAL_TLS === 'true' ? { tls: true } : {}),
     ...(env.TEMPORAL_API_KEY ? { apiKey: env.TEMPORAL_API_KEY } : {}),
   };

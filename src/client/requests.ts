@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { canonicalJson } from '../shared/canonical-json';
 import type { FlowName } from '../shared/failures';
-import type { IssueCardInput, MoneyMovementInput, MoneyMovementResult, OnboardInput } from '../shared/types';
+import type { IssueCardRequestInput, MoneyMovementInput, MoneyMovementResult, OnboardInput } from '../shared/types';
 import type { CallOptions } from './calls';
 import type { PurchaseEsimInput, RechargeEsimInput, SendPayoutInput } from './flow-types';
 import type { FlowStatus } from './status';
@@ -20,7 +20,8 @@ export type Keyed<T> = Omit<T, 'idempotencyKey'> & {
   idempotencyKey: string;
 };
 
-export type IssueCardRequest = Keyed<IssueCardInput>;
+/** issueCard's request: the PIN in clear, as the caller has it; the client seals it to the workers' key before it leaves (IssueCardInput carries it sealed). */
+export type IssueCardRequest = Keyed<IssueCardRequestInput>;
 export type MoneyMovementRequest = Keyed<MoneyMovementInput>;
 export type PurchaseEsimRequest = Keyed<PurchaseEsimInput>;
 export type RechargeEsimRequest = Keyed<RechargeEsimInput>;

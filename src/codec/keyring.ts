@@ -4,7 +4,9 @@
  * (src/config.ts) and the client's optionsFromEnv, so both read a rotation the same way.
  */
 
-export const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
+import { KEY_ID_PATTERN } from '../shared/key-id';
+
+export { KEY_ID_PATTERN };
 
 /** True for 32 bytes in base64 (AES-256). */
 export function isKey(value: unknown): value is string {

@@ -70,6 +70,8 @@ export class SandboxControlClient {
   decideKyc = (id: string, kycStatus: 'APPROVED' | 'REJECTED', reason?: string) => this.call('POST', `/kyc/${id}/decision`, { kycStatus, reason });
   finishProvisioning = (cardId: string, status: 'ENABLE' | 'FAILED') => this.call('POST', `/cards/${cardId}/provisioning`, { status });
   /** A card transaction at a merchant; the sandbox sends its webhook. */
+  /** Whether the card's PIN is `pin` (the sandbox never shows one). */
+  pinCheck = (cardId: string, pin: string) => this.call<{ cardId: string; pinSet: boolean; matches: boolean }>('POST', `/cards/${cardId}/pin-check`, { pin });
   cardTransaction = (cardId: string, amount: number, merchantName: string) => this.call('POST', `/cards/${cardId}/transactions`, { amount, merchantName });
   expireCard = (cardId: string) => this.call('POST', `/cards/${cardId}/expire`);
   finishEsimOrder = (orderNo: string, status: 'ISSUED' | 'FAILED') => this.call('POST', `/esim/orders/${orderNo}/outcome`, { status });

@@ -15,8 +15,9 @@ import {
 } from '../provider/api/cards';
 import { idempotencyKey } from '../provider/api/endpoints';
 import { valueErrors } from '../provider/api/rules';
+import { sealedPinErrors } from './card-secrets';
 import type { FieldErrors } from './failures';
-import type { CardView, ContactInput, IssueCardInput, MoneyMovementKind } from './types';
+import type { CardView, ContactInput, IssueCardInput, IssueCardRequestInput, MoneyMovementKind } from './types';
 
 /** The BIN's conditions as far as the provider stated them; an absent one is left to the provider. */
 export type BinConditions = Partial<Pick<CardBin, 'mobile' | 'email' | 'supportPin' | 'issuingCountry' | 'requireKycCardholder'>>;
@@ -38,19 +39,32 @@ export function cardBinRequirementErrors(bin: BinConditions, body: Partial<Creat
   return errors;
 }
 
-/** The provider body of an issueCard input (our own options stripped). */
-export function createCardBody(input: IssueCardInput): CreateCardRequest {
+/** The provider body of an issueCard input (our own options stripped; the PIN as the activity opened it). */
+export function createCardBody(input: IssueCardRequestInput): CreateCardRequest {
   const { idempotencyKey: _key, timings: _timings, ...body } = input;
   return body as CreateCardRequest;
 }
 
 /** Field errors of an issueCard input; `bin` adds the BIN's conditions when known. */
 export function issueCardErrors(input: IssueCardInput, bin?: BinConditions): FieldErrors {
-  const errors = createCardRequest.errors(createCardBody(input));
+  // The PIN is sealed (shared/card-secrets.ts): its digits are checked by the caller before sealing and by the activity after opening.
+  const { pin, ...rest } = input;
+  const errors = createCardRequest.errors(createCardBody(rest));
+  if (pin !== undefined) Object.assign(errors, sealedPinErrors(pin));
   if (input.idempotencyKey !== undefined) Object.assign(errors, keyErrors(input.idempotencyKey));
   if (bin) {
     for (const [field, rule] of Object.entries(cardBinRequirementErrors(bin, input as Partial<CreateCardRequest>))) errors[field] ??= rule;
   }
+  return errors;
+}
+
+/** issueCardErrors on the caller's side, the PIN still in clear: its digits, and whether the BIN takes one. */
+export function issueCardRequestErrors(request: IssueCardRequestInput, bin?: BinConditions): FieldErrors {
+  const { pin, ...rest } = request;
+  const errors = issueCardErrors(rest, bin);
+  if (pin === undefined) return errors;
+  const pinRules = { ...(bin ? cardBinRequirementErrors(bin, { pin }) : {}), ...pinErrors(pin) };
+  if (pinRules.pin !== undefined) errors.pin = pinRules.pin;
   return errors;
 }
 

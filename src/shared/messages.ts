@@ -14,7 +14,9 @@ import type {
   MoneyMovementResult,
   OnboardingProgress,
   ProviderEvent,
-  SealedValue,
+  RevealRequest,
+  SealedPin,
+  SealedReveal,
   WatchPlan,
 } from './types';
 import type { ClosedItem, OpenItem, OpenItemSettlement } from './open-items';
@@ -53,12 +55,14 @@ export const onboardingQuery = defineQuery<OnboardingProgress>('onboarding');
 
 export const freezeCardUpdate = defineUpdate<CardView, []>('freezeCard');
 export const unfreezeCardUpdate = defineUpdate<CardView, []>('unfreezeCard');
-export const setPinUpdate = defineUpdate<CardView, [{ pin: string }]>('setPin');
+/** The PIN sealed by the caller to the workers' PIN key (shared/card-secrets.ts). */
+export const setPinUpdate = defineUpdate<CardView, [{ pin: SealedPin }]>('setPin');
 export const updateContactUpdate = defineUpdate<CardView, [ContactInput]>('updateContact');
 export const deleteCardUpdate = defineUpdate<CardView, []>('deleteCard');
 export const fundCardUpdate = defineUpdate<MoneyMovementResult, [Omit<MoneyMovementInput, 'cardId'>]>('fundCard');
 export const withdrawFromCardUpdate = defineUpdate<MoneyMovementResult, [Omit<MoneyMovementInput, 'cardId'>]>('withdrawFromCard');
-export const revealSensitiveUpdate = defineUpdate<SealedValue, []>('revealSensitive');
+/** The card's number, CVV and expiry, sealed to the one-time public key the request carries. */
+export const revealSensitiveUpdate = defineUpdate<SealedReveal, [RevealRequest]>('revealSensitive');
 /** An open item (shared/open-items.ts): what it is and what the provider last said; `closed` once it has its record. */
 export const openItemQuery = defineQuery<OpenItem & { itemId: string; closed?: ClosedItem }>('openItem');
 /** An operator's settlement of an open item (`starter settle REF`): answered with the item's record. */

@@ -28,7 +28,8 @@ export interface IssueCardInput {
   email?: string;
   mobilePrefix?: string;
   mobile?: string;
-  pin?: string;
+  /** Sealed to the workers' PIN key by the caller (the typed client takes it in clear and seals it). */
+  pin?: SealedPin;
   billingAddress?: BillingAddress;
   tags?: string[];
   cardholderId?: string;
@@ -36,6 +37,9 @@ export interface IssueCardInput {
   idempotencyKey?: string;
   timings?: WaitTimings;
 }
+
+/** issueCard as its caller writes it: the PIN in clear, before the typed client or the CLI seals it (IssueCardInput carries it sealed). */
+export type IssueCardRequestInput = Omit<IssueCardInput, 'pin'> & { pin?: string };
 
 /** A card as our flows report it: the masked PAN only. */
 export interface CardView {
@@ -172,10 +176,25 @@ export interface CardLifecycleState {
   balanceReadAt?: number;
 }
 
-/** A value sealed for its caller: encrypted with a key the codec server does not use, so the Temporal UI cannot reveal it. */
-export interface SealedValue {
+/**
+ * A PIN sealed by its caller to the workers' PIN public key (HPKE, codec/card-secrets.ts): only a
+ * worker's private key under `keyId` opens it. `enc` and `sealed` are base64.
+ */
+export interface SealedPin {
   keyId: string;
+  enc: string;
   sealed: string;
+}
+
+/** A card read sealed by the worker to the one-time public key its requester sent (HPKE): only that requester opens it. */
+export interface SealedReveal {
+  enc: string;
+  sealed: string;
+}
+
+/** What a reveal asks with: the requester's one-time X25519 public key (32 bytes in base64). */
+export interface RevealRequest {
+  publicKey: string;
 }
 
 /**

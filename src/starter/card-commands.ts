@@ -1,6 +1,6 @@
 /**
  * One card's commands of the operator CLI (CONTRACTS §6): `card ID`, `freeze ID`, `unfreeze ID`,
- * `delete ID --yes`, `pin ID`, `contact ID …`, each through the card's workflow (an update, run one
+ * `delete ID --yes`, `pin ID`, `reveal ID`, `contact ID …`, each through the card's workflow (an update, run one
  * at a time with the card's other operations), and `bins`, read through a worker like every
  * provider read of the CLI: the operator's machine holds no provider secret.
  */
@@ -61,8 +61,8 @@ const deleteCard: Command<string> = {
 /**
  * The new PIN never travels as a flag (shell history, the process list): it is read from the
  * terminal without echo (twice), or as one line of stdin. It is checked here (4 digits, not one
- * digit repeated) and against the card's BIN, goes to the card's workflow as an update's argument
- * (a payload, encrypted by our codec like every payload), and is printed nowhere.
+ * digit repeated) and against the card's BIN, sealed by the client to the workers' PIN key
+ * (PIN_SEAL_PUBLIC_KEY) before it leaves this process, and printed nowhere.
  */
 const pin: Command<{ cardId: string; pin: string }> = {
   usage: 'pin ID',
@@ -78,6 +78,34 @@ const pin: Command<{ cardId: string; pin: string }> = {
   async run(plan, ctx) {
     ctx.progress(`setting the PIN of ${plan.cardId} through its card workflow`);
     return { ok: true, workflowId: `card/${plan.cardId}`, result: await (await ctx.client()).setPin(plan.cardId, plan.pin) };
+  },
+};
+
+/**
+ * The card's full number, CVV and expiry for an operator at a terminal. The client reveals it under
+ * a one-time key of this command's, so no history or other key opens it; it is printed only to a
+ * terminal. A pipe or a file (a CI log, a shell's scrollback saved) gets it only when asked for by
+ * name: --json --show-number. Refused before anything is read.
+ */
+const reveal: Command<string> = {
+  usage: 'reveal ID [--json --show-number]',
+  options: { 'show-number': bool },
+  positional: 'ID',
+  parse(flags, id, ctx) {
+    const cardId = cardIdArg(id);
+    const asked = flags['show-number'] === true;
+    if (ctx.output.json && !asked) throw new UsageError('reveal --json writes the card number only when asked: add --show-number (nothing was read)');
+    if (!ctx.output.json && asked) throw new UsageError('--show-number goes with --json: a terminal is shown the number without it');
+    if (!ctx.output.json && !ctx.output.terminal) {
+      throw new UsageError('reveal prints a card number only to a terminal, and stdout is not one: nothing was read (to write it to a pipe or file, ask by name: --json --show-number)');
+    }
+    return cardId;
+  },
+  async run(cardId, ctx) {
+    ctx.progress(`revealing ${cardId} through its card workflow, sealed to this command's one-time key`);
+    const card = await (await ctx.client()).revealSensitive(cardId);
+    const expiry = `${String(card.expiryMonth).padStart(2, '0')}/${card.expiryYear}`;
+    return { ok: true, workflowId: `card/${cardId}`, result: card, text: renderFields({ cardId, cardNumber: card.cardNumber, cvv: card.cvv, expiry }) };
   },
 };
 
@@ -156,5 +184,6 @@ export const CARD_COMMANDS: Record<string, Command<any>> = {
   unfreeze: cardChange('unfreeze'),
   delete: deleteCard,
   pin,
+  reveal,
   contact,
 };

@@ -22,6 +22,8 @@ export interface CommandContext {
   wait: boolean;
   /** A secret from the operator (a PIN): read from the terminal without echo (`confirm`: twice, the same), or one line of stdin; never printed. */
   readSecret(prompt: string, opts?: { confirm?: boolean }): Promise<string>;
+  /** Where the outcome goes: JSON (--json), and whether stdout is a terminal (reveal prints a number only to one). */
+  output: { json: boolean; terminal: boolean };
 }
 
 /** Why a command's outcome is not a success (exit 1): `error.type` under --json. */

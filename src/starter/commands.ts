@@ -7,8 +7,8 @@
  * reconciliation's in reconcile-commands.ts, settle in settle-command.ts.
  */
 import { createPayoutRequest, KYC_FORM_FIELDS, purchaseEsimRequest, rechargeEsimRequest } from '../provider/api';
-import { issueCardErrors, moneyMovementErrors } from '../shared/card-rules';
-import type { IssueCardInput, MoneyMovementInput, MoneyMovementKind } from '../shared/types';
+import { issueCardRequestErrors, moneyMovementErrors } from '../shared/card-rules';
+import type { IssueCardRequestInput, MoneyMovementInput, MoneyMovementKind } from '../shared/types';
 import { UsageError, assertNoErrors, cents, flag, listFlag, localDocument, readJsonObject, type LocalDocument } from './args';
 import type { EsimOrderResult, KycDocuments, OnboardCardholderInput, PayoutResult, SendPayoutInput } from '../client';
 import { phaseOf } from '../shared/statuses';
@@ -41,7 +41,7 @@ const ISSUE_CARD_FLAGS: Record<string, string> = {
   tags: '--tag',
 };
 
-const issueCard: Command<{ input: IssueCardInput; idempotencyKey?: string }> = {
+const issueCard: Command<{ input: IssueCardRequestInput; idempotencyKey?: string }> = {
   starts: true,
   usage: 'issue-card --bin ID --amount CENTS [--first NAME --last NAME] [--email E] [--mobile-prefix +P --mobile N] [--pin-stdin] [--cardholder kyc_…] [--billing FILE.json] [--tag T]… [--key K]',
   options: {
@@ -52,7 +52,7 @@ const issueCard: Command<{ input: IssueCardInput; idempotencyKey?: string }> = {
     if (flags.pin !== undefined) throw new UsageError('--pin takes no value: a PIN is never a flag (ps, shell history, CI logs); use --pin-stdin, which reads it from the terminal without echo, or one line of stdin');
     const billing = flag(flags, 'billing');
     const tags = listFlag(flags, 'tag');
-    const input = definedOnly<IssueCardInput>({
+    const input = definedOnly<IssueCardRequestInput>({
       cardBinId: flag(flags, 'bin', true),
       initialAmount: cents(flags, 'amount'),
       firstName: flag(flags, 'first'),
@@ -62,13 +62,13 @@ const issueCard: Command<{ input: IssueCardInput; idempotencyKey?: string }> = {
       mobile: flag(flags, 'mobile'),
       pin: flags['pin-stdin'] === true ? (await ctx.readSecret('PIN of the new card: ', { confirm: true })).trim() : undefined,
       cardholderId: flag(flags, 'cardholder'),
-      billingAddress: billing === undefined ? undefined : (readJsonObject(billing, 'billing') as unknown as IssueCardInput['billingAddress']),
+      billingAddress: billing === undefined ? undefined : (readJsonObject(billing, 'billing') as unknown as IssueCardRequestInput['billingAddress']),
       tags: tags.length > 0 ? tags : undefined,
     });
-    assertNoErrors(issueCardErrors(input), ISSUE_CARD_FLAGS);
+    assertNoErrors(issueCardRequestErrors(input), ISSUE_CARD_FLAGS);
     // The BIN's own rules (US billing address, mobile, PIN…), read through a worker: refused here, nothing started.
     const bin = await lookUpBin(ctx, input.cardBinId);
-    if (bin) assertNoErrors(issueCardErrors(input, bin), ISSUE_CARD_FLAGS);
+    if (bin) assertNoErrors(issueCardRequestErrors(input, bin), ISSUE_CARD_FLAGS);
     return definedOnly({ input, idempotencyKey: keyFlag(flags) });
   },
   async run({ input, idempotencyKey }, ctx) {

@@ -9,21 +9,25 @@ import type { Config } from '../config';
 import type { Tracing } from '../observability/tracing';
 import { connectionOptions } from '../temporal/connection';
 
-export function connectOptionsOf(config: Pick<Config, 'temporal' | 'codec' | 'seal'>): ConnectOptions {
+/** What the typed client needs of a process's configuration. */
+export type ClientConfig = Pick<Config, 'temporal' | 'codec' | 'pin' | 'development'>;
+
+export function connectOptionsOf(config: ClientConfig): ConnectOptions {
   const { address, tls, apiKey } = connectionOptions(config.temporal);
   return {
     address,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     codec: keysOf(config.codec),
-    ...(config.seal ? { sealKeys: keysOf(config.seal) } : {}),
+    // The development PIN key is public: outside development a PIN is sealed only to a key an operator set.
+    ...(config.pin.isDevelopmentKey && !config.development ? {} : { pinKey: { keyId: config.pin.keyId, publicKey: config.pin.publicKey } }),
     ...(tls === undefined || tls === null ? {} : { tls }),
     ...(apiKey === undefined ? {} : { apiKey }),
   };
 }
 
 /** A client with its own connection, from the validated configuration (with the process's tracing, when on). */
-export function createCardIssuingClient(config: Pick<Config, 'temporal' | 'codec' | 'seal'>, opts: { tracing?: Tracing } = {}): Promise<CardIssuingClient> {
+export function createCardIssuingClient(config: ClientConfig, opts: { tracing?: Tracing } = {}): Promise<CardIssuingClient> {
   const interceptors = opts.tracing?.clientInterceptors();
   return connectCardIssuingClient({ ...connectOptionsOf(config), ...(interceptors ? { interceptors } : {}) });
 }

@@ -38,9 +38,11 @@ export interface CliIo {
   following?(workflowId: string): void;
   /** Reads a secret (a PIN) from the operator; default: the terminal without echo, or one line of stdin. */
   readSecret?(prompt: string, opts?: { confirm?: boolean }): Promise<string>;
+  /** True when stdout is a terminal (a person reads it, no file or pipe keeps it). */
+  stdoutIsTerminal?: boolean;
 }
 
-const processIo: CliIo = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
+const processIo: CliIo = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), stdoutIsTerminal: process.stdout.isTTY === true };
 
 /** Runs one command line; resolves the exit code. `config` is loaded only once the line parses. */
 export async function runCli(argv: string[], loadConfig: () => Config, io: CliIo = processIo): Promise<number> {
@@ -62,6 +64,7 @@ export async function runCli(argv: string[], loadConfig: () => Config, io: CliIo
       return EXIT.ok;
     }
     session.json = json;
+    session.context.output = { json, terminal: io.stdoutIsTerminal === true };
     session.context.wait = flags['no-wait'] !== true;
     const plan = await command.parse(flags, positional, session.context);
     return session.report(await command.run(plan, session.context));
@@ -128,6 +131,7 @@ class Session {
       },
       wait: true,
       readSecret: (prompt, opts) => (this.io.readSecret ?? readSecretFromStdin)(prompt, opts),
+      output: { json: false, terminal: false },
     };
   }
 
@@ -201,10 +205,11 @@ ${lines.join('\n')}
 
 Progress goes to stderr; --json prints the result as one JSON object on stdout, also on failure: { "ok": false, "error": { type, message, details, workflowId } }.
 --no-wait (the commands that start a flow): print the workflow ID and exit 0 without waiting for the outcome.
-pin reads the new PIN from the terminal without echo (twice), or one line of stdin: never from a flag, never printed.
+pin reads the new PIN from the terminal without echo (twice), or one line of stdin: never from a flag, never printed; it is sealed to the workers' PIN_SEAL_PUBLIC_KEY before it leaves.
+reveal prints the full card number only to a terminal; under --json only with --show-number.
 cancel and terminate record --reason in the flow's history as plain text (no personal data); status shows who stopped a flow and why.
 Exit: 0 success, 1 business failure (or cancelled, terminated, timed out), 2 bad input (nothing started), 3 Temporal or the provider unreachable, 4 OutcomeUnknown (money may have moved: settle it).
-The CLI needs Temporal and the codec key only: the provider is read by the workers (no PROVIDER_API_SECRET here).
+The CLI needs Temporal, the codec key and, to send a PIN, the workers' PIN_SEAL_PUBLIC_KEY: the provider is read by the workers (no PROVIDER_API_SECRET here).
 A business failure prints its type; the types each flow may end with: docs/provider-fidelity.md, "Failure types".
 `;
 }

@@ -9,11 +9,11 @@ import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { assertSealKey, type Config } from '../config';
+import { assertPinKeys, type Config } from '../config';
 import { createActivities } from '../activities';
 import { DocumentStore } from '../documents/store';
 import { createDataConverter } from '../codec/payload-codec';
-import { ValueSealer } from '../codec/sealed-value';
+import { PinOpener } from '../codec/card-secrets';
 import { BinCache } from '../provider/bin-cache';
 import { createProviderClient } from '../provider/client';
 import type { ProviderCallObserver } from '../provider/transport';
@@ -85,7 +85,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     provider,
     bins: new BinCache<CardBinAnswer>(provider),
     temporal: new Client({ connection, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.clientInterceptors() }),
-    sealer: new ValueSealer(assertSealKey(config)),
+    pins: new PinOpener(assertPinKeys(config)),
     documents: new DocumentStore(config.documentsDir),
     reconciliationMetrics: setup.reconciliationMetrics,
     reconcileBudget: { windowMs: config.provider.rateWindowMs, share: config.provider.reconcileBudgetShare },

@@ -6,7 +6,8 @@
  * and recent transactions by query, and continues-as-new before its history grows large.
  */
 import { ApplicationFailure, continueAsNew, currentUpdateInfo, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { contactErrors, describeErrors, hasErrors, isDeleteUnderWay, moneyMovementErrors, pinErrors, toCardView } from '../shared/card-rules';
+import { contactErrors, describeErrors, hasErrors, isDeleteUnderWay, moneyMovementErrors, toCardView } from '../shared/card-rules';
+import { revealRequestErrors, sealedPinErrors } from '../shared/card-secrets';
 import { FailureType, type FieldErrors } from '../shared/failures';
 import {
   cardMoneyMovedSignal,
@@ -231,8 +232,9 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   setHandler(unfreezeCardUpdate, () => change({ cardId, action: 'unfreeze' }), { validator: open });
   // The provider says DELETING and no webhook tells when it is DELETED: the workflow reads until then.
   setHandler(deleteCardUpdate, () => change({ cardId, action: 'delete' }).then((card) => (deletion.follow(true), card)), { validator: open });
+  // A PIN arrives sealed to the workers' key (shared/card-secrets.ts): one in clear is refused before the update is recorded, so it never enters history.
   setHandler(setPinUpdate, ({ pin }) => change({ cardId, action: 'pin', pin }), {
-    validator: (args) => (open(), rejectIf(pinErrors(args?.pin))),
+    validator: (args) => (open(), rejectIf(sealedPinErrors(args?.pin))),
   });
   setHandler(updateContactUpdate, (contact) => change({ cardId, action: 'contact', contact }), {
     validator: (contact) => (open(), rejectIf(contactErrors(contact ?? {}))),
@@ -243,9 +245,9 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   setHandler(withdrawFromCardUpdate, move('withdrawal'), {
     validator: (args) => (open(), rejectIf(moneyMovementErrors('withdrawal', { ...args, cardId })), sameRequest('withdrawal', args)),
   });
-  // The sealed value goes back to the caller; neither the activity result nor the update result holds the plaintext.
-  setHandler(revealSensitiveUpdate, () => serialise(() => sensitive.revealSensitiveCard({ cardId })), {
-    validator: open,
+  // Sealed by the activity to the requester's one-time key: neither the activity result nor the update result opens with any key but the requester's.
+  setHandler(revealSensitiveUpdate, (request) => serialise(() => sensitive.revealSensitiveCard({ cardId, publicKey: request?.publicKey })), {
+    validator: (request) => (open(), rejectIf(revealRequestErrors(request))),
   });
 
   // A run continued while the card was DELETING goes on following it.

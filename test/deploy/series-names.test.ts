@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../../src/ports';
 import { spawnApp, type AppProcess } from '../../tools/processes';
-import { TEST_CODEC_KEY, TEST_SEAL_KEY, temporalAddress } from '../helpers/stack';
+import { TEST_CODEC_KEY, TEST_PIN_KEYS, temporalAddress } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 import { UNKNOWN_STATUS_METRIC } from '../../src/workflows/lib/await-outcome';
 import { declaredName, ourDeclaredSeries, seriesNamed } from './promql-names';
@@ -71,7 +71,7 @@ describe('the series that alerts and dashboard name', () => {
       PROVIDER_BASE_URL: `http://127.0.0.1:${await freePort()}`, // nothing listens: the activity fails
       PAYLOAD_CODEC_KEY: TEST_CODEC_KEY,
       PAYLOAD_CODEC_KEY_ID: 'test',
-      CARD_SEAL_KEY: TEST_SEAL_KEY,
+      PIN_SEAL_PRIVATE_KEY: TEST_PIN_KEYS.privateKey,
       WORKFLOW_BUNDLE_PATH: process.env.TEST_WORKFLOW_BUNDLE!,
     }, '/dev/null');
     const metricsUrl = `http://127.0.0.1:${metricsPort}`;

@@ -18,7 +18,7 @@ import { waitUntil } from '../helpers/wait';
 import { sampleFolder, sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { phaseOf, type StatusResource } from '../../src/shared/statuses';
 import { issueTestCard, workflowFailure } from '../helpers/flows';
-import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { FAST_TIMINGS, sealedTestPin, startStack, uniqueId, type Stack } from '../helpers/stack';
 import { deliveries } from '../helpers/wait';
 
 const PROFILES = ['contract', 'minimal', 'divergent'] as const;
@@ -99,7 +99,7 @@ describe.each(PROFILES)('every flow on the %s profile', (profile) => {
     record('freeze', 'card', frozen.status);
     expect(frozen.status).toBe('DISABLE');
     expect((await handle.executeUpdate(unfreezeCardUpdate)).status).toBe('ENABLE');
-    expect((await handle.executeUpdate(setPinUpdate, { args: [{ pin: '4821' }] })).status).toBe('ENABLE');
+    expect((await handle.executeUpdate(setPinUpdate, { args: [{ pin: await sealedTestPin(stack, '4821') }] })).status).toBe('ENABLE');
     // A field we do not model goes through `extra`, as it is.
     const contact = await handle.executeUpdate(updateContactUpdate, { args: [{ email: 'ada@example.com', extra: { preferredLanguage: 'en' } }] });
     record('contact', 'card', contact.status);

@@ -9,10 +9,12 @@ import type { RunningBridge } from '../../src/bridge';
 import { SandboxControlClient, type SandboxConfigPatch } from '../../src/sandbox/control-client';
 import type { WorkerFleet } from '../../src/temporal/workers';
 import { startLocalStack } from '../../tools/local-stack';
+import { newPinKeyPair, sealPin } from '../../src/codec/card-secrets';
+import type { SealedPin } from '../../src/shared/types';
 
 export const TEST_CODEC_KEY = randomBytes(32).toString('base64');
-/** The card-seal key (CARD_SEAL_KEY): its own key, as in production, where the worker refuses to start without it. */
-export const TEST_SEAL_KEY = randomBytes(32).toString('base64');
+/** The workers' PIN key pair (PIN_SEAL_PRIVATE_KEY): a pair of its own, as in production, where the worker refuses to start without it. */
+export const TEST_PIN_KEYS = newPinKeyPair();
 
 export interface Stack {
   config: Config;
@@ -41,7 +43,8 @@ export async function startStack(sandboxConfig: SandboxConfigPatch = {}, env: Re
     TEMPORAL_TASK_QUEUE: taskQueue,
     PAYLOAD_CODEC_KEY: TEST_CODEC_KEY,
     PAYLOAD_CODEC_KEY_ID: 'test',
-    CARD_SEAL_KEY: TEST_SEAL_KEY,
+    PIN_SEAL_PRIVATE_KEY: TEST_PIN_KEYS.privateKey,
+    PIN_SEAL_KEY_ID: 'test',
     PROVIDER_TIMEOUT_MS: '5000',
     ...env,
   });
@@ -72,4 +75,9 @@ export type SandboxControl = <T = any>(method: string, path: string, body?: unkn
 export function sandboxControl(sandboxUrl: string): SandboxControl {
   const client = new SandboxControlClient(sandboxUrl);
   return (method, path, body) => client.call(method, path, body);
+}
+
+/** A PIN sealed to the stack's workers' key, as the typed client seals it: what a raw update or start carries. */
+export function sealedTestPin(stack: Stack, pin: string): Promise<SealedPin> {
+  return sealPin(pin, { keyId: stack.config.pin.keyId, publicKey: stack.config.pin.publicKey });
 }

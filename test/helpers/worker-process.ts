@@ -16,7 +16,7 @@ export function spawnWorker(stack: Stack, env: Record<string, string> = {}): App
       PROVIDER_BASE_URL: stack.config.provider.baseUrl,
       PAYLOAD_CODEC_KEY: stack.config.codec.key,
       PAYLOAD_CODEC_KEY_ID: stack.config.codec.keyId,
-      ...(stack.config.seal ? { CARD_SEAL_KEY: stack.config.seal.key, CARD_SEAL_KEY_ID: stack.config.seal.keyId } : {}),
+      ...(stack.config.pin.privateKey ? { PIN_SEAL_PRIVATE_KEY: stack.config.pin.privateKey, PIN_SEAL_KEY_ID: stack.config.pin.keyId } : {}),
       ...env,
     },
     '/dev/null',

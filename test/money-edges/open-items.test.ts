@@ -231,7 +231,7 @@ describe('open items', () => {
     stack = await stackOn('contract');
     const provider = createProviderClient(stack.config.provider);
     try {
-      const { createCard } = createCardActivities({ provider, temporal: stack.client, bins: {} as never, sealer: {} as never });
+      const { createCard } = createCardActivities({ provider, temporal: stack.client, bins: {} as never, pins: {} as never });
       // The run's first POST was scheduled 23 h and a minute ago: its re-schedulings after 429s each had a fresh window.
       const env = new MockActivityEnvironment({ workflowExecution: { workflowId: uniqueId('issue-card'), runId: randomUUID() } });
       const idempotencyKey = uniqueId('card').slice(0, 40);

@@ -22,7 +22,7 @@ import { runCli } from '../../src/starter/run';
 import { buildWorkflowBundle } from '../../src/temporal/bundle';
 import { connectionOptions } from '../../src/temporal/connection';
 import { createWorkers, type WorkerFleet } from '../../src/temporal/workers';
-import { TEST_CODEC_KEY, TEST_SEAL_KEY, temporalAddress } from '../helpers/stack';
+import { TEST_CODEC_KEY, TEST_PIN_KEYS, temporalAddress } from '../helpers/stack';
 
 interface OtlpSpan {
   traceId: string;
@@ -74,7 +74,7 @@ const attribute = (span: OtlpSpan, key: string) => {
 };
 
 function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`, PAYLOAD_CODEC_KEY: TEST_CODEC_KEY, PAYLOAD_CODEC_KEY_ID: 'test', CARD_SEAL_KEY: TEST_SEAL_KEY, ...env });
+  return loadConfig({ TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`, PAYLOAD_CODEC_KEY: TEST_CODEC_KEY, PAYLOAD_CODEC_KEY_ID: 'test', PIN_SEAL_PRIVATE_KEY: TEST_PIN_KEYS.privateKey, ...env });
 }
 
 describe('traces', () => {

@@ -13,7 +13,7 @@ import { startDevServer, type DevServer } from '../../tools/dev-server';
 import { spawnApp, type AppProcess } from '../../tools/processes';
 import { ensureTemporalCli } from '../../tools/temporal-cli';
 import { waitUntil } from '../helpers/wait';
-import { TEST_CODEC_KEY, TEST_SEAL_KEY } from '../helpers/stack';
+import { TEST_CODEC_KEY, TEST_PIN_KEYS } from '../helpers/stack';
 
 const ANSI = /\x1b\[/;
 
@@ -38,7 +38,7 @@ describe('a worker during a Temporal outage', () => {
       TEMPORAL_TASK_QUEUE: `outage-logs-${port}`,
       PAYLOAD_CODEC_KEY: TEST_CODEC_KEY,
       PAYLOAD_CODEC_KEY_ID: 'test',
-      CARD_SEAL_KEY: TEST_SEAL_KEY,
+      PIN_SEAL_PRIVATE_KEY: TEST_PIN_KEYS.privateKey,
       WORKFLOW_BUNDLE_PATH: process.env.TEST_WORKFLOW_BUNDLE!,
       LOG_LEVEL: 'info',
       FORCE_COLOR: '1', // the SDK core colours its own console lines when it may: none may reach the log

@@ -73,7 +73,7 @@ describe('replay of recorded histories', () => {
  * removed or renamed while a flow of that era may be running.
  */
 test('every activity type a kept history scheduled is still registered', () => {
-  const registered = new Set(Object.keys(createActivities({ provider: {} as never, bins: {} as never, temporal: {} as never, sealer: {} as never, documents: {} as never, reconcileBudget: { windowMs: 60_000, share: 0.1 } })));
+  const registered = new Set(Object.keys(createActivities({ provider: {} as never, bins: {} as never, temporal: {} as never, pins: {} as never, documents: {} as never, reconcileBudget: { windowMs: 60_000, share: 0.1 } })));
   const scheduled = new Set(
     files.flatMap((f) => (JSON.parse(readFileSync(f, 'utf8')) as { events: Array<{ activityTaskScheduledEventAttributes?: { activityType?: { name?: string } } }> }).events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)),
   );

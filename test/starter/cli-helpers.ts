@@ -29,6 +29,9 @@ export function runChild(stack: Stack, args: string[], opts: ChildOptions = {}):
     PROVIDER_BASE_URL: stack.sandboxUrl,
     PAYLOAD_CODEC_KEY: stack.config.codec.key,
     PAYLOAD_CODEC_KEY_ID: stack.config.codec.keyId,
+    // An operator's machine holds the workers' PIN public key, never its private half.
+    PIN_SEAL_PUBLIC_KEY: stack.config.pin.publicKey,
+    PIN_SEAL_KEY_ID: stack.config.pin.keyId,
     ...opts.env,
   };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
@@ -51,13 +54,15 @@ export interface InProcessOptions {
   readSecret?: CliIo['readSecret'];
   /** Told the workflow ID the command follows, as soon as it does. */
   following?: CliIo['following'];
+  /** stdout is a terminal (default: it is not, as in CI). */
+  terminal?: boolean;
 }
 
 /** The same command line through the CLI's runner in this process: what it prints and exits with, without a process to start. */
 export async function runInProcess(stack: Stack, args: string[], opts: InProcessOptions = {}): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
-  const io: CliIo = { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), ...(opts.readSecret ? { readSecret: opts.readSecret } : {}), ...(opts.following ? { following: opts.following } : {}) };
+  const io: CliIo = { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), ...(opts.readSecret ? { readSecret: opts.readSecret } : {}), ...(opts.following ? { following: opts.following } : {}), stdoutIsTerminal: opts.terminal === true };
   const code = await runCliInProcess(args, () => opts.config ?? stack.config, io);
   return { code, stdout, stderr };
 }

@@ -11,7 +11,7 @@ import { createProviderClient } from '../../src/provider/client';
 import { SAMPLE_PDF, SAMPLE_PNG, sampleKycForm } from '../../src/sandbox/kyc-samples';
 import { entityQueue } from '../../src/shared/entity-queues';
 import { issueTestCard } from '../helpers/flows';
-import { historyTexts } from '../helpers/history';
+import { historyTexts, standaloneDigits } from '../helpers/history';
 import { fixtureBins } from '../helpers/provider';
 import { startStack, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
@@ -115,18 +115,18 @@ describe('a card through its workflow', () => {
     expect(shown.stdout).not.toMatch(/ada@example\.com|7700900123|billingAddress|"email"|"mobile"/);
   });
 
-  test('pin: read from stdin, set through the card workflow, printed nowhere and in no history as plain text', async () => {
+  test('pin: read from stdin, sealed to the workers\' key, set through the card workflow, printed nowhere and in no history even decoded', async () => {
     const { pin: pinBin } = await fixtureBins(stack);
     const card = await issueTestCard(stack, 1000, { cardBinId: pinBin.cardBinId });
     const set = await runChild(stack, ['pin', card.cardId, '--json'], { stdin: '4826\n' });
     expect(set.code).toBe(0);
     expect(jsonOf(set)).toMatchObject({ ok: true, command: 'pin', workflowId: `card/${card.cardId}`, result: { cardId: card.cardId, status: 'ENABLE' } });
     expect(set.stdout + set.stderr).not.toMatch(/4826/);
+    expect(await stack.control('POST', `/cards/${card.cardId}/pin-check`, { pin: '4826' })).toMatchObject({ matches: true });
     const { stored, decoded } = await historyTexts(await stack.client.workflow.getHandle(`card/${card.cardId}`).fetchHistory(), stack.config.codec);
-    // The update's argument and the activity's input are payloads, encrypted by the codec: what Temporal stores holds no PIN.
-    expect(decoded).toMatch(/"pin"\s*:\s*"4826"/);
-    expect(stored).not.toMatch(/"pin"\s*:\s*"4826"/);
-    expect(stored).not.toContain('"pin"');
+    // The update's argument and the activity's input hold the PIN sealed to the workers' key: decoded with the payload key, still no PIN.
+    expect(decoded).toMatch(/"pin"\s*:\s*\{"keyId":"test","enc":/);
+    for (const text of [stored, decoded]) expect(text).not.toMatch(standaloneDigits('4826'));
   });
 
   test('contact changes the email through the card workflow; delete --yes closes the card', async () => {

@@ -2,8 +2,7 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { CardIssuingClient } from '../../src/client';
-import { ValueSealer } from '../../src/codec/sealed-value';
-import type { CardSensitive } from '../../src/provider/api';
+import { oneTimeRevealKey } from '../../src/codec/card-secrets';
 import { entityWorkflowId } from '../../src/shared/ids';
 import {
   cardMoneyMovedSignal,
@@ -20,7 +19,7 @@ import { waitUntil } from '../helpers/wait';
 import { issueTestCard } from '../helpers/flows';
 import { fixtureBins } from '../helpers/provider';
 import { historyTexts } from '../helpers/history';
-import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { FAST_TIMINGS, sealedTestPin, startStack, uniqueId, type Stack } from '../helpers/stack';
 
 describe('the card workflow', () => {
   let stack: Stack;
@@ -34,7 +33,7 @@ describe('the card workflow', () => {
 
     expect((await handle.executeUpdate(freezeCardUpdate)).status).toBe('DISABLE');
     expect((await handle.executeUpdate(unfreezeCardUpdate)).status).toBe('ENABLE');
-    await handle.executeUpdate(setPinUpdate, { args: [{ pin: '4821' }] });
+    await handle.executeUpdate(setPinUpdate, { args: [{ pin: await sealedTestPin(stack, '4821') }] });
     // Two fundings sent at once run one after the other, each once.
     const [a, b] = await Promise.all([
       handle.executeUpdate(fundCardUpdate, { args: [{ amount: 150 }] }),
@@ -98,10 +97,11 @@ describe('the card workflow', () => {
     stack = await startStack({ cardProvisioningMs: 50 });
     const card = await issueTestCard(stack, 1000);
     const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
-    const sealed = await handle.executeUpdate(revealSensitiveUpdate);
-    const sensitive = new ValueSealer(stack.config.seal!).unseal<CardSensitive>(sealed);
-    // The codec endpoint holds the payload keys only: they open nothing sealed.
-    expect(() => new ValueSealer(stack.config.codec).unseal(sealed)).toThrow(/card-seal key id/);
+    const requester = await oneTimeRevealKey();
+    const sealed = await handle.executeUpdate(revealSensitiveUpdate, { args: [{ publicKey: requester.publicKey }] });
+    const sensitive = await requester.open(sealed, card.cardId);
+    // Another requester's one-time key opens nothing of it.
+    await expect((await oneTimeRevealKey()).open(sealed, card.cardId)).rejects.toThrow();
     expect(sensitive.cardNumber).toMatch(/^\d{16}$/);
     expect(sensitive.cardNumber.slice(-4)).toBe(card.cardNumber.slice(-4));
     // The issuing flow and the card workflow: as stored, and decoded with the payload codec.

@@ -8,7 +8,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { loadConfig } from '../../src/config';
 import { SEARCH_ATTRIBUTES } from '../../src/shared/search-attributes';
 import { createWorkers } from '../../src/temporal/workers';
-import { TEST_CODEC_KEY, TEST_SEAL_KEY, temporalAddress } from '../helpers/stack';
+import { TEST_CODEC_KEY, TEST_PIN_KEYS, temporalAddress } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 
 jest.setTimeout(60_000);
@@ -22,7 +22,7 @@ test('a worker refuses to start in a namespace without our search attributes, na
   } finally {
     await connection.close();
   }
-  const config = loadConfig({ TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: namespace, TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`, PAYLOAD_CODEC_KEY: TEST_CODEC_KEY, PAYLOAD_CODEC_KEY_ID: 'test', CARD_SEAL_KEY: TEST_SEAL_KEY });
+  const config = loadConfig({ TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_NAMESPACE: namespace, TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`, PAYLOAD_CODEC_KEY: TEST_CODEC_KEY, PAYLOAD_CODEC_KEY_ID: 'test', PIN_SEAL_PRIVATE_KEY: TEST_PIN_KEYS.privateKey });
   const start = createWorkers({ config, workflowBundlePath: process.env.TEST_WORKFLOW_BUNDLE, enforceRateBudget: false });
   const names = Object.keys(SEARCH_ATTRIBUTES);
   expect(names).toContain('MoneyMovedHour');

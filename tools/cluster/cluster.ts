@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection, ServiceError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { newPinKeyPair } from '../../src/codec/card-secrets';
 import { loadConfig, loadConfigOrExit, type Config } from '../../src/config';
 import { startSandbox } from '../../src/sandbox';
 import { SandboxControlClient, type SandboxConfigPatch } from '../../src/sandbox/control-client';
@@ -97,7 +98,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     PROVIDER_WEBHOOK_SECRET: base.provider.webhookSecret,
     PAYLOAD_CODEC_KEY: randomBytes(32).toString('base64'),
     PAYLOAD_CODEC_KEY_ID: opts.name,
-    CARD_SEAL_KEY: randomBytes(32).toString('base64'),
+    PIN_SEAL_PRIVATE_KEY: newPinKeyPair().privateKey,
     WORKFLOW_BUNDLE_PATH: bundlePath,
     METRICS_PORT: '',
     LISTEN_HOST: '127.0.0.1',

@@ -33,6 +33,7 @@ const schemas = {
   wallet: z.object({ amount: z.number('must be an integer number of cents').int('must be an integer number of cents').refine((n) => n !== 0, 'must not be 0') }),
   decision: z.object({ kycStatus: z.enum(['APPROVED', 'REJECTED'], 'must be APPROVED or REJECTED'), reason: z.string().max(256).optional() }),
   provisioning: z.object({ status: z.enum(['ENABLE', 'FAILED'], 'must be ENABLE or FAILED') }),
+  pinCheck: z.object({ pin: z.string('must be a string of 4 digits').regex(/^\d{4}$/, 'must be a string of 4 digits') }),
   transaction: z.object({
     amount: z.number('must be a positive integer').int('must be a positive integer').positive('must be a positive integer'),
     merchantName: z.string('must be a string of 1 to 64 characters').min(1, 'must be a string of 1 to 64 characters').max(64, 'must be a string of 1 to 64 characters'),
@@ -142,6 +143,12 @@ export function registerControlRoutes(app: FastifyInstance, sb: Sandbox): void {
     const card = getCard(sb, req.params.cardId);
     conflictUnless(finishProvisioning(sb, card.cardId, status), 'card is not CREATING');
     return cardView(sb, card);
+  });
+  // Whether the card's PIN is the one given, as a terminal would check it: the sandbox never shows a PIN (tests of issue 40).
+  route('POST', '/cards/:cardId/pin-check', (req) => {
+    const { pin } = body(req, schemas.pinCheck);
+    const card = getCard(sb, req.params.cardId);
+    return { cardId: card.cardId, pinSet: card.pin !== undefined, matches: card.pin === pin };
   });
   route('POST', '/cards/:cardId/transactions', (req) => {
     const { amount, merchantName, webhook } = body(req, schemas.transaction);

@@ -1,0 +1,35 @@
+/**
+ * The shape of what card secrets travel as (codec/card-secrets.ts seals and opens them): checked
+ * by the card workflow's validators and issueCard before anything is scheduled. Pure, no crypto:
+ * a workflow sees only sealed boxes and cannot tell a PIN from its box, only that the box is well formed.
+ */
+import type { FieldErrors } from './failures';
+import { KEY_ID_PATTERN, KEY_ID_RULE } from './key-id';
+import type { RevealRequest, SealedPin } from './types';
+
+/** 32 bytes in base64: an X25519 public key, or HPKE's encapsulated key. */
+const KEY_32 = /^[A-Za-z0-9+/]{43}=$/;
+/** A 4-digit PIN sealed with AES-128-GCM: 4 bytes and a 16-byte tag, 20 bytes in base64. */
+const PIN_BOX = /^[A-Za-z0-9+/]{27}=$/;
+
+export const PLAINTEXT_PIN_RULE =
+  "must be sealed to the workers' PIN key ({ keyId, enc, sealed }: the typed client and the CLI seal it from PIN_SEAL_PUBLIC_KEY); a PIN in clear would stay in history for every payload key holder to read";
+
+/** Field errors of a sealed PIN; a PIN in clear is refused without ever being echoed. */
+export function sealedPinErrors(pin: unknown, field = 'pin'): FieldErrors {
+  if (typeof pin === 'string' || typeof pin === 'number') return { [field]: PLAINTEXT_PIN_RULE };
+  if (typeof pin !== 'object' || pin === null || Array.isArray(pin)) return { [field]: 'must be a sealed PIN { keyId, enc, sealed }' };
+  const box = pin as Partial<Record<keyof SealedPin, unknown>>;
+  const errors: FieldErrors = {};
+  if (typeof box.keyId !== 'string' || !KEY_ID_PATTERN.test(box.keyId)) errors[`${field}.keyId`] = KEY_ID_RULE;
+  if (typeof box.enc !== 'string' || !KEY_32.test(box.enc)) errors[`${field}.enc`] = 'must be the 32-byte encapsulated key in base64';
+  if (typeof box.sealed !== 'string' || !PIN_BOX.test(box.sealed)) errors[`${field}.sealed`] = 'must be a sealed 4-digit PIN (20 bytes in base64)';
+  return errors;
+}
+
+/** Field errors of a reveal request: the requester's one-time X25519 public key. */
+export function revealRequestErrors(request: unknown): FieldErrors {
+  const key = (request as Partial<RevealRequest> | undefined)?.publicKey;
+  if (typeof key === 'string' && KEY_32.test(key)) return {};
+  return { publicKey: "is required: the requester's one-time X25519 public key (32 bytes in base64), which the card is sealed to; the typed client and the CLI send one" };
+}
