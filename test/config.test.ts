@@ -66,7 +66,7 @@ describe('no missing secret fails open (outside development)', () => {
   test('a worker without the provider secret and its keys refuses to start, naming each', () => {
     const worker = start('src/worker.ts', { TEMPORAL_ADDRESS: '127.0.0.1:1' });
     expect(worker.status).toBe(2);
-    expect(worker.stderr).toMatch(/^configuration: PROVIDER_API_SECRET, PAYLOAD_CODEC_KEY, CARD_SEAL_KEY must be set/);
+    expect(worker.stderr).toMatch(/^configuration: PROVIDER_API_SECRET, PAYLOAD_CODEC_KEY, PIN_SEAL_PRIVATE_KEY must be set/);
   });
 
   test('the rule names only what is missing, and the development switch lets the public defaults in', () => {

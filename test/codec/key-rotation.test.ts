@@ -136,7 +136,7 @@ describe('key rotation without losing a flow', () => {
     await restartWorkers(withoutP1);
     const failure = await rotatedCard.executeUpdate(setPinUpdate, { args: [{ pin: sealedBefore }] }).catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(WorkflowUpdateFailedError);
-    expect(String(((failure as Error).cause as Error | undefined)?.message)).toMatch(/PIN key id "p1", which the workers do not hold/);
+    expect(JSON.stringify(((failure as Error).cause as { details?: unknown } | undefined)?.details)).toMatch(/PIN key id \\"p1\\", which the workers do not hold/);
     // A PIN from a caller holding P2's public key goes on being set.
     await after.setPin(card.cardId, NEW_PIN);
     expect(await stack.control('POST', `/cards/${card.cardId}/pin-check`, { pin: NEW_PIN })).toMatchObject({ matches: true });
@@ -148,7 +148,7 @@ describe('key rotation without losing a flow', () => {
     expect(new Set(boxes.map((b) => b.keyId))).toEqual(new Set(['p1', 'p2']));
     const remaining = new PinOpener({ keyId: 'p2', privateKey: withoutP1.pin.privateKey! });
     const opened = await Promise.all(boxes.map((b) => remaining.open(b).catch(() => undefined)));
-    expect(opened.filter((pin) => pin !== undefined)).toEqual([NEW_PIN]);
+    expect(new Set(opened.filter((pin) => pin !== undefined))).toEqual(new Set([NEW_PIN]));
     // Before the deletion P1 opened them: the assertion above is about the key, not a box that never held the PIN.
     expect(await new PinOpener({ keyId: 'p1', privateKey: P1.privateKey }).open(boxes.find((b) => b.keyId === 'p1')!)).toBe(OLD_PIN);
     const text = decoded.map((p) => Buffer.from(p.data!).toString('utf8')).join('\n');
