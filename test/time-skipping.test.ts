@@ -24,6 +24,7 @@ import { startLocalStack, type LocalStack } from '../tools/local-stack';
 import { fixtureBins } from './helpers/provider';
 import { sandboxControl, type SandboxControl, type Stack } from './helpers/stack';
 import { deliveries } from './helpers/wait';
+import { newPinKeyPair } from '../src/codec/card-secrets';
 
 const HOUR = 60 * 60 * 1000;
 const SKIPPED = 6 * HOUR;
@@ -74,7 +75,7 @@ if (missing) process.stderr.write(`time skipping: skipped, this machine lacks ${
       TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
       PAYLOAD_CODEC_KEY: codecKey,
       PAYLOAD_CODEC_KEY_ID: 'test',
-      CARD_SEAL_KEY: randomBytes(32).toString('base64'),
+      PIN_SEAL_PRIVATE_KEY: newPinKeyPair().privateKey,
       PROVIDER_TIMEOUT_MS: '5000',
     });
     stack = await startLocalStack({ base, bridge: false, workers: { workflowBundlePath: join(bundleDir, 'workflow-bundle.js'), enforceRateBudget: false } });

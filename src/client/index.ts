@@ -27,6 +27,7 @@ export type { FlowStatus, PendingActivity } from './status';
 export type * from './flow-types';
 export { createDataConverter } from '../codec/payload-codec';
 export type { CodecKeys } from '../codec/payload-codec';
+export type { PinPublicKey } from '../codec/card-secrets';
 // Which failure `type` each flow may end with (docs/provider-fidelity.md, "Failure types").
 export { ANY_FLOW_FAILURES, FAILURE_TYPES, FLOW_FAILURES, isFailureType } from '../shared/failures';
 export type { FailureTypeName, FlowFailureType, FlowName } from '../shared/failures';
@@ -39,8 +40,12 @@ export type {
   ContactInput,
   EsimWatchState,
   IssueCardInput,
+  IssueCardRequestInput,
   MoneyMovementInput,
   MoneyMovementResult,
+  RevealRequest,
+  SealedPin,
+  SealedReveal,
   WaitTimings,
 } from '../shared/types';
 export type { CardSensitive } from '../provider/api';

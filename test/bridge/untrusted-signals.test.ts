@@ -10,8 +10,9 @@ import { cardStateQuery } from '../../src/shared/messages';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { issueTestCard, workflowFailure } from '../helpers/flows';
 import { startStack, type Stack } from '../helpers/stack';
+import { newPinKeyPair } from '../../src/codec/card-secrets';
 
-const KEYS = { PAYLOAD_CODEC_KEY: randomBytes(32).toString('base64'), PAYLOAD_CODEC_KEY_ID: 'live', CARD_SEAL_KEY: randomBytes(32).toString('base64'), CARD_SEAL_KEY_ID: 'seal' };
+const KEYS = { PAYLOAD_CODEC_KEY: randomBytes(32).toString('base64'), PAYLOAD_CODEC_KEY_ID: 'live', PIN_SEAL_PRIVATE_KEY: newPinKeyPair().privateKey, PIN_SEAL_KEY_ID: 'pin' };
 
 let stack: Stack;
 afterAll(async () => stack?.close());

@@ -2,7 +2,7 @@
  * docker-compose.yml as Compose resolves it (issue 31: "`docker compose config` of the default file
  * runs reconciliation"): the real loader, `docker compose config --format json`, with only the
  * required variables set (random keys) and no .env file, so the file's own defaults are what is
- * checked. The workers run the schedules by default and alone get the card-seal key; the retired
+ * checked. The workers run the schedules by default and alone get the PIN private key; the retired
  * payload keys reach every process that decrypts payloads; a missing required key refuses the file
  * and names it; the sandbox is built from the Dockerfile's `sandbox` stage, the rest from the default.
  * The loader is `docker compose` or `docker-compose` when installed, else tools/compose-config,
@@ -30,7 +30,7 @@ interface Project { services: Record<string, Service>; 'x-app-env': Record<strin
 
 const key = () => randomBytes(32).toString('base64');
 const REQUIRED = {
-  PAYLOAD_CODEC_KEY: key(), CODEC_AUTH_TOKEN: key(), CARD_SEAL_KEY: key(), PROVIDER_API_SECRET: `secret_${key()}`, PROVIDER_WEBHOOK_SECRET: `whsec_${key()}`, POSTGRES_PASSWORD: key(),
+  PAYLOAD_CODEC_KEY: key(), CODEC_AUTH_TOKEN: key(), PIN_SEAL_PRIVATE_KEY: key(), PROVIDER_API_SECRET: `secret_${key()}`, PROVIDER_WEBHOOK_SECRET: `whsec_${key()}`, POSTGRES_PASSWORD: key(),
 };
 const APP_SERVICES = ['worker', 'bridge', 'codec', 'sandbox'];
 
@@ -98,7 +98,7 @@ function dockerfileStages(): string[] {
     const secretValues = Object.entries(REQUIRED).filter(([name]) => name !== 'CODEC_AUTH_TOKEN' || true);
     const holds = (service: string) =>
       secretValues.filter(([, value]) => Object.values(envOf(project, service)).includes(value)).map(([name]) => name).sort();
-    expect(holds('worker')).toEqual(['CARD_SEAL_KEY', 'PAYLOAD_CODEC_KEY', 'PROVIDER_API_SECRET']);
+    expect(holds('worker')).toEqual(['PAYLOAD_CODEC_KEY', 'PIN_SEAL_PRIVATE_KEY', 'PROVIDER_API_SECRET']);
     expect(holds('bridge')).toEqual(['PAYLOAD_CODEC_KEY', 'PROVIDER_WEBHOOK_SECRET']);
     expect(holds('codec')).toEqual(['CODEC_AUTH_TOKEN', 'PAYLOAD_CODEC_KEY']);
     expect(holds('sandbox')).toEqual(['PROVIDER_API_SECRET', 'PROVIDER_WEBHOOK_SECRET']);
@@ -106,15 +106,15 @@ function dockerfileStages(): string[] {
     for (const service of ['postgresql', 'temporal-schema', 'temporal']) expect(JSON.stringify(envOf(project, service))).toContain(REQUIRED.POSTGRES_PASSWORD);
   });
 
-  test('the card-seal key, its id and the retired seal keys go to the workers and to no other service', () => {
-    const project = resolved({ ...REQUIRED, CARD_SEAL_PREVIOUS_KEYS: `old:${key()}` }, '--profile', 'sandbox');
+  test('the PIN private key, its id and the retired PIN keys go to the workers and to no other service', () => {
+    const project = resolved({ ...REQUIRED, PIN_SEAL_PREVIOUS_KEYS: `old:${key()}` }, '--profile', 'sandbox');
     const worker = envOf(project, 'worker');
-    expect(worker.CARD_SEAL_KEY).toBe(REQUIRED.CARD_SEAL_KEY);
-    expect(worker.CARD_SEAL_KEY_ID).toEqual(expect.any(String));
-    expect(worker.CARD_SEAL_PREVIOUS_KEYS).toMatch(/^old:/);
+    expect(worker.PIN_SEAL_PRIVATE_KEY).toBe(REQUIRED.PIN_SEAL_PRIVATE_KEY);
+    expect(worker.PIN_SEAL_KEY_ID).toEqual(expect.any(String));
+    expect(worker.PIN_SEAL_PREVIOUS_KEYS).toMatch(/^old:/);
     for (const [name, service] of Object.entries(project.services).filter(([name]) => name !== 'worker')) {
-      expect({ name, sealVars: Object.keys(service.environment ?? {}).filter((v) => v.startsWith('CARD_SEAL')) }).toEqual({ name, sealVars: [] });
-      expect({ name, hasKey: JSON.stringify(service).includes(REQUIRED.CARD_SEAL_KEY) }).toEqual({ name, hasKey: false });
+      expect({ name, sealVars: Object.keys(service.environment ?? {}).filter((v) => v.startsWith('PIN_SEAL')) }).toEqual({ name, sealVars: [] });
+      expect({ name, hasKey: JSON.stringify(service).includes(REQUIRED.PIN_SEAL_PRIVATE_KEY) }).toEqual({ name, hasKey: false });
     }
     for (const name of ['bridge', 'codec', 'sandbox']) expect(project.services[name]).toBeDefined();
   });

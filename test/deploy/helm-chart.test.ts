@@ -99,7 +99,7 @@ function readmeCombinations(): string[][] {
   test('secrets come only from existing Secret objects, never from values', () => {
     const { docs } = template('secrets.temporalApiKey.name=temporal-cloud', 'worker.autoscaling.enabled=true', KEDA);
     const env = docs.filter((d) => d.kind === 'Deployment').flatMap((d) => d.spec.template.spec.containers[0].env as { name: string; value?: string }[]);
-    for (const name of ['PROVIDER_API_KEY', 'PROVIDER_API_SECRET', 'PROVIDER_WEBHOOK_SECRET', 'PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'CODEC_AUTH_TOKEN', 'TEMPORAL_API_KEY', 'CARD_SEAL_KEY', 'CARD_SEAL_PREVIOUS_KEYS']) {
+    for (const name of ['PROVIDER_API_KEY', 'PROVIDER_API_SECRET', 'PROVIDER_WEBHOOK_SECRET', 'PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'CODEC_AUTH_TOKEN', 'TEMPORAL_API_KEY', 'PIN_SEAL_PRIVATE_KEY', 'PIN_SEAL_PREVIOUS_KEYS']) {
       const entries = env.filter((e) => e.name === name);
       expect({ name, n: entries.length > 0 }).toEqual({ name, n: true });
       for (const e of entries) expect(e).toEqual({ name, valueFrom: { secretKeyRef: expect.objectContaining({ name: expect.any(String), key: expect.any(String) }) } });

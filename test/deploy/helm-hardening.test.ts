@@ -2,7 +2,7 @@
  * deploy/helm/card-issuing as a platform engineer installs it as is (issue 31): replicas spread over
  * nodes and zones, a NetworkPolicy per component, no ServiceAccount token, env per component (extraEnv,
  * reconciliation's knobs, NODE_OPTIONS from the memory limit), the bridge's preStop delay,
- * reconciliation on by default, the key-rotation secrets (the card-seal keys on the worker only) and
+ * reconciliation on by default, the key-rotation secrets (the PIN private keys on the worker only) and
  * Temporal TLS mounted so rotation reaches the files. Skipped without helm, like helm-chart.test.ts.
  */
 import { spawnSync } from 'node:child_process';
@@ -164,17 +164,17 @@ const envMap = (docs: Doc[], component: string) => Object.fromEntries(envOf(docs
     expect(envMap(template('reconciliation.schedules=false').docs, 'worker').SCHEDULES).toBe('off');
   });
 
-  test('key rotation: retired payload keys reach every process; the card-seal keys reach the worker only, never the codec endpoint', () => {
+  test('key rotation: retired payload keys reach every process; the PIN private keys reach the worker only, never the codec endpoint', () => {
     const previous = { secretKeyRef: { name: 'card-issuing-codec', key: 'payload-codec-previous-keys', optional: true } };
     for (const c of COMPONENTS) expect(envMap(defaults, c).PAYLOAD_CODEC_PREVIOUS_KEYS).toEqual(previous);
     expect(envMap(defaults, 'worker')).toMatchObject({
-      CARD_SEAL_KEY: { secretKeyRef: { name: 'card-issuing-card-seal', key: 'card-seal-key' } },
-      CARD_SEAL_KEY_ID: '2026-11',
-      CARD_SEAL_PREVIOUS_KEYS: { secretKeyRef: { name: 'card-issuing-card-seal', key: 'card-seal-previous-keys', optional: true } },
+      PIN_SEAL_PRIVATE_KEY: { secretKeyRef: { name: 'card-issuing-pin-seal', key: 'pin-seal-private-key' } },
+      PIN_SEAL_KEY_ID: '2026-11',
+      PIN_SEAL_PREVIOUS_KEYS: { secretKeyRef: { name: 'card-issuing-pin-seal', key: 'pin-seal-previous-keys', optional: true } },
     });
     for (const c of ['bridge', 'codec']) {
-      expect(envOf(defaults, c).filter((e) => e.name.startsWith('CARD_SEAL'))).toEqual([]);
-      expect(JSON.stringify(find(defaults, 'Deployment', c))).not.toContain('card-issuing-card-seal');
+      expect(envOf(defaults, c).filter((e) => e.name.startsWith('PIN_SEAL'))).toEqual([]);
+      expect(JSON.stringify(find(defaults, 'Deployment', c))).not.toContain('card-issuing-pin-seal');
     }
     // Nor anything of Temporal's: the codec endpoint never connects to it.
     expect(envOf(template('secrets.temporalApiKey.name=tc').docs, 'codec').filter((e) => e.name.startsWith('TEMPORAL_'))).toEqual([]);
@@ -182,7 +182,7 @@ const envMap = (docs: Doc[], component: string) => Object.fromEntries(envOf(docs
 
   test("each process gets only the secrets it uses: the provider's API secret the worker alone, the webhook secret the bridge alone, no provider secret the codec endpoint", () => {
     const secretsOf = (c: string) => envOf(defaults, c).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name).sort();
-    expect(secretsOf('worker')).toEqual(['CARD_SEAL_KEY', 'CARD_SEAL_PREVIOUS_KEYS', 'PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PROVIDER_API_KEY', 'PROVIDER_API_SECRET']);
+    expect(secretsOf('worker')).toEqual(['PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PIN_SEAL_PREVIOUS_KEYS', 'PIN_SEAL_PRIVATE_KEY', 'PROVIDER_API_KEY', 'PROVIDER_API_SECRET']);
     expect(secretsOf('bridge')).toEqual(['PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PROVIDER_API_KEY', 'PROVIDER_WEBHOOK_SECRET']);
     expect(secretsOf('codec')).toEqual(['CODEC_AUTH_TOKEN', 'PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS']);
   });
