@@ -7,6 +7,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
+import { actionsOf, type ActionCount } from './actions';
 import { round } from './lib';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -32,6 +33,8 @@ export interface FlowBreakdown {
   updates: number;
   /** Start → close of the run, ms (saturated: mostly queueing). */
   durationMs: number;
+  /** Engine actions per flow, as Temporal Cloud bills them (bench/actions.ts). */
+  actions: ActionCount;
 }
 
 const ms = (e: HistoryEvent | undefined): number => {
@@ -121,6 +124,7 @@ export function summarize(histories: HistoryEvent[][], flows: number, from = -In
     signalsReceived: round(signalsReceived / n, 2),
     updates: round(updates / n, 2),
     durationMs: round(duration / Math.max(1, histories.length), 1),
+    actions: actionsOf(histories, flows, from, to),
   };
 }
 

@@ -65,7 +65,7 @@ export async function until<T>(what: string, check: () => Promise<T | undefined>
 export function startMovementFlow(
   client: { temporal: { client: Client; taskQueue: string } },
   type: 'fundCard' | 'withdrawFromCard',
-  input: { cardId: string; amount: number; timings?: object },
+  input: { cardId: string; amount: number; idempotencyKey?: string; timings?: object },
 ): Promise<WorkflowHandle> {
   const { client: temporal, taskQueue } = client.temporal;
   return temporal.workflow.start(type, { taskQueue, workflowId: `${type === 'fundCard' ? 'fund-card' : 'withdraw-from-card'}/${input.cardId}/${randomUUID()}`, args: [input] });

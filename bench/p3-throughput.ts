@@ -1,13 +1,17 @@
 /**
  * P3: fundCard flows per second on one worker with the provider's limits lifted, against a bare
  * workflow with one no-op activity on an identical worker, both saturated (every flow started at once).
+ * Twice: keyed (a caller's key, the normal case) and keyless (the key derived from the workflow ID,
+ * so the earlier-run lookup in visibility before its first POST is included).
  */
+import { randomUUID } from 'node:crypto';
 import { createCardIssuingClient } from '../src/starter/connect';
 import { log, mapLimit, round, startMovementFlow } from './lib';
 import { readyCards } from './cards';
 import { uniqueQueue, type BenchStack } from './stack';
 import { breakdownOf, describeBreakdown, historiesOfEveryRun, summarize, type FlowBreakdown } from './breakdown';
 import { entityWorkflowId } from '../src/shared/ids';
+import { actionsAbove, type ActionCount } from './actions';
 
 /** Flows of each side's last turn whose histories the breakdown reads. */
 const SAMPLE = 40;
@@ -17,7 +21,11 @@ const TURNS = 4;
 
 export interface P3Result {
   flows: number;
+  /** Keyless fundCard (derived key, the earlier-run lookup included). */
   fundCardPerSec: number;
+  /** Keyed fundCard (a caller's key: no lookup). */
+  fundCardKeyedPerSec: number;
+  keyedRatio: number;
   barePerSec: number;
   /** Control: the bare workflow with every project workflow module in its bundle. */
   bareWithProjectPerSec: number;
@@ -42,9 +50,12 @@ export interface P3Breakdown {
   bare: FlowBreakdown;
   bareWithCall: FlowBreakdown;
   fundCard: FlowBreakdown;
+  fundCardKeyed: FlowBreakdown;
   /** The card workflow's work while fundCard ran, divided by the fundCard flows (their tell and its balance reads). */
   cardWorkflowPerFundCard: FlowBreakdown & { runs: number };
-  /** The fleet's visibility list calls (the earlier-run lookup before a derived key's first POST) per fundCard flow, and their mean time. */
+  /** Engine actions per movement (the flow and its card workflow's share), and above the bare baseline. */
+  actions: { bare: ActionCount; keyed: { total: ActionCount; above: ReturnType<typeof actionsAbove> }; keyless: { total: ActionCount; above: ReturnType<typeof actionsAbove> } };
+  /** The fleet's visibility list calls (the earlier-run lookup before a derived key's first POST) per keyless fundCard flow, and their mean time. */
   visibility: { listsPerFlow: number; meanListMs: number; countsPerFlow: number; meanCountMs: number };
 }
 
@@ -68,11 +79,11 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   const fleet = await stack.worker('fleet', fundQueue);
   const flowsClient = await createCardIssuingClient(stack.config(fundQueue));
   let failed = 0;
-  const time = { bare: 0, fund: 0, project: 0, schemas: 0, call: 0, codec: 0 };
+  const time = { bare: 0, fund: 0, keyed: 0, project: 0, schemas: 0, call: 0, codec: 0 };
   const batch = Math.ceil(flows / TURNS);
   let n = 0;
   // The last turn's workflow IDs per side, and the fundCard turns' time spans (the card workflow's share).
-  const ids = { bare: [] as string[], call: [] as string[], fund: [] as string[] };
+  const ids = { bare: [] as string[], call: [] as string[], fund: [] as string[], keyed: [] as string[] };
   const fundSpans: Array<[number, number]> = [];
   const runBare = async () => {
     time.bare += await saturate('bare', batch, async () => {
@@ -118,9 +129,21 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
     });
     fundSpans.push([began, Date.now()]);
   };
+  const runKeyed = async () => {
+    const began = Date.now();
+    time.keyed += await saturate('fundCard keyed', batch, async () => {
+      const h = await startMovementFlow(flowsClient, 'fundCard', { cardId, amount: 100, idempotencyKey: randomUUID() });
+      ids.keyed.push(h.workflowId);
+      return () =>
+        h.result().catch((err: unknown) => {
+          if (failed++ === 0) log(`P3 first failure: ${(err as Error).message}`);
+        });
+    });
+    fundSpans.push([began, Date.now()]);
+  };
   for (let turn = 0; turn < TURNS; turn++) {
     log(`P3 turn ${turn + 1}/${TURNS}`);
-    const order = turn % 2 === 0 ? [runBare, runCall, runCodec, runSchemas, runProject, runFund] : [runFund, runProject, runSchemas, runCodec, runCall, runBare];
+    const order = turn % 2 === 0 ? [runBare, runCall, runCodec, runSchemas, runProject, runFund, runKeyed] : [runKeyed, runFund, runProject, runSchemas, runCodec, runCall, runBare];
     if (turn === TURNS - 1) for (const side of Object.values(ids)) side.length = 0;
     for (const run of order) await run();
   }
@@ -137,10 +160,14 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
   const fundCardPerSec = (total * 1000) / time.fund;
   const bareWithProjectPerSec = (total * 1000) / time.project;
   log(`P3: fundCard ${fundCardPerSec.toFixed(1)} flows/s, bare ${barePerSec.toFixed(1)} flows/s`);
-  const breakdown = await breakdownAfter(stack, { ids, cardId, fundSpans, fundFlows: total, visibility });
+  const fundCardKeyedPerSec = (total * 1000) / time.keyed;
+  log(`P3: fundCard keyed ${fundCardKeyedPerSec.toFixed(1)} flows/s`);
+  const breakdown = await breakdownAfter(stack, { ids, cardId, fundSpans, fundFlows: 2 * total, keylessFlows: total, visibility });
   return {
     flows: total,
     fundCardPerSec: round(fundCardPerSec, 1),
+    fundCardKeyedPerSec: round(fundCardKeyedPerSec, 1),
+    keyedRatio: round(fundCardKeyedPerSec / barePerSec),
     barePerSec: round(barePerSec, 1),
     bareWithProjectPerSec: round(bareWithProjectPerSec, 1),
     bareWithSchemasPerSec: round((total * 1000) / time.schemas, 1),
@@ -158,11 +185,11 @@ export async function runP3(stack: BenchStack, flows: number): Promise<P3Result>
 /** Read after the timed turns (histories and the fleet's counters), so it costs the timing nothing. */
 async function breakdownAfter(
   stack: BenchStack,
-  run: { ids: Record<'bare' | 'call' | 'fund', string[]>; cardId: string; fundSpans: Array<[number, number]>; fundFlows: number; visibility: { lists: number; listMs: number; counts: number; countMs: number } },
+  run: { ids: Record<'bare' | 'call' | 'fund' | 'keyed', string[]>; cardId: string; fundSpans: Array<[number, number]>; fundFlows: number; keylessFlows: number; visibility: { lists: number; listMs: number; counts: number; countMs: number } },
 ): Promise<P3Breakdown> {
   const client = stack.client();
   const sample = (ids: string[]) => ids.slice(-SAMPLE);
-  const [bare, bareWithCall, fundCard] = await Promise.all([breakdownOf(client, sample(run.ids.bare)), breakdownOf(client, sample(run.ids.call)), breakdownOf(client, sample(run.ids.fund))]);
+  const [bare, bareWithCall, fundCard, fundCardKeyed] = await Promise.all([run.ids.bare, run.ids.call, run.ids.fund, run.ids.keyed].map((ids) => breakdownOf(client, sample(ids))));
   // The card workflow's events while fundCard ran (every turn), per fundCard flow.
   const cardRuns = await historiesOfEveryRun(client, entityWorkflowId('card', run.cardId));
   const card = run.fundSpans
@@ -170,13 +197,19 @@ async function breakdownAfter(
     .reduce<FlowBreakdown | undefined>((sum, b) => (sum ? addBreakdowns(sum, b) : b), undefined)!;
   const v = run.visibility;
   const visibility = {
-    listsPerFlow: round(v.lists / run.fundFlows, 2),
+    listsPerFlow: round(v.lists / run.keylessFlows, 2),
     meanListMs: round(v.listMs / Math.max(1, v.lists), 1),
-    countsPerFlow: round(v.counts / run.fundFlows, 2),
+    countsPerFlow: round(v.counts / run.keylessFlows, 2),
     meanCountMs: round(v.countMs / Math.max(1, v.counts), 1),
   };
-  const result = { bare, bareWithCall, fundCard, cardWorkflowPerFundCard: { ...card, runs: cardRuns.length }, visibility };
-  for (const [name, b] of [['bare', bare], ['bare with the call', bareWithCall], ['fundCard', fundCard], ['card workflow per fundCard', card]] as const) log(`P3 breakdown ${describeBreakdown(name, b)}`);
+  // A standalone movement's actions are its own and its card workflow's share (the tell, the balance read).
+  const perMovement = (flow: FlowBreakdown) => {
+    const total = addActions(flow.actions, card.actions);
+    return { total, above: actionsAbove(total, bare.actions) };
+  };
+  const actions = { bare: bare.actions, keyed: perMovement(fundCardKeyed), keyless: perMovement(fundCard) };
+  const result = { bare, bareWithCall, fundCard, fundCardKeyed, cardWorkflowPerFundCard: { ...card, runs: cardRuns.length }, visibility, actions };
+  for (const [name, b] of [['bare', bare], ['bare with the call', bareWithCall], ['fundCard', fundCard], ['fundCard keyed', fundCardKeyed], ['card workflow per fundCard', card]] as const) log(`P3 breakdown ${describeBreakdown(name, b)}`);
   log(`P3 breakdown visibility per fundCard flow: ${visibility.listsPerFlow} list calls (${visibility.meanListMs} ms each), ${visibility.countsPerFlow} count calls (${visibility.meanCountMs} ms each)`);
   return result;
 }
@@ -204,7 +237,14 @@ function addBreakdowns(a: FlowBreakdown, b: FlowBreakdown): FlowBreakdown {
     signalsReceived: round(a.signalsReceived + b.signalsReceived, 2),
     updates: round(a.updates + b.updates, 2),
     durationMs: a.durationMs,
+    actions: addActions(a.actions, b.actions),
   };
+}
+
+function addActions(a: ActionCount, b: ActionCount): ActionCount {
+  const byKind: ActionCount['byKind'] = { ...a.byKind };
+  for (const [kind, n] of Object.entries(b.byKind) as Array<[keyof ActionCount['byKind'], number]>) byKind[kind] = round((byKind[kind] ?? 0) + n, 2);
+  return { perFlow: round(a.perFlow + b.perFlow, 2), byKind };
 }
 
 /** Starts every flow, then waits for all: ms from the first start to the last completion. */

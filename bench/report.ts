@@ -1,5 +1,6 @@
 /** The bench's JSON report and the table printed from it. */
 import { renderTable } from '../src/starter/output';
+import { describeAbove, describeActions } from './actions';
 
 export interface Report {
   startedAt: string;
@@ -45,7 +46,14 @@ export function renderReport(report: Report): string {
     }
   }
   if (m.P3) {
-    row('P3', 'fundCard flows/s vs bare', m.P3.ratio, '>= 0.9', m.P3.ratio >= 0.9, `${m.P3.fundCardPerSec} vs ${m.P3.barePerSec} flows/s, ${m.P3.failed} failed`);
+    if (m.P3.keyedRatio !== undefined) row('P3', 'fundCard keyed flows/s vs bare', m.P3.keyedRatio, '>= 0.9', m.P3.keyedRatio >= 0.9, `${m.P3.fundCardKeyedPerSec} vs ${m.P3.barePerSec} flows/s, ${m.P3.failed} failed (keyed and keyless)`);
+    const v = m.P3.breakdown?.visibility;
+    row('P3', 'fundCard keyless (derived key) flows/s vs bare', m.P3.ratio, m.P3.keyedRatio === undefined ? '>= 0.9' : '-', m.P3.keyedRatio === undefined ? m.P3.ratio >= 0.9 : undefined, `${m.P3.fundCardPerSec} vs ${m.P3.barePerSec} flows/s${v ? `; its earlier-run lookup: ${v.listsPerFlow} list(s) of ${v.meanListMs} ms per flow` : ''}`);
+    const actions = m.P3.breakdown?.actions;
+    for (const name of actions ? (['keyed', 'keyless'] as const) : []) {
+      const a = actions[name];
+      row('P3', `actions per fundCard ${name} (with its card workflow's share) above bare`, undefined, '<= 2', a.above.extra <= 2, `${describeActions(a.total)} vs bare ${describeActions(actions.bare)}; above: ${describeAbove(a.above)}`);
+    }
     if (m.P3.callRatio) row('P3', 'fundCard vs bare with the same provider call', m.P3.callRatio, '-', undefined, `${m.P3.fundCardPerSec} vs ${m.P3.bareWithCallPerSec} flows/s: our layer beyond the call`);
     if (m.P3.callCodecRatio) row('P3', 'fundCard vs bare with the call and our payload codec', m.P3.callCodecRatio, '-', undefined, `${m.P3.fundCardPerSec} vs ${m.P3.bareWithCallAndCodecPerSec} flows/s: our layer beyond the call and the codec`);
     row('P3', 'control: bare with project modules vs bare', m.P3.projectModulesRatio, '-', undefined, `${m.P3.bareWithProjectPerSec} flows/s: the module graph's share`);
@@ -63,6 +71,15 @@ export function renderReport(report: Report): string {
       row('P3', 'breakdown per flow: workflow task wait/run ms', undefined, '-', undefined, `fundCard ${b.fundCard.workflowTaskWaitMs}/${b.fundCard.workflowTaskRunMs}; card workflow ${card.workflowTaskWaitMs}/${card.workflowTaskRunMs}; bare ${b.bare.workflowTaskWaitMs}/${b.bare.workflowTaskRunMs}; bare+call ${b.bareWithCall.workflowTaskWaitMs}/${b.bareWithCall.workflowTaskRunMs}`);
       row('P3', 'breakdown per flow: card workflow told, visibility', undefined, '-', undefined, `${b.fundCard.signalsSent} signal(s) sent (${b.fundCard.signalsFailed} found no workflow), card took ${card.signalsReceived} signal(s) and ${card.updates} update(s); visibility ${b.visibility.listsPerFlow} list(s) of ${b.visibility.meanListMs} ms${b.visibility.countsPerFlow ? `, ${b.visibility.countsPerFlow} count(s) of ${b.visibility.meanCountMs} ms` : ''}`);
     }
+  }
+  if (m.P5) {
+    const p = m.P5;
+    row('P5', 'card update movements/s vs bare (saturated)', p.throughputRatio, '>= 0.9', p.throughputRatio >= 0.9, `${p.throughput.oursPerSec} vs ${p.throughput.barePerSec} movements/s over ${p.cards} cards; failed ${p.failed.ours} / ${p.failed.bare}`);
+    row('P5', 'card update p50 vs bare', p.p50Ratio, '<= 1.3', p.p50Ratio <= 1.3, `${p.latency.ours.p50} vs ${p.latency.bare.p50} ms at ${p.latency.ratePerSec}/s`);
+    row('P5', 'card update p99 vs bare', p.p99Ratio, '<= 2', p.p99Ratio <= 2, `${p.latency.ours.p99} vs ${p.latency.bare.p99} ms`);
+    row('P5', 'one card: movements/s', p.oneCard.oursPerSec / p.oneCard.barePerSec, '-', undefined, `${p.oneCard.oursPerSec} vs ${p.oneCard.barePerSec}/s (${p.oneCard.oursMsPerMovement} ms each: the card serialises its movements)`);
+    const a = p.actions;
+    row('P5', 'actions per movement above bare', undefined, '<= 2', a.above.extra <= 2, `${describeActions(a.ours)} vs bare ${describeActions(a.bare)}; above: ${describeAbove(a.above)}`);
   }
   if (m.P4) {
     row('P4', 'memory (RSS) per parked flow vs bare', m.P4.memoryRatio, '<= 1.5', m.P4.memoryRatio <= 1.5, `${m.P4.flowRssKb} vs ${m.P4.bareRssKb} KB per flow`);

@@ -13,23 +13,25 @@ import { runP1 } from './p1-rate-budget';
 import { runP2 } from './p2-webhooks';
 import { runP3 } from './p3-throughput';
 import { runP4 } from './p4-memory';
+import { runP5 } from './p5-card-updates';
 import { runS1 } from './s1-sqlite';
 import { runR1 } from './r1-reconcile';
 
-const QUICK = { p1Windows: 6, p1WindowMs: 45_000, p2Events: 500, p3Flows: 300, p4Flows: 300, s1Flows: 300, r1Cards: 20, r1Windows: 2, r1WindowMs: 45_000 };
-const FULL = { p1Windows: 10, p1WindowMs: 60_000, p2Events: 3000, p3Flows: 1000, p4Flows: 10_000, s1Flows: 1000, r1Cards: 10_000, r1Windows: 3, r1WindowMs: 60_000 };
+const QUICK = { p1Windows: 6, p1WindowMs: 45_000, p2Events: 500, p3Flows: 300, p5: { cards: 30, perCard: 5, paced: 150, ratePerSec: 10, oneCard: 30 }, p4Flows: 300, s1Flows: 300, r1Cards: 20, r1Windows: 2, r1WindowMs: 45_000 };
+const FULL = { p1Windows: 10, p1WindowMs: 60_000, p2Events: 3000, p3Flows: 1000, p5: { cards: 50, perCard: 20, paced: 600, ratePerSec: 10, oneCard: 100 }, p4Flows: 10_000, s1Flows: 1000, r1Cards: 10_000, r1Windows: 3, r1WindowMs: 60_000 };
 /** R1 at a size a quick check can afford (`--r1-cards=N`, `--r1-window-ms=MS`, and for the tail `--r1-tail-window-ms=MS`): its physical limit grows with cards × window. */
 const intArg = (name: string) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]) || undefined;
 
 async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
   const onlyArg = process.argv.find((a) => a.startsWith('--only='));
-  const only = new Set((onlyArg?.slice('--only='.length) ?? 'P1,P2,P3,P4,S1,R1').split(',').map((s) => s.trim().toUpperCase()));
+  const only = new Set((onlyArg?.slice('--only='.length) ?? 'P1,P2,P3,P5,P4,S1,R1').split(',').map((s) => s.trim().toUpperCase()));
   const size = quick ? QUICK : FULL;
   Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
   const report: Report = { startedAt: new Date().toISOString(), mode: quick ? 'quick' : 'full', machine: machine(), measures: {} };
   const stack = await startBenchStack();
   try {
+    if (only.has('P5')) report.measures.P5 = await runP5(stack, size.p5);
     if (only.has('P3')) report.measures.P3 = await runP3(stack, size.p3Flows);
     if (only.has('P2')) report.measures.P2 = await runP2(stack, size.p2Events);
     if (only.has('P4')) report.measures.P4 = await runP4(stack, size.p4Flows);

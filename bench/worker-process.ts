@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { createProviderClient } from '../src/provider/client';
 import { createDataConverter } from '../src/codec/payload-codec';
 import { WorkflowClient, type ListOptions } from '@temporalio/client';
+import type { BareFunding } from './workflows';
 
 const BARE_BUNDLES: Record<string, string> = {
   bare: './workflows',
@@ -107,6 +108,8 @@ async function main(): Promise<void> {
         // P3's control: the provider call fundCard makes, through the same client, under a fresh key per flow.
         // The card comes in the environment: the bare workers run without the payload codec, so no argument.
         fundOnce: async () => void (await provider.fundCard(process.env.BENCH_CARD_ID ?? '', { amount: 100 }, { idempotencyKey: randomUUID() })),
+        // P5's baseline: the card update's provider call, under the caller's key.
+        fundUnderKey: async (f: BareFunding) => ({ operationId: (await provider.fundCard(f.cardId, { amount: f.amount }, { idempotencyKey: f.idempotencyKey })).operationId }),
       },
       ...cache,
     });

@@ -1,0 +1,165 @@
+/**
+ * P5: the card update users run (`client.fundCard` with a caller's key: an update of the card's
+ * workflow, started with it when there is none) against a bare entity workflow that takes an
+ * update-with-start and makes the same provider call, each side on a worker process of its own, in
+ * alternating turns on one server (docs/performance.md):
+ *
+ * - throughput: movements one after another on each card, the cards in parallel (saturated);
+ * - latency: the caller's call to its result at a moderate rate, one movement in flight per card;
+ * - one card: movements one after another on a single card (the card serialises them);
+ * - actions per movement, counted from the histories of every turn (bench/actions.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import { createCardIssuingClient } from '../src/starter/connect';
+import { entityWorkflowId } from '../src/shared/ids';
+import { actionsAbove, actionsOf, type ActionCount } from './actions';
+import { historiesOfEveryRun } from './breakdown';
+import { readyCards } from './cards';
+import { log, mapLimit, paced, percentile, round } from './lib';
+import { uniqueQueue, type BenchStack } from './stack';
+import { bareFundUpdate } from './workflows';
+
+export interface P5Sizes {
+  cards: number;
+  /** Movements per card in each saturated turn. */
+  perCard: number;
+  /** Movements per side per latency turn, and their rate per second across the cards. */
+  paced: number;
+  ratePerSec: number;
+  /** Movements per side on the single card. */
+  oneCard: number;
+}
+
+interface Side {
+  name: 'card update' | 'bare';
+  move(cardId: string): Promise<unknown>;
+  /** The workflows whose histories hold this side's work. */
+  workflowIds(cards: string[]): string[];
+  spans: Array<[number, number]>;
+  movements: number;
+  failed: number;
+}
+
+const TURNS = 2;
+const AMOUNT = 100;
+
+export async function runP5(stack: BenchStack, sizes: P5Sizes): Promise<Record<string, unknown>> {
+  await stack.control.reset();
+  await stack.control.configure({ cardProvisioningMs: 0, rateLimit: { general: 1_000_000, sensitive: 1_000_000, balance: 1_000_000 } });
+  const cards = await readyCards(stack, sizes.cards);
+  const oursQueue = uniqueQueue('p5-card');
+  const bareQueue = uniqueQueue('p5-bare');
+  const fleet = await stack.worker('fleet', oursQueue);
+  const bareWorker = await stack.worker('bare', bareQueue);
+  const client = await createCardIssuingClient(stack.config(oursQueue));
+  const temporal = stack.client();
+  const ours = side('card update', (cardId) => client.fundCard({ cardId, amount: AMOUNT, idempotencyKey: randomUUID() }), (ids) => ids.map((id) => entityWorkflowId('card', id)));
+  const bare = side('bare', (cardId) => bareMove(temporal, bareQueue, cardId), (ids) => ids.map((id) => `${bareQueue}/${id}`));
+  try {
+    // Each card's workflow exists before anything is timed: a start is paid once per card, not per movement.
+    for (const s of [ours, bare]) await mapLimit(cards, cards.length, (cardId) => s.move(cardId));
+
+    const throughput = { ours: 0, bare: 0 };
+    for (let turn = 0; turn < TURNS; turn++) {
+      log(`P5 throughput turn ${turn + 1}/${TURNS}`);
+      for (const s of turn % 2 === 0 ? [ours, bare] : [bare, ours]) {
+        const time = await timed(s, () => mapLimit(cards, cards.length, async (cardId) => {
+          for (let i = 0; i < sizes.perCard; i++) await attempt(s, cardId);
+        }));
+        throughput[s === ours ? 'ours' : 'bare'] += time;
+      }
+    }
+    const saturatedMovements = TURNS * cards.length * sizes.perCard;
+
+    const latencies = { ours: [] as number[], bare: [] as number[] };
+    for (let turn = 0; turn < TURNS; turn++) {
+      log(`P5 latency turn ${turn + 1}/${TURNS}`);
+      for (const s of turn % 2 === 0 ? [bare, ours] : [ours, bare]) {
+        await timed(s, () => paced(sizes.paced, sizes.ratePerSec, async (i) => {
+          const began = performance.now();
+          await attempt(s, cards[i % cards.length]);
+          latencies[s === ours ? 'ours' : 'bare'].push(performance.now() - began);
+        }));
+      }
+    }
+
+    const oneCard = { ours: 0, bare: 0 };
+    for (let turn = 0; turn < TURNS; turn++) {
+      log(`P5 one-card turn ${turn + 1}/${TURNS}`);
+      for (const s of turn % 2 === 0 ? [ours, bare] : [bare, ours]) {
+        oneCard[s === ours ? 'ours' : 'bare'] += await timed(s, async () => {
+          for (let i = 0; i < sizes.oneCard; i++) await attempt(s, cards[0]);
+        });
+      }
+    }
+
+    const [oursActions, bareActions] = await Promise.all([ours, bare].map((s) => actionsOfSide(temporal, s, cards)));
+    const perSec = (movements: number, ms: number) => round((movements * 1000) / ms, 1);
+    const stats = (values: number[]) => ({ p50: round(percentile(values, 50), 1), p99: round(percentile(values, 99), 1) });
+    const l = { ours: stats(latencies.ours), bare: stats(latencies.bare) };
+    const result = {
+      cards: cards.length,
+      movements: { ours: ours.movements, bare: bare.movements },
+      failed: { ours: ours.failed, bare: bare.failed },
+      throughput: { oursPerSec: perSec(saturatedMovements, throughput.ours), barePerSec: perSec(saturatedMovements, throughput.bare), movements: saturatedMovements },
+      throughputRatio: round(throughput.bare / throughput.ours),
+      latency: { ratePerSec: sizes.ratePerSec, movements: sizes.paced * TURNS, ours: l.ours, bare: l.bare },
+      p50Ratio: round(l.ours.p50 / l.bare.p50),
+      p99Ratio: round(l.ours.p99 / l.bare.p99),
+      oneCard: { oursPerSec: perSec(TURNS * sizes.oneCard, oneCard.ours), barePerSec: perSec(TURNS * sizes.oneCard, oneCard.bare), oursMsPerMovement: round(oneCard.ours / (TURNS * sizes.oneCard), 1) },
+      actions: { ours: oursActions, bare: bareActions, above: actionsAbove(oursActions, bareActions) },
+    };
+    log(`P5: ${result.throughput.oursPerSec} vs ${result.throughput.barePerSec} movements/s; p50 ${l.ours.p50} vs ${l.bare.p50} ms, p99 ${l.ours.p99} vs ${l.bare.p99} ms; actions ${oursActions.perFlow} vs ${bareActions.perFlow}`);
+    return result;
+  } finally {
+    await client.close();
+    await fleet.stop();
+    await bareWorker.stop();
+    await terminateAll(temporal, bare.workflowIds(cards));
+  }
+}
+
+function side(name: Side['name'], move: Side['move'], workflowIds: Side['workflowIds']): Side {
+  return { name, move, workflowIds, spans: [], movements: 0, failed: 0 };
+}
+
+/** One movement of a timed turn: counted, and a failure counted rather than thrown (a failed run shows in `failed`). */
+async function attempt(s: Side, cardId: string): Promise<void> {
+  s.movements++;
+  try {
+    await s.move(cardId);
+  } catch (err) {
+    if (s.failed++ === 0) log(`P5 ${s.name}: first failure: ${(err as Error).message}`);
+  }
+}
+
+/** Runs a turn, records its span for the action count, and resolves its duration in ms. */
+async function timed(s: Side, turn: () => Promise<unknown>): Promise<number> {
+  const began = Date.now();
+  await turn();
+  const ended = Date.now();
+  s.spans.push([began, ended]);
+  return ended - began;
+}
+
+/** The bare side's movement: update-with-start of its entity, under a fresh key. */
+function bareMove(temporal: Client, taskQueue: string, cardId: string): Promise<unknown> {
+  const startWorkflowOperation = new WithStartWorkflowOperation('bareCardEntity', { workflowId: `${taskQueue}/${cardId}`, taskQueue, workflowIdConflictPolicy: 'USE_EXISTING' });
+  return temporal.workflow.executeUpdateWithStart(bareFundUpdate, { args: [{ cardId, amount: AMOUNT, idempotencyKey: randomUUID() }], startWorkflowOperation });
+}
+
+/** The side's actions in its timed turns, per movement timed. */
+async function actionsOfSide(temporal: Client, s: Side, cards: string[]): Promise<ActionCount> {
+  const histories = (await Promise.all(s.workflowIds(cards).map((id) => historiesOfEveryRun(temporal, id)))).flat();
+  const perSpan = s.spans.map(([from, to]) => actionsOf(histories, 1, from, to));
+  const byKind: ActionCount['byKind'] = {};
+  for (const a of perSpan) for (const [kind, n] of Object.entries(a.byKind)) byKind[kind as keyof typeof byKind] = (byKind[kind as keyof typeof byKind] ?? 0) + n;
+  const movements = Math.max(1, s.movements);
+  for (const kind of Object.keys(byKind) as Array<keyof typeof byKind>) byKind[kind] = round(byKind[kind]! / movements, 2);
+  return { perFlow: round(perSpan.reduce((sum, a) => sum + a.perFlow, 0) / movements, 2), byKind };
+}
+
+async function terminateAll(temporal: Client, workflowIds: string[]): Promise<void> {
+  await mapLimit(workflowIds, 10, (id) => temporal.workflow.getHandle(id).terminate('bench done').catch(() => undefined));
+}
