@@ -4,7 +4,9 @@
  * sandbox's delivery path, the bridge and its signalWithStart. The baseline is a bare
  * signalWithStart of the same signal to the same card workflows, at the same rate.
  */
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { WEBHOOK_STEPS, type WebhookStep } from '../src/observability/metrics';
 import type { DeliveryLog } from '../src/sandbox/control-client';
 import { providerEventSignal } from '../src/shared/messages';
 import type { ProviderEvent } from '../src/shared/types';
@@ -38,6 +40,11 @@ export interface P2Result {
    * the HTTP request and answer).
    */
   hops: { bareMeanMs: number; bridgeMeanMs: number; webhookMeanMs: number; bridgeChecksMs: number; deliveryHopMs: number };
+  /** The control: the bare signalWithStart from a process of its own, as the bridge is one. */
+  control: Latencies;
+  controlP50Ratio: number;
+  /** Mean ms of each step of an accepted webhook inside the bridge (bridge_webhook_step_seconds). */
+  steps: Record<WebhookStep, number>;
 }
 
 export async function runP2(stack: BenchStack, events: number): Promise<P2Result> {
@@ -54,6 +61,8 @@ export async function runP2(stack: BenchStack, events: number): Promise<P2Result
   // Turns of one second each, bare and through the sandbox alternately, so that drift hits both alike.
   log(`P2: ${events} events each way at ${RATE}/s, in turns of ${RATE}`);
   const client = stack.client();
+  const signaller = await forkSignaller(stack.env(queue));
+  const control: number[] = [];
   const bare: number[] = [];
   const since = Date.now();
   const turns = Math.ceil(events / RATE);
@@ -74,9 +83,13 @@ export async function runP2(stack: BenchStack, events: number): Promise<P2Result
     );
     await paced(RATE, RATE, (i) => stack.control.cardTransaction(cards[i % cards.length], 1, 'Bench'));
     await settled(stack, since, (turn + 1) * RATE);
+    control.push(...(await signaller.run({ cards, count: RATE, perSecond: RATE })));
   }
+  signaller.stop();
   const ours = await settled(stack, since, turns * RATE);
-  const bridgeMeanMs = await bridgeMeanSignalMs(opsUrl!);
+  const bridgeMetrics = await (await fetch(`${opsUrl!}/metrics`)).text();
+  const bridgeMeanMs = meanOf(bridgeMetrics, 'bridge_signal_duration_seconds');
+  const steps = Object.fromEntries(WEBHOOK_STEPS.map((step) => [step, round(meanOf(bridgeMetrics, 'bridge_webhook_step_seconds', `step="${step}"`), 3)])) as Record<WebhookStep, number>;
   await fleet.stop();
   const webhookMs = ours.filter((d) => d.deliveredAt !== undefined).map((d) => d.deliveredAt! - d.createdAt);
   const webhook = { ...summary(webhookMs), undelivered: ours.length - webhookMs.length, redelivered: ours.filter((d) => d.attempts.length > 1).length };
@@ -84,8 +97,13 @@ export async function runP2(stack: BenchStack, events: number): Promise<P2Result
   const hops = hopsOf(mean(bare), bridgeMeanMs, mean(webhookMs));
   log(`P2: webhook p50 ${webhook.p50} p99 ${webhook.p99} ms; bare p50 ${bareSummary.p50} p99 ${bareSummary.p99} ms`);
   log(`P2 hops (means): bare signalWithStart ${hops.bareMeanMs} ms; in the bridge ${hops.bridgeMeanMs} ms (checks ${hops.bridgeChecksMs}); delivery hop ${hops.deliveryHopMs}; whole ${hops.webhookMeanMs} ms`);
+  const controlSummary = summary(control);
+  log(`P2 control (bare signalWithStart from its own process): p50 ${controlSummary.p50} p99 ${controlSummary.p99} ms; bridge steps (mean ms) ${JSON.stringify(steps)}`);
   return {
     hops,
+    control: controlSummary,
+    controlP50Ratio: round(webhook.p50 / controlSummary.p50),
+    steps,
     events,
     perSecond: RATE,
     webhook,
@@ -130,9 +148,36 @@ function hopsOf(bareMeanMs: number, bridgeMeanMs: number, webhookMeanMs: number)
   };
 }
 
-/** The bridge's mean time per accepted webhook since it started (CARD_CREATED deliveries included: a few of hundreds). */
-async function bridgeMeanSignalMs(opsUrl: string): Promise<number> {
-  const text = await (await fetch(`${opsUrl}/metrics`)).text();
-  const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return (value('bridge_signal_duration_seconds_sum') / value('bridge_signal_duration_seconds_count')) * 1000;
+/** A histogram's mean in ms since the bridge started (CARD_CREATED deliveries included: a few of hundreds), of the series with `labels` when given. */
+function meanOf(text: string, name: string, labels?: string): number {
+  const value = (series: string) => Number(new RegExp(`^${series}${labels ? `\\{${labels}\\}` : '(?:\\{[^}]*\\})?'} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return (value(`${name}_sum`) / value(`${name}_count`)) * 1000;
+}
+
+interface Signaller {
+  run(job: { cards: string[]; count: number; perSecond: number }): Promise<number[]>;
+  stop(): void;
+}
+
+/** bench/bare-signaller.ts in a process of its own, configured like the bridge. */
+async function forkSignaller(env: Record<string, string>): Promise<Signaller> {
+  const child = fork(require.resolve('./bare-signaller'), [], { env: { ...process.env, ...env }, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const next = <T>(key: string) => new Promise<T>((resolve, reject) => {
+    const onMessage = (msg: Record<string, unknown>) => {
+      if (!(key in msg)) return;
+      child.off('message', onMessage);
+      resolve(msg[key] as T);
+    };
+    child.on('message', onMessage);
+    child.once('exit', () => reject(new Error('the bare signaller exited')));
+  });
+  await next('ready');
+  return {
+    run: (job) => {
+      const answer = next<number[]>('latencies');
+      child.send(job);
+      return answer;
+    },
+    stop: () => child.disconnect(),
+  };
 }

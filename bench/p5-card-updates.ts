@@ -10,11 +10,11 @@
  * - actions per movement, counted from the histories of every turn (bench/actions.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { createCardIssuingClient } from '../src/starter/connect';
 import { entityWorkflowId } from '../src/shared/ids';
 import { actionsAbove, actionsOf, type ActionCount } from './actions';
-import { historiesOfEveryRun } from './breakdown';
+import { describeBreakdown, historiesOfEveryRun, summarize, type FlowBreakdown } from './breakdown';
 import { readyCards } from './cards';
 import { log, mapLimit, paced, percentile, round } from './lib';
 import { uniqueQueue, type BenchStack } from './stack';
@@ -54,11 +54,17 @@ export async function runP5(stack: BenchStack, sizes: P5Sizes): Promise<Record<s
   const bareWorker = await stack.worker('bare', bareQueue);
   const client = await createCardIssuingClient(stack.config(oursQueue));
   const temporal = stack.client();
+  // The bare side is bare: no payload codec on its worker, so none on its client either.
+  const plain = new Client({ connection: temporal.connection, namespace: temporal.options.namespace });
   const ours = side('card update', (cardId) => client.fundCard({ cardId, amount: AMOUNT, idempotencyKey: randomUUID() }), (ids) => ids.map((id) => entityWorkflowId('card', id)));
-  const bare = side('bare', (cardId) => bareMove(temporal, bareQueue, cardId), (ids) => ids.map((id) => `${bareQueue}/${id}`));
+  const bare = side('bare', (cardId) => bareMove(plain, bareQueue, cardId), (ids) => ids.map((id) => `${bareQueue}/${id}`));
   try {
     // Each card's workflow exists before anything is timed: a start is paid once per card, not per movement.
-    for (const s of [ours, bare]) await mapLimit(cards, cards.length, (cardId) => s.move(cardId));
+    for (const s of [ours, bare]) {
+      await mapLimit(cards, cards.length, (cardId) =>
+        s.move(cardId).catch((err: Error & { cause?: Error }) => Promise.reject(new Error(`P5 ${s.name}: the first movement on ${cardId} failed: ${err.message}${err.cause ? ` (${err.cause.message})` : ''}`))),
+      );
+    }
 
     const throughput = { ours: 0, bare: 0 };
     for (let turn = 0; turn < TURNS; turn++) {
@@ -73,14 +79,17 @@ export async function runP5(stack: BenchStack, sizes: P5Sizes): Promise<Record<s
     const saturatedMovements = TURNS * cards.length * sizes.perCard;
 
     const latencies = { ours: [] as number[], bare: [] as number[] };
+    const latencySpans = new Map<Side, Array<[number, number]>>();
     for (let turn = 0; turn < TURNS; turn++) {
       log(`P5 latency turn ${turn + 1}/${TURNS}`);
       for (const s of turn % 2 === 0 ? [bare, ours] : [ours, bare]) {
+        const began = Date.now();
         await timed(s, () => paced(sizes.paced, sizes.ratePerSec, async (i) => {
-          const began = performance.now();
+          const called = performance.now();
           await attempt(s, cards[i % cards.length]);
-          latencies[s === ours ? 'ours' : 'bare'].push(performance.now() - began);
+          latencies[s === ours ? 'ours' : 'bare'].push(performance.now() - called);
         }));
+        latencySpans.set(s, [...(latencySpans.get(s) ?? []), [began, Date.now()]]);
       }
     }
 
@@ -95,6 +104,10 @@ export async function runP5(stack: BenchStack, sizes: P5Sizes): Promise<Record<s
     }
 
     const [oursActions, bareActions] = await Promise.all([ours, bare].map((s) => actionsOfSide(temporal, s, cards)));
+    // Where a movement's time goes at the moderate rate (no queueing): the latency turns' events, per movement.
+    const [oursLatency, bareLatency] = await Promise.all([ours, bare].map((s) => latencyBreakdown(temporal, s, cards, latencySpans.get(s)!, sizes.paced * TURNS)));
+    log(`P5 breakdown ${describeBreakdown('card update', oursLatency)}`);
+    log(`P5 breakdown ${describeBreakdown('bare', bareLatency)}`);
     const perSec = (movements: number, ms: number) => round((movements * 1000) / ms, 1);
     const stats = (values: number[]) => ({ p50: round(percentile(values, 50), 1), p99: round(percentile(values, 99), 1) });
     const l = { ours: stats(latencies.ours), bare: stats(latencies.bare) };
@@ -109,6 +122,7 @@ export async function runP5(stack: BenchStack, sizes: P5Sizes): Promise<Record<s
       p99Ratio: round(l.ours.p99 / l.bare.p99),
       oneCard: { oursPerSec: perSec(TURNS * sizes.oneCard, oneCard.ours), barePerSec: perSec(TURNS * sizes.oneCard, oneCard.bare), oursMsPerMovement: round(oneCard.ours / (TURNS * sizes.oneCard), 1) },
       actions: { ours: oursActions, bare: bareActions, above: actionsAbove(oursActions, bareActions) },
+      breakdown: { ours: oursLatency, bare: bareLatency },
     };
     log(`P5: ${result.throughput.oursPerSec} vs ${result.throughput.barePerSec} movements/s; p50 ${l.ours.p50} vs ${l.bare.p50} ms, p99 ${l.ours.p99} vs ${l.bare.p99} ms; actions ${oursActions.perFlow} vs ${bareActions.perFlow}`);
     return result;
@@ -159,6 +173,15 @@ async function actionsOfSide(temporal: Client, s: Side, cards: string[]): Promis
   for (const kind of Object.keys(byKind) as Array<keyof typeof byKind>) byKind[kind] = round(byKind[kind]! / movements, 2);
   return { perFlow: round(perSpan.reduce((sum, a) => sum + a.perFlow, 0) / movements, 2), byKind };
 }
+
+/** The side's events in its latency turns, per movement (bench/breakdown.ts). */
+async function latencyBreakdown(temporal: Client, s: Side, cards: string[], spans: Array<[number, number]>, movements: number): Promise<FlowBreakdown> {
+  const histories = (await Promise.all(s.workflowIds(cards).map((id) => historiesOfEveryRun(temporal, id)))).flat();
+  const within = histories.map((events) => events.filter((e) => spans.some(([from, to]) => eventMs(e) >= from && eventMs(e) <= to)));
+  return summarize(within, movements);
+}
+
+const eventMs = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }): number => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
 
 async function terminateAll(temporal: Client, workflowIds: string[]): Promise<void> {
   await mapLimit(workflowIds, 10, (id) => temporal.workflow.getHandle(id).terminate('bench done').catch(() => undefined));

@@ -40,6 +40,8 @@ export function renderReport(report: Report): string {
   if (m.P2) {
     row('P2', 'webhook accept p50 vs bare signalWithStart', m.P2.p50Ratio, '<= 1.3', m.P2.p50Ratio <= 1.3, `${m.P2.webhook.p50} vs ${m.P2.bare.p50} ms`);
     row('P2', 'webhook accept p99 vs bare signalWithStart', m.P2.p99Ratio, '<= 2', m.P2.p99Ratio <= 2, `${m.P2.webhook.p99} vs ${m.P2.bare.p99} ms, max ${m.P2.webhook.max} ms`);
+    if (m.P2.control) row('P2', 'webhook accept p50 vs bare signalWithStart from its own process', m.P2.controlP50Ratio, '-', undefined, `${m.P2.webhook.p50} vs ${m.P2.control.p50} ms (control: the bare call with a process boundary like the bridge's)`);
+    if (m.P2.steps) row('P2', 'steps inside the bridge, means', undefined, '-', undefined, Object.entries<number>(m.P2.steps).map(([step, ms]) => `${step} ${ms}`).join(', ') + ' ms');
     if (m.P2.hops) {
       const h = m.P2.hops;
       row('P2', 'hops, means', undefined, '-', undefined, `bare signalWithStart ${h.bareMeanMs} ms; in the bridge ${h.bridgeMeanMs} ms (beyond the bare call: ${h.bridgeChecksMs}); delivery hop ${h.deliveryHopMs} ms; whole ${h.webhookMeanMs} ms`);

@@ -18,7 +18,7 @@ import { NonceCache, type SigningScheme } from '../provider/signing';
 import { providerEventSignal } from '../shared/messages';
 import { signalEntity, signalRunningEntity } from '../temporal/entity-signals';
 import { silentLogger, type Logger } from '../logging';
-import type { BridgeMetrics } from '../observability/metrics';
+import type { BridgeMetrics, WebhookStep } from '../observability/metrics';
 import { ATTR_PROVIDER_EVENT_TYPE, inServerSpan } from '../observability/tracing';
 import { parseEvent } from './events';
 import { entityFor } from './routing';
@@ -49,7 +49,7 @@ export interface BridgeOptions {
   now?: () => number;
 }
 
-const noMetrics: BridgeMetrics = { webhook: () => undefined, signalled: () => undefined };
+const noMetrics: BridgeMetrics = { webhook: () => undefined, signalled: () => undefined, step: () => undefined };
 
 export function buildBridge(opts: BridgeOptions): FastifyInstance {
   const log = opts.logger ?? silentLogger;
@@ -64,10 +64,22 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
 
   app.get('/health', async () => ({ ok: true }));
 
+  // Where an accepted webhook's time goes (bridge_webhook_step_seconds): from the request's arrival, each step's lap.
+  app.addHook('onRequest', (req, _reply, done) => {
+    lapsOf.set(req, new Laps(metrics));
+    done();
+  });
+  app.addHook('onResponse', (req, reply, done) => {
+    if (reply.statusCode === 200) lapsOf.get(req)?.answered();
+    done();
+  });
+
   const receive = async (req: FastifyRequest, reply: FastifyReply) => {
     const started = Date.now();
+    const laps = lapsOf.get(req)?.lap('read');
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const verdict = opts.verifier.verify({ method: 'POST', pathWithQuery: signedPathOf(req.url, opts.signedPath), body: raw }, req.headers);
+    laps?.lap('verify');
     if (!verdict.ok && !verdict.genuine) {
       metrics.webhook('refused', verdict.reason);
       return refuse(reply, 401, verdict.reason, log, started);
@@ -76,8 +88,10 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
     if (nonces.has(nonce)) {
       metrics.webhook('duplicate');
       log.info('webhook already accepted: answered again, not applied again', { ms: Date.now() - started });
+      laps?.discard();
       return reply.code(200).send({ ok: true, duplicate: true });
     }
+    laps?.lap('dedupe');
 
     const parsed = parseEvent(raw, started);
     if ('errors' in parsed) {
@@ -88,7 +102,10 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
     const { event } = parsed;
     trace.getActiveSpan()?.setAttribute(ATTR_PROVIDER_EVENT_TYPE, event.eventType);
     const entity = entityFor(event);
+    laps?.lap('decode');
     const late = !verdict.ok;
+    // A late delivery's judgement is a step of its own, not one of the on-time path's.
+    if (late) laps?.discard();
     if (late && !(await admitLate(event, entity, verdict.genuine!.timestamp, nonce, reply, started))) return reply;
     try {
       // On time: signal-with-start (the event may come before the flow that waits for it). Late: the running entity workflow only.
@@ -97,6 +114,7 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
         opts.temporal.connection.withDeadline(deadline, () => deliver(opts.temporal, opts.taskQueue, entity, providerEventSignal, [event])),
       );
       nonces.claim(nonce);
+      laps?.lap('signal');
       metrics.webhook('accepted', late ? 'LATE' : undefined);
       metrics.signalled((Date.now() - started) / 1000);
       log.info('webhook delivered', { eventId: event.eventId, eventType: event.eventType, derivedId: parsed.derivedId, workflowId, ms: Date.now() - started });
@@ -158,6 +176,38 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
   });
   return app;
 }
+
+/** One request's laps: each step's time from the end of the one before, observed once the 2xx is written. */
+class Laps {
+  readonly #metrics: BridgeMetrics;
+  readonly #laps: Array<[WebhookStep, number]> = [];
+  #last = performance.now();
+  #discarded = false;
+
+  constructor(metrics: BridgeMetrics) {
+    this.#metrics = metrics;
+  }
+
+  lap(step: WebhookStep): this {
+    const now = performance.now();
+    this.#laps.push([step, (now - this.#last) / 1000]);
+    this.#last = now;
+    return this;
+  }
+
+  /** Not an on-time acceptance (a duplicate, a late delivery): its laps say nothing of the path measured. */
+  discard(): void {
+    this.#discarded = true;
+  }
+
+  answered(): void {
+    if (this.#discarded || this.#laps.length === 0) return;
+    this.lap('answer');
+    for (const [step, seconds] of this.#laps) this.#metrics.step(step, seconds);
+  }
+}
+
+const lapsOf = new WeakMap<FastifyRequest, Laps>();
 
 /** The configured path in place of the request's (a proxy rewrote it), with the request's own query. */
 export function signedPathOf(requestUrl: string, signedPath: string | undefined): string {

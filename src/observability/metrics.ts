@@ -43,9 +43,15 @@ export function providerMetrics(registry: Registry): ProviderCallObserver {
 
 export type WebhookOutcome = 'accepted' | 'duplicate' | 'refused' | 'malformed' | 'unavailable';
 
+/** The steps of an accepted webhook inside the bridge, in order (bridge/app.ts): where its time goes. */
+export const WEBHOOK_STEPS = ['read', 'verify', 'dedupe', 'decode', 'signal', 'answer'] as const;
+export type WebhookStep = (typeof WEBHOOK_STEPS)[number];
+
 export interface BridgeMetrics {
   webhook(outcome: WebhookOutcome, reason?: string): void;
   signalled(seconds: number): void;
+  /** One step of an accepted webhook. */
+  step(step: WebhookStep, seconds: number): void;
 }
 
 /** Bridge: webhooks by outcome (refusals by reason), and how long Temporal took to take the signal. */
@@ -57,9 +63,17 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
+  const steps = new Histogram({
+    name: 'bridge_webhook_step_seconds',
+    help: 'Time of each step of an accepted webhook in the bridge: read (the body), verify (signature), dedupe (nonce), decode (JSON and routing), signal (signal-with-start), answer (the 2xx written)',
+    labelNames: ['step'],
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  });
   return {
     webhook: (outcome, reason = '') => webhooks.inc({ outcome, reason }),
     signalled: (seconds) => signal.observe(seconds),
+    step: (step, seconds) => steps.observe({ step }, seconds),
   };
 }
 

@@ -30,7 +30,7 @@ import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inb
 import { DEFAULT_MAX_HISTORY_EVENTS, runEntityLoop, wireInbox } from './lib/entity-loop';
 import { EntityWatch } from './lib/entity-watch';
 import { moveMoney } from './lib/money-movement';
-import { CardBalance, type BalanceRead } from './lib/card-balance';
+import { BALANCE_READ_AFTER_ANSWER_PATCH, CardBalance, type BalanceRead } from './lib/card-balance';
 import { DeletionFollower, type DeletionFollow } from './lib/card-deletion';
 import { applicationCause, providerCalls } from './lib/provider';
 import { OPEN_ITEMS_PATCH, openItem } from './lib/open-items';
@@ -81,6 +81,8 @@ export interface CardLifecycleInput {
   maxHistoryEvents?: number;
   /** The card's last balance read from the provider (lib/card-balance.ts). */
   balanceRead?: BalanceRead;
+  /** The run before asked for a read it did not make (a movement's, card-balance.ts): this run makes it at once. */
+  balanceReadDue?: boolean;
   /** The follow of a deleted card to DELETED (lib/card-deletion.ts), carried across continue-as-new. */
   deletionFollow?: DeletionFollow;
 }
@@ -186,7 +188,9 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
           : `${workflowInfo().workflowId}/${kind}/${args.idempotencyKey ?? operationsApplied}`;
       try {
         const result = await moveMoney(kind, { ...args, cardId }, scope);
-        await balance.refresh();
+        // The answer goes once the money moved; the view's balance follows within a second (card-balance.ts).
+        if (patched(BALANCE_READ_AFTER_ANSWER_PATCH)) balance.refreshSoon();
+        else await balance.refresh();
         remember(updateId, { result, request });
         operationsApplied++;
         return result;
@@ -250,8 +254,9 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
     validator: (request) => (open(), rejectIf(revealRequestErrors(request))),
   });
 
-  // A run continued while the card was DELETING goes on following it.
+  // A run continued while the card was DELETING goes on following it, and one continued before its read made it.
   deletion.follow();
+  if (input.balanceReadDue) void balance.refresh();
   await runEntityLoop(inbox, {
     isFinal: () => inbox.state.status === 'DELETED',
     lingerMs: input.lingerMs,
@@ -265,6 +270,8 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
         operationsApplied,
         updateOutcomes: [...outcomes],
         balanceRead: balance.last,
+        // A read asked for and not made yet is made by the next run at once: rolling over never waits for it.
+        ...(balance.pending() ? { balanceReadDue: true } : {}),
         deletionFollow: deletion.state,
       }),
   });

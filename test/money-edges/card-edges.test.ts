@@ -17,6 +17,7 @@ import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows'
 import { uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 import { TIMINGS, cardBalance, faults, ledger, requests, stackOn, typedClient } from './helpers';
+import { BALANCE_READ_DELAY_MS } from '../../src/workflows/lib/card-balance';
 
 const DELETE_CARD = 'DELETE /cards/{cardId}';
 const GET_CARD = 'GET /cards/{cardId}';
@@ -260,6 +261,8 @@ describe("suspected B: a card read stamped later but older by the provider's upd
     expect(stale.availableBalance).toBe(1000);
     await sleep(10);
     await cards.fundCard({ cardId: card.cardId, amount: 500, idempotencyKey: uniqueId('fund').slice(0, 40), timings: TIMINGS });
+    // The update answered once the money moved; the workflow's read of the funded card follows (card-balance.ts).
+    await waitUntil(async () => (await cards.cardState(card.cardId)).card?.availableBalance === 1500, 10_000, "the workflow's read after the funding");
     const held = await cards.cardState(card.cardId);
     expect(held.card?.availableBalance).toBe(1500);
     expect(held.balanceReadAt).toBeDefined();
@@ -303,7 +306,8 @@ describe("suspected B: a card read stamped later but older by the provider's upd
  */
 describe("suspected B, with the provider's own read lag", () => {
   test("a card workflow over a provider whose GET /cards lags: after a funding and a spend whose webhook is lost, lagging reads never take the view's balance back; a read without lag ends it at the ledger", async () => {
-    const LAG = 700;
+    // Longer than the card's wait before its read after a movement (BALANCE_READ_DELAY_MS), shorter than it plus the read's retry.
+    const LAG = BALANCE_READ_DELAY_MS + 500;
     stack = await stackOn('minimal', WIDE_WINDOWS);
     const card = await issueTestCard(stack, 1000);
     const cards = typedClient(stack);
@@ -351,6 +355,7 @@ describe("suspected B, with the provider's own read lag", () => {
     await funding;
     // Cleared: a fault's budget starts again with every new configuration.
     await faults(stack, {});
+    await waitUntil(async () => (await look()).card?.availableBalance === 1500, 20_000, "the workflow's retried read");
     const held = await look();
     // The workflow's retried read was answered past the lag: the funded card, stamped before the lagging read.
     expect(held.card?.availableBalance).toBe(1500);

@@ -1,7 +1,7 @@
 /** /metrics, /health and /ready of a bridge, and the provider client's counters, over real HTTP. */
 import { createProviderClient } from '../../src/provider/client';
 import { HmacSha256Scheme } from '../../src/provider/signing';
-import { createRegistry, providerMetrics } from '../../src/observability/metrics';
+import { createRegistry, providerMetrics, WEBHOOK_STEPS } from '../../src/observability/metrics';
 import { startBridge } from '../../src/bridge';
 import { freePort } from '../../src/ports';
 import { loadConfig } from '../../src/config';
@@ -11,7 +11,7 @@ describe('metrics', () => {
   let stack: Stack;
   afterEach(async () => stack?.close());
 
-  test('the bridge counts webhooks by outcome and answers liveness and readiness', async () => {
+  test('the bridge counts webhooks by outcome, times each step of an accepted one, and answers liveness and readiness', async () => {
     stack = await startStack();
     const bridge = await startBridge(stack.config, { port: 0, metricsPort: await freePort() });
     try {
@@ -28,6 +28,8 @@ describe('metrics', () => {
       expect(metrics).toMatch(/bridge_webhooks_total\{outcome="duplicate",reason=""\} 1/);
       expect(metrics).toMatch(/bridge_webhooks_total\{outcome="refused",reason="BAD_SIGNATURE"\} 1/);
       expect(metrics).toMatch(/bridge_signal_duration_seconds_count 1/);
+      // Each step of the one accepted webhook, once: the duplicate and the refusal time no step.
+      for (const step of WEBHOOK_STEPS) expect(metrics).toMatch(new RegExp(`^bridge_webhook_step_seconds_count\\{step="${step}"\\} 1$`, 'm'));
       expect(metrics).toMatch(/^service_ready 1$/m);
       expect((await fetch(`${bridge.opsUrl}/health`)).status).toBe(200);
       expect(await (await fetch(`${bridge.opsUrl}/ready`)).json()).toEqual({ ready: true });

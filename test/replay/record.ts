@@ -59,7 +59,7 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
       // The card's workflow with a small history budget: updates, then enough events to continue as new.
       const workflowId = entityWorkflowId('card', cardId);
       await stack.client.workflow.getHandle(workflowId).terminate('recording: restart with a small history budget');
-      const card = await stack.client.workflow.start('cardLifecycle', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId, maxHistoryEvents: 40 }] });
+      const card = await stack.client.workflow.start('cardLifecycle', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId, maxHistoryEvents: 60 }] });
       await card.executeUpdate(freezeCardUpdate);
       await card.executeUpdate(unfreezeCardUpdate);
       await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, timings: FAST_TIMINGS }], updateId: 'replay-fund-1' });

@@ -7,8 +7,9 @@
  * (card workflows before MoneyMovedHour, and no reconciliation histories yet), before-one-marker/ (standalone
  * money flows with three markers and the workflow's signal to the card), before-schedule-names/
  * (the reconciliation workflows under their former camelCase types), before-documents-store/
- * (an onboarding whose documents were paths) and before-open-items/ (a fundCard and a card update
- * that ended OutcomeUnknown without opening an item) stand for workflows still running
+ * (an onboarding whose documents were paths), before-open-items/ (a fundCard and a card update
+ * that ended OutcomeUnknown without opening an item) and before-balance-read-after-answer/ (card
+ * workflows whose money updates waited for the card's read) stand for workflows still running
  * and must keep replaying.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';

@@ -6,7 +6,7 @@
  * made and the provider's `updatedAt`: an older read never overwrites a newer one by either, and
  * `cardState` shows the time beside the balance.
  */
-import { log, patched } from '@temporalio/workflow';
+import { log, patched, sleep } from '@temporalio/workflow';
 import type { CardView } from '../../shared/types';
 import type { EntityInbox } from './entity-inbox';
 import { providerCalls } from './provider';
@@ -17,6 +17,15 @@ export const CARD_BALANCE_REFRESH_PATCH = 'card-balance-refresh';
 export const CARD_BALANCE_COALESCED_PATCH = 'card-balance-coalesced';
 
 const refreshRetry = { retry: { maximumAttempts: 3, maximumInterval: '5 seconds' } } as const;
+
+/**
+ * docs/versioning.md: a money update answers once the money moved, and the card is read a second
+ * after the last movement of a burst (refreshSoon) instead of before each answer: the read cost a
+ * workflow task, an activity and ~100 ms on every movement's path (docs/performance.md, P5).
+ */
+export const BALANCE_READ_AFTER_ANSWER_PATCH = 'card-balance-read-after-answer';
+/** How long after a movement the card is read: movements within it share the read. */
+export const BALANCE_READ_DELAY_MS = 1000;
 
 /**
  * docs/versioning.md: a read the provider's own `updatedAt` shows older than the one held (a lagging
@@ -96,6 +105,23 @@ export class CardBalance {
       return this.refresh();
     });
     return this.next;
+  }
+
+  /** The read a second from now, shared by every movement until then (one timer, one read per burst). */
+  private soon?: Promise<void>;
+
+  /** Asks for a read a little later (BALANCE_READ_DELAY_MS), without waiting for it: movements meanwhile share it. */
+  refreshSoon(): void {
+    this.soon ??= sleep(BALANCE_READ_DELAY_MS)
+      .then(() => this.refresh())
+      .finally(() => {
+        this.soon = undefined;
+      });
+  }
+
+  /** A read is asked for or under way: a run continuing as new now tells the next one to read at once (no update waits for it). */
+  pending(): boolean {
+    return Boolean(this.soon ?? this.next ?? this.current);
   }
 
   /** One read. A failed read changes nothing: the next one will do. */
