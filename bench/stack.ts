@@ -58,6 +58,8 @@ export async function startBenchStack(serverOptions: Partial<DevServerOptions> =
     PAYLOAD_CODEC_KEY: CODEC_KEY,
     PAYLOAD_CODEC_KEY_ID: 'bench',
     PIN_SEAL_PRIVATE_KEY: PIN_KEY,
+    // The sandbox's public secrets stand in (requireSecrets): the bench is a developer's run, never production.
+    CARD_ISSUING_DEVELOPMENT: 'true',
     LOG_LEVEL: 'error',
     ...extra,
   });
