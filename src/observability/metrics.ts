@@ -232,6 +232,26 @@ export function openItemMetrics(registry: Registry, source: OpenItemsSource): vo
   });
 }
 
+/**
+ * Worker: `reconciliation_consecutive_failures{reconciliation}`, how many of each reconciliation's
+ * latest runs failed one after another (temporal/reconciliation-runs.ts), zeros included. Every
+ * worker reads the same visibility, so ReconciliationFailing takes the max across workers.
+ */
+export function reconciliationFailureMetrics(registry: Registry, source: VisibilityReadOptions & { read(): Promise<ReadonlyMap<string, number>> }): void {
+  const latest = visibilityRead(source.read, source);
+  new Gauge({
+    name: 'reconciliation_consecutive_failures',
+    help: "How many of a reconciliation's latest runs (up to 10) failed, timed out, were terminated or cancelled one after another; 0 once one completes",
+    labelNames: ['reconciliation'],
+    registers: [registry],
+    async collect() {
+      const counts = await latest();
+      this.reset();
+      for (const [reconciliation, count] of counts ?? []) this.set({ reconciliation }, count);
+    },
+  });
+}
+
 /** `promise`, or a rejection once `ms` have passed (the timer does not hold the process open). */
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

@@ -15,8 +15,9 @@ import { OUTCOME_UNKNOWN_FLOWS } from '../shared/outcome-unknown';
 import { clientConnectionOptions } from '../temporal/connection';
 import { unsettledOutcomes } from '../temporal/settlements';
 import { listOpenItems } from '../temporal/open-items';
+import { consecutiveFailures } from '../temporal/reconciliation-runs';
 import { freePort } from '../ports';
-import { createRegistry, openItemMetrics, outcomeUnknownMetrics, providerMetrics, reconciliationMetrics, type ReconciliationMetrics } from './metrics';
+import { createRegistry, openItemMetrics, outcomeUnknownMetrics, providerMetrics, reconciliationFailureMetrics, reconciliationMetrics, type ReconciliationMetrics } from './metrics';
 import { forwardSdkLogs } from './sdk-logs';
 import { startObservabilityServer, temporalReachable } from './server';
 
@@ -75,7 +76,7 @@ const VISIBILITY_READ_DEADLINE_MS = 10_000;
  * The gauges read from Temporal's visibility, over the process's one lazy connection (with our codec:
  * visibility answers carry memos): outcome_unknown_unsettled (the unsettled OutcomeUnknown flows of
  * its main task queue from before open items), open_items and open_item_oldest_age_seconds (its open
- * items). A failed read is logged once, the figures kept (metrics.ts visibilityRead).
+ * items), reconciliation_consecutive_failures (its reconciliations' latest runs). A failed read is logged once, the figures kept (metrics.ts visibilityRead).
  */
 function visibilityGauges(registry: Registry, config: Config, connection: Connection, log: Logger): void {
   const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
@@ -92,5 +93,9 @@ function visibilityGauges(registry: Registry, config: Config, connection: Connec
     read: () => within(() => listOpenItems(client, taskQueue)),
     kinds: OUTCOME_UNKNOWN_FLOWS,
     onReadFailed: failed('the open items', 'open_items'),
+  });
+  reconciliationFailureMetrics(registry, {
+    read: () => within(() => consecutiveFailures(client, taskQueue)),
+    onReadFailed: failed("the reconciliations' latest runs", 'reconciliation_consecutive_failures'),
   });
 }

@@ -61,6 +61,15 @@ describe('the series that alerts and dashboard name', () => {
     expect(seriesNamed('(x unless x offset 1h) and on () present_over_time(up{job="w"}[1h] offset 26h) or absent_over_time(y{r="s"}[7d])')).toEqual(['x', 'up', 'y']);
   });
 
+  test('every series an alert pages on has a panel on the dashboard, so the page can be read there', () => {
+    const onDashboard = new Set(dashboardExpressions().flatMap((expr) => seriesNamed(expr).map((s) => s.replace(/_(bucket|sum|count)$/, ''))));
+    const recorded = new Set(recordedSeries());
+    const missing = [...new Set(alertExpressions().flatMap((expr) => seriesNamed(expr)))]
+      .map((s) => s.replace(/_(bucket|sum|count)$/, ''))
+      .filter((s) => !recorded.has(s) && !onDashboard.has(s));
+    expect(missing).toEqual([]);
+  });
+
   test('each is declared by our processes or exported by a real worker (the Temporal SDK)', async () => {
     const metricsPort = await freePort();
     const taskQueue = `series-${randomUUID()}`;
