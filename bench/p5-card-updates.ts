@@ -32,7 +32,7 @@ export interface P5Sizes {
 }
 
 interface Side {
-  name: 'card update' | 'bare';
+  name: 'card update' | 'bare' | 'bare with codec';
   move(cardId: string): Promise<unknown>;
   /** The workflows whose histories hold this side's work. */
   workflowIds(cards: string[]): string[];
@@ -52,28 +52,32 @@ export async function runP5(stack: BenchStack, sizes: P5Sizes): Promise<Record<s
   const bareQueue = uniqueQueue('p5-bare');
   const fleet = await stack.worker('fleet', oursQueue);
   const bareWorker = await stack.worker('bare', bareQueue);
+  // Control: the bare entity with our payload codec on its worker and client (what the codec's rule costs on this path).
+  const codecQueue = uniqueQueue('p5-bare-codec');
+  const codecWorker = await stack.worker('bare', codecQueue, { BENCH_CODEC: '1' });
   const client = await createCardIssuingClient(stack.config(oursQueue));
   const temporal = stack.client();
   // The bare side is bare: no payload codec on its worker, so none on its client either.
   const plain = new Client({ connection: temporal.connection, namespace: temporal.options.namespace });
   const ours = side('card update', (cardId) => client.fundCard({ cardId, amount: AMOUNT, idempotencyKey: randomUUID() }), (ids) => ids.map((id) => entityWorkflowId('card', id)));
   const bare = side('bare', (cardId) => bareMove(plain, bareQueue, cardId), (ids) => ids.map((id) => `${bareQueue}/${id}`));
+  const withCodec = side('bare with codec', (cardId) => bareMove(temporal, codecQueue, cardId), (ids) => ids.map((id) => `${codecQueue}/${id}`));
   try {
     // Each card's workflow exists before anything is timed: a start is paid once per card, not per movement.
-    for (const s of [ours, bare]) {
+    for (const s of [ours, bare, withCodec]) {
       await mapLimit(cards, cards.length, (cardId) =>
         s.move(cardId).catch((err: Error & { cause?: Error }) => Promise.reject(new Error(`P5 ${s.name}: the first movement on ${cardId} failed: ${err.message}${err.cause ? ` (${err.cause.message})` : ''}`))),
       );
     }
 
-    const throughput = { ours: 0, bare: 0 };
+    const throughput = { ours: 0, bare: 0, codec: 0 };
     for (let turn = 0; turn < TURNS; turn++) {
       log(`P5 throughput turn ${turn + 1}/${TURNS}`);
-      for (const s of turn % 2 === 0 ? [ours, bare] : [bare, ours]) {
+      for (const s of turn % 2 === 0 ? [ours, bare, withCodec] : [withCodec, bare, ours]) {
         const time = await timed(s, () => mapLimit(cards, cards.length, async (cardId) => {
           for (let i = 0; i < sizes.perCard; i++) await attempt(s, cardId);
         }));
-        throughput[s === ours ? 'ours' : 'bare'] += time;
+        throughput[s === ours ? 'ours' : s === bare ? 'bare' : 'codec'] += time;
       }
     }
     const saturatedMovements = TURNS * cards.length * sizes.perCard;
@@ -115,7 +119,7 @@ export async function runP5(stack: BenchStack, sizes: P5Sizes): Promise<Record<s
       cards: cards.length,
       movements: { ours: ours.movements, bare: bare.movements },
       failed: { ours: ours.failed, bare: bare.failed },
-      throughput: { oursPerSec: perSec(saturatedMovements, throughput.ours), barePerSec: perSec(saturatedMovements, throughput.bare), movements: saturatedMovements },
+      throughput: { oursPerSec: perSec(saturatedMovements, throughput.ours), barePerSec: perSec(saturatedMovements, throughput.bare), bareWithCodecPerSec: perSec(saturatedMovements, throughput.codec), movements: saturatedMovements },
       throughputRatio: round(throughput.bare / throughput.ours),
       latency: { ratePerSec: sizes.ratePerSec, movements: sizes.paced * TURNS, ours: l.ours, bare: l.bare },
       p50Ratio: round(l.ours.p50 / l.bare.p50),
@@ -130,7 +134,9 @@ export async function runP5(stack: BenchStack, sizes: P5Sizes): Promise<Record<s
     await client.close();
     await fleet.stop();
     await bareWorker.stop();
+    await codecWorker.stop();
     await terminateAll(temporal, bare.workflowIds(cards));
+    await terminateAll(temporal, withCodec.workflowIds(cards));
   }
 }
 

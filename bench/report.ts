@@ -77,6 +77,7 @@ export function renderReport(report: Report): string {
   if (m.P5) {
     const p = m.P5;
     row('P5', 'card update movements/s vs bare (saturated)', p.throughputRatio, '>= 0.9', p.throughputRatio >= 0.9, `${p.throughput.oursPerSec} vs ${p.throughput.barePerSec} movements/s over ${p.cards} cards; failed ${p.failed.ours} / ${p.failed.bare}`);
+    if (p.throughput.bareWithCodecPerSec) row('P5', 'control: bare with our payload codec vs bare (saturated)', p.throughput.bareWithCodecPerSec / p.throughput.barePerSec, '-', undefined, `${p.throughput.bareWithCodecPerSec} movements/s: what the codec's rule costs on this path`);
     row('P5', 'card update p50 vs bare', p.p50Ratio, '<= 1.3', p.p50Ratio <= 1.3, `${p.latency.ours.p50} vs ${p.latency.bare.p50} ms at ${p.latency.ratePerSec}/s`);
     row('P5', 'card update p99 vs bare', p.p99Ratio, '<= 2', p.p99Ratio <= 2, `${p.latency.ours.p99} vs ${p.latency.bare.p99} ms`);
     row('P5', 'one card: movements/s', p.oneCard.oursPerSec / p.oneCard.barePerSec, '-', undefined, `${p.oneCard.oursPerSec} vs ${p.oneCard.barePerSec}/s (${p.oneCard.oursMsPerMovement} ms each: the card serialises its movements)`);

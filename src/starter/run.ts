@@ -48,7 +48,13 @@ const processIo: CliIo = { stdout: (t) => process.stdout.write(t), stderr: (t) =
 export async function runCli(argv: string[], loadConfig: () => Config, io: CliIo = processIo): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    io.stderr(usage());
+    // `help COMMAND`: that command's flags; a name that is no command is bad input.
+    const asked = rest[0] === undefined ? undefined : COMMANDS[rest[0]];
+    if (rest[0] !== undefined && !asked) {
+      io.stderr(`starter: unknown command "${rest[0]}" (commands: ${Object.keys(COMMANDS).join(', ')})\n`);
+      return EXIT.badInput;
+    }
+    io.stderr(asked ? `usage: npm run starter -- ${usageOf(asked)} [--json]\n` : usage());
     return name ? EXIT.ok : EXIT.badInput;
   }
   const command = COMMANDS[name];
@@ -199,7 +205,7 @@ function usageOf(command: Command): string {
 
 function usage(): string {
   const lines = Object.values(COMMANDS).map((c) => `  ${usageOf(c)}`);
-  return `usage: npm run starter -- <command> [flags] [--json]
+  return `usage: npm run starter -- <command> [flags] [--json]   (npm run starter -- --help COMMAND: one command's flags)
 
 ${lines.join('\n')}
 

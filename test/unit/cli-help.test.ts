@@ -1,0 +1,24 @@
+/** The CLI's help (README, "Operator CLI"): every command listed, one command's flags with `--help COMMAND`; no configuration read. */
+import { runCli } from '../../src/starter/run';
+import { COMMANDS } from '../../src/starter/commands';
+
+async function help(...argv: string[]): Promise<{ code: number; stderr: string; stdout: string }> {
+  let stderr = '';
+  let stdout = '';
+  const code = await runCli(argv, () => { throw new Error('help reads no configuration'); }, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+  return { code, stderr, stdout };
+}
+
+describe('CLI help', () => {
+  test('--help lists every command; --help COMMAND gives that command its flags; an unknown one is bad input', async () => {
+    const all = await help('--help');
+    expect(all.code).toBe(0);
+    for (const name of Object.keys(COMMANDS)) expect(all.stderr).toContain(`  ${COMMANDS[name].usage.split(' ')[0]}`);
+    const reveal = await help('--help', 'reveal');
+    expect(reveal).toEqual({ code: 0, stdout: '', stderr: 'usage: npm run starter -- reveal ID [--json --show-number] [--json]\n' });
+    expect((await help('help', 'issue-card')).stderr).toMatch(/^usage: npm run starter -- issue-card --bin ID --amount CENTS .* \[--no-wait\] \[--json\]\n$/);
+    const unknown = await help('--help', 'nope');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown command "nope"/);
+  });
+});
