@@ -10,6 +10,7 @@ import type { BinCache } from '../provider/bin-cache';
 import type { ProviderClient } from '../provider/client';
 import type { CardBinAnswer } from '../provider/answers';
 import type { ReconciliationMetrics } from '../observability/metrics';
+import type { PROVIDER_CALLS } from '../shared/task-queues';
 import { createCardActivities } from './cards';
 import { createEarlierRunActivities } from './earlier-runs';
 import { createEntityActivities } from './entities';
@@ -55,3 +56,10 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/**
+ * Every provider call the workflows may make (shared/task-queues.ts PROVIDER_CALLS) is an activity
+ * of ours: checked here, where the activities are, so shared code imports nothing from this folder.
+ */
+type CallsWithoutActivity = Exclude<keyof typeof PROVIDER_CALLS, keyof Activities>;
+export const EVERY_PROVIDER_CALL_IS_AN_ACTIVITY: [CallsWithoutActivity] extends [never] ? true : CallsWithoutActivity = true;

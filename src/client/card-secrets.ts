@@ -7,7 +7,7 @@
 import { oneTimeRevealKey, sealPin, type PinPublicKey } from '../codec/card-secrets';
 import type { CardSensitive } from '../provider/api';
 import { describeErrors, hasErrors, pinErrors } from '../shared/card-rules';
-import type { RevealRequest, SealedPin, SealedReveal } from '../shared/types';
+import type { IssueCardInput, IssueCardRequestInput, RevealRequest, SealedPin, SealedReveal } from '../shared/types';
 import { CardIssuingError } from './errors';
 
 /** What a request's digest holds instead of a PIN: never the PIN (10,000 candidates), so never a hash of it. */
@@ -22,6 +22,12 @@ export async function sealedPinOf(pin: unknown, pinKey: PinPublicKey | undefined
     throw new CardIssuingError({ type: 'ValidationFailed', message: `${call} needs pinKey: ${missing.pinKey}`, details: [{ errors: missing }] });
   }
   return sealPin(pin as string, pinKey);
+}
+
+/** issueCard's input with its PIN sealed, and what its digest compares (the PIN's presence, never the PIN). */
+export async function issueCardSealed<R extends IssueCardRequestInput>(request: R, pinKey: PinPublicKey | undefined): Promise<{ input: IssueCardInput & Omit<R, 'pin'>; digestInput: unknown }> {
+  if (request.pin === undefined) return { input: request as IssueCardInput & Omit<R, 'pin'>, digestInput: request };
+  return { input: { ...request, pin: await sealedPinOf(request.pin, pinKey, 'issueCard') }, digestInput: { ...request, pin: PIN_IN_DIGEST } };
 }
 
 /** A reveal under a one-time key: `send` carries the public key to the card's workflow; only this call opens its answer. */

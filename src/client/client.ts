@@ -37,8 +37,8 @@ import {
   updateContactUpdate,
   withdrawFromCardUpdate,
 } from '../shared/messages';
-import type { CardLifecycleState, CardView, ContactInput, EsimWatchState, IssueCardInput, OnboardInput, OnboardingProgress } from '../shared/types';
-import { PIN_IN_DIGEST, revealUnderOneTimeKey, sealedPinOf } from './card-secrets';
+import type { CardLifecycleState, CardView, ContactInput, EsimWatchState, OnboardInput, OnboardingProgress } from '../shared/types';
+import { issueCardSealed, revealUnderOneTimeKey, sealedPinOf } from './card-secrets';
 import { MANUAL_KYC_DEPRECATION } from '../shared/kyc-rules';
 import type { EsimOrderResult, OnboardCardholderResult, PayoutResult, TrackPayoutInput } from './flow-types';
 import { describeFlow, type FlowStatus } from './status';
@@ -48,7 +48,6 @@ import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
 import { REQUEST_DIGEST_MEMO, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
 import type { CardBinAnswer as CardBin, OperationAnswer } from '../provider/answers';
 import type { OperationRecord, SubmittedMovement } from './flow-types';
-
 
 export type { FlowHandle, IssueCardRequest, Keyed, MoneyMovementRequest, MoneyUpdateResult, OnboardRequest, PurchaseEsimRequest, RechargeEsimRequest, SendPayoutRequest } from './requests';
 
@@ -96,9 +95,8 @@ export class CardIssuingClient {
    * under the key with another PIN joins the first card and its PIN.
    */
   async startIssueCard(request: IssueCardRequest, opts?: CallOptions): Promise<FlowHandle<CardView, 'issueCard'>> {
-    if (request.pin === undefined) return this.#startKeyed('issueCard', ['issue-card'], request as IssueCardInput, opts);
-    const input: IssueCardInput = { ...request, pin: await sealedPinOf(request.pin, this.#pinKey, 'issueCard') };
-    return this.#startKeyed('issueCard', ['issue-card'], input, opts, request.idempotencyKey, { ...request, pin: PIN_IN_DIGEST });
+    const { input, digestInput } = await issueCardSealed(request, this.#pinKey);
+    return this.#startKeyed('issueCard', ['issue-card'], input, opts, request.idempotencyKey, digestInput);
   }
 
   issueCard(input: IssueCardRequest, opts?: CallOptions): Promise<CardView> {
@@ -273,9 +271,7 @@ export class CardIssuingClient {
    * Never log the result.
    */
   revealSensitive(cardId: string, opts?: CallOptions): Promise<CardSensitive> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () =>
-      revealUnderOneTimeKey(cardId, (request) => this.#updates.card(cardId, revealSensitiveUpdate, [request])),
-    );
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => revealUnderOneTimeKey(cardId, (request) => this.#updates.card(cardId, revealSensitiveUpdate, [request])));
   }
 
   // --- Any flow ------------------------------------------------------------------------

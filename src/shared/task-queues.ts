@@ -4,8 +4,6 @@
  * enough to need its whole window has a queue of its own (its activity is named below); every
  * other call shares the queue of its rate class, whose rate is one endpoint's budget for all of them.
  */
-import type { Activities } from '../activities';
-
 /**
  * `reconcile`: reconciliation's reads. They run on the flows' own queues for their endpoints at the
  * lowest priority (RECONCILE_PRIORITY), so a flow's call is dispatched first, and the reconciliation
@@ -49,7 +47,7 @@ export const PROVIDER_CALLS = {
   // The operator's reads (activities/operator-reads.ts): GET /card-bins (through the BIN cache) and GET /operations/{key}.
   listCardBins: ['general'],
   readOperationRecord: ['general'],
-} as const satisfies Partial<Record<keyof Activities, readonly RateClass[]>>;
+} as const satisfies Record<string, readonly RateClass[]>;
 
 export type ProviderCallName = keyof typeof PROVIDER_CALLS;
 /** The activities a workflow may call under rate class C. */

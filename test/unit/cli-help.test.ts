@@ -1,4 +1,6 @@
 /** The CLI's help (README, "Operator CLI"): every command listed, one command's flags with `--help COMMAND`; no configuration read. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { runCli } from '../../src/starter/run';
 import { COMMANDS } from '../../src/starter/commands';
 
@@ -20,5 +22,12 @@ describe('CLI help', () => {
     const unknown = await help('--help', 'nope');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown command "nope"/);
+  });
+
+  test("README's Operator CLI section names every command", () => {
+    const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Operator CLI'), readme.indexOf('## Configuration'));
+    const missing = Object.keys(COMMANDS).filter((name) => !new RegExp(`\`${name}[\\s\`]`).test(section));
+    expect(missing).toEqual([]);
   });
 });
