@@ -255,7 +255,7 @@ export class CardIssuingClient {
     return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, updateContactUpdate, [contact]));
   }
 
-  /** The card workflow's view: masked card (no contact data), status, recent transactions. */
+  /** The card workflow's view: masked card (no contact data), status, recent transactions; the balance as read `balanceReadAt` (a second after a movement). */
   cardState(cardId: string, opts?: CallOptions): Promise<CardLifecycleState> {
     const workflowId = entityWorkflowId('card', cardId);
     return this.#read(opts, { workflowId }, async () => {
