@@ -1,5 +1,5 @@
 /**
- * `deploy status | ramp PERCENT | promote | rollback` (docs/versioning.md, "Rollout and rollback"):
+ * `deploy status | ramp PERCENT | promote | rollback | rollout` (docs/versioning.md, "Rollout and rollback"):
  * the operator's moves on the Worker Deployment (TEMPORAL_DEPLOYMENT_NAME) through
  * temporal/deployments.ts. A move the deployment's state does not allow changes nothing and exits 1
  * (`DeploymentRefused`); a deployment no versioned worker has joined yet, likewise (`DeploymentNotFound`).
@@ -16,11 +16,34 @@ import {
   type DeploymentState,
   type DeploymentTarget,
 } from '../temporal/deployments';
+import { rollOut } from '../temporal/rollout';
 import { UsageError, flag, type Flags } from './args';
 import { bool, str, type Command, type CommandContext, type CommandOutcome } from './command-kit';
 import { renderTable } from './output';
 
-type DeployPlan = { action: 'status' } | { action: 'ramp'; percent: number; buildId?: string } | { action: 'promote'; buildId?: string } | { action: 'rollback'; movePinned: boolean };
+type DeployPlan =
+  | { action: 'status' }
+  | { action: 'ramp'; percent: number; buildId?: string }
+  | { action: 'promote'; buildId?: string }
+  | { action: 'rollback'; movePinned: boolean }
+  | { action: 'rollout'; buildId?: string; steps: number[]; soakMs: number; failingAttempts: number; waitForWorkersMs: number };
+
+const ROLLOUT_FLAGS = ['build', 'steps', 'soak', 'failing-attempts', 'wait-for-workers'];
+
+/** A whole number of seconds from 1 to `max`, in ms; `fallback` when the flag is absent. */
+function secondsFlag(flags: Flags, name: string, fallback: number, max = 3600): number {
+  const given = flag(flags, name);
+  if (given === undefined) return fallback * 1000;
+  if (!/^\d+$/.test(given) || Number(given) < 1 || Number(given) > max) throw new UsageError(`--${name} must be a whole number of seconds from 1 to ${max} (got "${given}")`);
+  return Number(given) * 1000;
+}
+
+function stepsFlag(flags: Flags): number[] {
+  const given = flag(flags, 'steps') ?? '10,50';
+  const steps = given.split(',').map((s) => percentArg(s.trim()));
+  if (steps.some((s, i) => i > 0 && s <= steps[i - 1])) throw new UsageError(`--steps must rise, each a percentage above 0 and below 100 (got "${given}")`);
+  return steps;
+}
 
 const BUILD_ID = /^[A-Za-z0-9_.+-]{1,100}$/;
 
@@ -39,14 +62,14 @@ function percentArg(word: string | undefined): number {
 }
 
 const deploy: Command<DeployPlan> = {
-  usage: 'deploy status | deploy ramp PERCENT [--build ID] | deploy promote [--build ID] | deploy rollback [--move-pinned]',
-  options: { build: str, 'move-pinned': bool },
+  usage: 'deploy status | deploy ramp PERCENT [--build ID] | deploy promote [--build ID] | deploy rollback [--move-pinned] | deploy rollout [--build ID] [--steps 10,50] [--soak SECONDS] [--failing-attempts N] [--wait-for-workers SECONDS]',
+  options: { build: str, 'move-pinned': bool, steps: str, soak: str, 'failing-attempts': str, 'wait-for-workers': str },
   positional: 'ACTION [PERCENT]',
   positionals: 2,
   parse(flags, words) {
     const [action, arg, ...rest] = (words ?? '').split(' ').filter(Boolean);
     const only = (allowed: string[]) => {
-      for (const name of ['build', 'move-pinned']) if (flags[name] !== undefined && !allowed.includes(name)) throw new UsageError(`deploy ${action} takes no --${name}`);
+      for (const name of ['move-pinned', ...ROLLOUT_FLAGS]) if (flags[name] !== undefined && !allowed.includes(name)) throw new UsageError(`deploy ${action} takes no --${name}`);
       if (rest.length > 0 || (action !== 'ramp' && arg !== undefined)) throw new UsageError(`deploy ${action} takes ${action === 'ramp' ? 'one PERCENT' : 'no argument'} (got "${[arg, ...rest].filter(Boolean).join(' ')}")`);
     };
     switch (action) {
@@ -62,8 +85,14 @@ const deploy: Command<DeployPlan> = {
       case 'rollback':
         only(['move-pinned']);
         return { action, movePinned: flags['move-pinned'] === true };
+      case 'rollout': {
+        only(ROLLOUT_FLAGS);
+        const attempts = flag(flags, 'failing-attempts') ?? '3';
+        if (!/^\d+$/.test(attempts) || Number(attempts) < 2 || Number(attempts) > 100) throw new UsageError(`--failing-attempts must be a whole number from 2 to 100 (got "${attempts}")`);
+        return { action, buildId: buildFlag(flags), steps: stepsFlag(flags), soakMs: secondsFlag(flags, 'soak', 60), failingAttempts: Number(attempts), waitForWorkersMs: secondsFlag(flags, 'wait-for-workers', 300) };
+      }
       default:
-        throw new UsageError(`ACTION must be status, ramp, promote or rollback${action ? ` (got "${action}")` : ''}`);
+        throw new UsageError(`ACTION must be status, ramp, promote, rollback or rollout${action ? ` (got "${action}")` : ''}`);
     }
   },
   async run(plan, ctx) {
@@ -83,6 +112,8 @@ const deploy: Command<DeployPlan> = {
           return shown(await promoteBuild(target, plan.buildId));
         case 'rollback':
           return await rollback(target, plan.movePinned, ctx);
+        case 'rollout':
+          return await rollout(target, plan, ctx);
       }
     } catch (err) {
       if (err instanceof DeploymentRefused || err instanceof DeploymentNotFound) return { ok: false, result: null, failure: { type: err.type, message: err.message } };
@@ -102,6 +133,16 @@ async function rollback(target: DeploymentTarget, movePinned: boolean, ctx: Comm
   } else ctx.progress(`flows pinned to ${done.from} stay on it: keep its workers until \`deploy status\` shows it DRAINED, or move them with --move-pinned`);
   const outcome = shown(done.state);
   return { ...outcome, result: { from: done.from, to: done.to, moved, deployment: outcome.result } };
+}
+
+/** Ramp, gate, promote or roll back, with nobody at the keyboard (temporal/rollout.ts): exit 1 `DeploymentGateFailed` when rolled back. */
+async function rollout(target: DeploymentTarget, plan: Extract<DeployPlan, { action: 'rollout' }>, ctx: CommandContext): Promise<CommandOutcome> {
+  const { client } = (await ctx.client()).temporal;
+  const buildId = plan.buildId ?? newestNotCurrent(await describeDeployment(target));
+  const done = await rollOut(target, client, { ...plan, buildId }, ctx.progress);
+  if (done.outcome === 'promoted') return shown(done.state);
+  const result = { from: done.rollback.from, to: done.rollback.to, atPercent: done.atPercent, failing: done.failing, moved: done.moved };
+  return { ok: false, result, failure: { type: 'DeploymentGateFailed', message: `build ${buildId} was rolled back at ${done.atPercent} %: ${done.failing.length} flow(s) kept failing their workflow tasks`, details: [result] } };
 }
 
 /** The build a ramp means when none is named: the newest one that is not current. */

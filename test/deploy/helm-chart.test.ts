@@ -75,10 +75,30 @@ function readmeCombinations(): string[][] {
         'Service rel-card-issuing-bridge',
         'Service rel-card-issuing-codec',
         'ServiceAccount rel-card-issuing',
+        // The everyday upgrade's rollout (worker-rollout.yaml): a hook Job, talking to Temporal only.
+        'Job rel-card-issuing-rollout-0-1-0',
+        'NetworkPolicy rel-card-issuing-rollout',
       ].sort(),
     );
     // With autoscaling the PodDisruptionBudgets stay.
     expect(template('worker.autoscaling.enabled=true', KEDA).docs.filter((d) => d.kind === 'PodDisruptionBudget')).toHaveLength(3);
+  });
+
+  test("the rollout Job runs after every install and upgrade for this release's build: deploy rollout with the chart's steps, Temporal and the payload key only; off, none", () => {
+    const docs = template('image.tag=2.0.1', 'worker.rollout.steps={5,25,75}', 'worker.rollout.soakSeconds=30').docs;
+    const job = docs.find((d) => d.kind === 'Job') as any;
+    expect(job.metadata.name).toBe('rel-card-issuing-rollout-2-0-1');
+    expect(job.metadata.annotations).toEqual({ 'helm.sh/hook': 'post-install,post-upgrade', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
+    const pod = job.spec.template.spec;
+    expect(pod.restartPolicy).toBe('Never');
+    expect(job.spec.backoffLimit).toBe(0);
+    const [c] = pod.containers;
+    expect(c.command).toEqual(['node', 'dist/starter/cli.js', 'deploy', 'rollout', '--build=2.0.1', '--steps=5,25,75', '--soak=30', '--failing-attempts=3', '--wait-for-workers=300']);
+    expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+    const names = c.env.map((e: { name: string }) => e.name);
+    expect(names).toEqual(expect.arrayContaining(['TEMPORAL_ADDRESS', 'TEMPORAL_DEPLOYMENT_NAME', 'PAYLOAD_CODEC_KEY']));
+    for (const secret of ['PROVIDER_API_SECRET', 'PROVIDER_WEBHOOK_SECRET', 'PIN_SEAL_PRIVATE_KEY', 'CODEC_AUTH_TOKEN']) expect(names).not.toContain(secret);
+    expect(template('worker.rollout.enabled=false').docs.filter((d) => d.kind === 'Job' || d.metadata.name.endsWith('-rollout'))).toEqual([]);
   });
 
   test('every container: probes on /health and /ready, resources, non-root, read-only root filesystem', () => {

@@ -18,26 +18,6 @@ export function describeState(s: DeploymentState): string {
   return `current ${s.current ?? 'none'}${s.ramping ? `, ramping ${s.ramping.buildId} ${s.ramping.percent} %` : ''}; builds ${builds}`;
 }
 
-/**
- * A ramp or a promotion: the server refuses both (FAILED_PRECONDITION) until the new build's workers
- * have polled every task queue the current build's did, and a build it has not seen poll yet is not
- * one of the deployment's (deployments.ts says so): both pass, so the move is asked again.
- */
-export async function untilAccepted(what: string, move: () => Promise<DeploymentState>, timeoutMs = 120_000): Promise<{ state: DeploymentState; refusals: string[] }> {
-  const deadline = Date.now() + timeoutMs;
-  const refusals: string[] = [];
-  for (;;) {
-    try {
-      return { state: await move(), refusals };
-    } catch (err) {
-      const message = (err as Error).message;
-      const passing = /missing active task queues|is not a version of deployment/.test(message);
-      if (!passing || Date.now() > deadline) throw new Error(`${what}: ${message}${refusals.length ? ` (after ${refusals.length} refusals)` : ''}`);
-      refusals.push(message);
-      await pause(1000);
-    }
-  }
-}
 
 export interface Drainage {
   /** Each status the build showed, with the time since the watch began. */

@@ -3,22 +3,28 @@
  * back, the flows pinned to it moved to v2 (movePinnedFlows), and none lost.
  */
 import type { Client } from '@temporalio/client';
-import { movePinnedFlows, rampBuild, rollbackBuild } from '../../src/temporal/deployments';
+import { describeDeployment, movePinnedFlows } from '../../src/temporal/deployments';
+import { rollOut } from '../../src/temporal/rollout';
 import { pause, until } from './cluster';
 import { V3_FAILURE } from './builds/constants';
 import { pids, placements, say, startBuild, times, type Rollout } from './deploy-context';
 import type { Phase, Tracked } from './deploy-flows';
 import { first, last, type Placement } from './deploy-history';
-import { describeState, untilAccepted, watchDrainage } from './deploy-rollout';
+import { describeState, watchDrainage } from './deploy-rollout';
 import { stopBuild } from './deploy-v2-checks';
 
 const RAMP_PERCENT = 40;
+/** The ramp's hold: long enough for the flows it takes to land on v3, fail their tasks three times, and be seen stuck. */
+const SOAK_MS = 40_000;
 
 export async function rollOutBadV3(r: Rollout): Promise<void> {
   say(`step 5: build v3 (tools/cluster/builds/v3.ts: fundCard throws after its first workflow task, withdrawFromCard before its first command) as 2 worker processes`);
   const v3 = await startBuild(r, 'v3', 2);
-  const ramp = await untilAccepted(`ramp v3 to ${RAMP_PERCENT} %`, () => rampBuild(r.target, 'v3', RAMP_PERCENT));
-  say(`v3 workers (pids ${pids(v3)}) polling; rampBuild v3 ${RAMP_PERCENT} %: ${describeState(ramp.state)}`);
+  // Nobody watches: `deploy rollout`'s gate (src/temporal/rollout.ts) finds the failing flows and rolls v3 back.
+  const client = r.cluster.client.temporal.client;
+  const rollout = rollOut(r.target, client, { buildId: 'v3', steps: [RAMP_PERCENT], soakMs: SOAK_MS, failingAttempts: 3, waitForWorkersMs: 120_000 }, (line) => say(`deploy rollout: ${line}`));
+  await until('v3 ramping', async () => (await describeDeployment(r.target)).ramping?.buildId === 'v3', 120_000);
+  say(`v3 workers (pids ${pids(v3)}) polling; rollOut ramped v3 to ${RAMP_PERCENT} %: ${describeState(await describeDeployment(r.target))}`);
   const P: Phase = 'v3 ramping';
   const card = (i: number) => r.flows.cards[i % 16];
   const started = await Promise.all([...times(20, (i) => r.flows.standalone(P, 'fundCard', card(i))), ...times(20, (i) => r.flows.standalone(P, 'withdrawFromCard', card(i + 4)))]);
@@ -28,10 +34,12 @@ export async function rollOutBadV3(r: Rollout): Promise<void> {
   if (!r.checks.that(landed.size > 0, `flows landed on v3 during its ${RAMP_PERCENT} % ramp`)) return;
   await showStuck(r, [...landed.keys()]);
 
-  const rollback = await rollbackBuild(r.target);
+  const done = await rollout;
   const drainage = watchDrainage(r.target, 'v3', 180_000);
-  r.checks.that(rollback.from === 'v3' && rollback.state.current === 'v2' && !rollback.state.ramping, `rollbackBuild stopped the ramp of ${rollback.from}; ${describeState(rollback.state)}`);
-  const moved = await moveFromV3(r, pinnedToV3);
+  const after = await describeDeployment(r.target);
+  r.checks.that(done.outcome === 'rolled-back' && done.rollback.from === 'v3' && after.current === 'v2' && !after.ramping, `rollOut's gate failed at ${RAMP_PERCENT} % and rolled v3 back by itself (${done.outcome === 'rolled-back' ? `${done.failing.length} flows failing their workflow tasks` : 'it promoted instead'}); ${describeState(after)}`);
+  // What the rollout moved, and any it listed too early (visibility lags the workflow tasks by a moment).
+  const moved = new Set([...(done.outcome === 'rolled-back' ? done.moved : []), ...(await moveFromV3(r, pinnedToV3.filter((id) => done.outcome !== 'rolled-back' || !done.moved.includes(id))))]);
   say(`movePinnedFlows v3 → v2 moved ${moved.size} flows (its visibility query: TemporalWorkerDeploymentVersion = '${r.target.deploymentName}:v3' AND ExecutionStatus = 'Running' AND TemporalWorkflowVersioningBehavior = 'Pinned')`);
 
   await Promise.all(started.map((t) => t.row));

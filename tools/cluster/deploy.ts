@@ -20,13 +20,14 @@
 import type { Connection } from '@temporalio/client';
 import { entityWorkflowId } from '../../src/shared/ids';
 import type { WaitTimings } from '../../src/shared/types';
-import { describeDeployment, promoteBuild, rampBuild } from '../../src/temporal/deployments';
+import { describeDeployment } from '../../src/temporal/deployments';
+import { rollOut } from '../../src/temporal/rollout';
 import { cleanUpFlowRun, type FlowRun } from '../flows';
 import { outlastingOutages, runToExit, startCluster, stoppers, until } from './cluster';
 import { bundleBuild } from './builds/bundle';
 import { DeployFlows, type Phase } from './deploy-flows';
 import { Checks, elapsed, pids, say, startBuild, times, type Rollout } from './deploy-context';
-import { deploymentTarget, describeState, untilAccepted, watchDrainage } from './deploy-rollout';
+import { deploymentTarget, describeState, watchDrainage } from './deploy-rollout';
 import { checkV2Rollout, stopBuild } from './deploy-v2-checks';
 import { rollOutBadV3 } from './deploy-v3';
 import { report } from './deploy-report-run';
@@ -115,8 +116,11 @@ async function rollOutV2(r: Rollout): Promise<void> {
   const v2 = await startBuild(r, 'v2', 2);
   say(`v2 workers (pids ${pids(v2)}) polling; ${r.flows.inFlight()} flows in flight; ${describeState(await describeDeployment(r.target))}`);
 
-  const ramp = await untilAccepted('ramp v2 to 10 %', () => rampBuild(r.target, 'v2', 10));
-  say(`rampBuild v2 10 %${refused(ramp.refusals)}: ${describeState(ramp.state)}`);
+  // The everyday upgrade: nobody ramps or promotes; `deploy rollout` does (src/temporal/rollout.ts), as the chart's hook Job.
+  const client = r.cluster.client.temporal.client;
+  const rollout = rollOut(r.target, client, { buildId: 'v2', steps: [10], soakMs: 20_000, failingAttempts: 3, waitForWorkersMs: 120_000 }, (line) => say(`deploy rollout: ${line}`));
+  await until('v2 ramping', async () => (await describeDeployment(r.target)).ramping?.buildId === 'v2', 120_000);
+  say(`rollOut ramped v2 to 10 %: ${describeState(await describeDeployment(r.target))}`);
   const P: Phase = 'v2 ramping';
   const card = (i: number) => r.flows.cards[i % 16];
   await Promise.all([
@@ -128,9 +132,10 @@ async function rollOutV2(r: Rollout): Promise<void> {
   say(`20 flows started during the ramp (10 % of new flows go to v2, by workflow ID)`);
 
   const pinnedInFlight = r.flows.inFlight('v1 current', true);
-  const promoted = await untilAccepted('promote v2', () => promoteBuild(r.target, 'v2'));
+  const promoted = await rollout;
   const drainage = watchDrainage(r.target, 'v1', 600_000);
-  say(`promoteBuild v2${refused(promoted.refusals)}: ${describeState(promoted.state)}; ${pinnedInFlight} pinned flows started on v1 before the ramp still in flight`);
+  r.checks.that(promoted.outcome === 'promoted' && promoted.state.current === 'v2', `rollOut's gate passed and it promoted v2 by itself: ${promoted.outcome === 'promoted' ? describeState(promoted.state) : `rolled back (${promoted.failing.length} failing)`}`);
+  say(`${pinnedInFlight} pinned flows started on v1 before the ramp still in flight`);
   await r.cluster.control.configure({ operationProcessingMs: 0 });
   say('the sandbox answers new writes at once again (the held ones keep their hold)');
 
@@ -161,8 +166,6 @@ async function v2CurrentFlows(r: Rollout): Promise<void> {
   await Promise.all(earlier.map(async (c) => (await freezes.get(entityWorkflowId('card', c.cardId)), r.flows.moneyUpdate(P, 'fund', c))));
   say(`a fund update sent to each of the ${earlier.length} card workflows started before the promotion`);
 }
-
-const refused = (refusals: string[]) => (refusals.length ? ` (refused ${refusals.length}× first: "${refusals[0]}")` : '');
 
 say(`started at ${new Date(Date.now() - elapsed()).toISOString()}`);
 runToExit(main, say);

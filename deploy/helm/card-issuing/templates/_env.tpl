@@ -121,3 +121,12 @@
 {{- end -}}
 {{- toYaml $out -}}
 {{- end -}}
+
+{{/* The rollout Job's: the operator CLI's, Temporal and the payload key, no provider secret, no PIN key. */}}
+{{- define "card-issuing.rolloutEnv" -}}
+{{ include "card-issuing.processEnv" . }}
+{{ include "card-issuing.temporalEnv" . }}
+- name: TEMPORAL_DEPLOYMENT_NAME
+  value: {{ .Values.worker.deployment.name | toString | quote }}
+{{ include "card-issuing.codecKeyEnv" . }}
+{{- end -}}

@@ -1,0 +1,120 @@
+/**
+ * A rollout that needs no person (issue 41, case 1): the new build is ramped step by step, each step
+ * held for a soak while a gate watches the flows that could have reached it, then promoted; when
+ * the gate finds flows whose workflow tasks keep failing, the ramp is rolled back and the flows
+ * pinned to the bad build are moved to the current one (deployments.ts). `deploy rollout` runs it.
+ *
+ * The gate is deliberately coarse: any running flow started since the ramp began, or pinned to the
+ * new build, whose workflow task has been attempted `failingAttempts` times or more. Before the ramp
+ * nothing new ran on the new build, so a flow failing now is the ramp's to answer for.
+ */
+import type { Client } from '@temporalio/client';
+import {
+  DeploymentNotFound,
+  DeploymentRefused,
+  describeDeployment,
+  movePinnedFlows,
+  promoteBuild,
+  rampBuild,
+  rollbackBuild,
+  type DeploymentState,
+  type DeploymentTarget,
+  type Rollback,
+} from './deployments';
+
+export interface RolloutPlan {
+  buildId: string;
+  /** Ramp percentages in order (each above 0, below 100); promotion follows the last. */
+  steps: number[];
+  /** How long each step is held before the gate decides. */
+  soakMs: number;
+  /** A workflow task attempted this many times or more is failing. */
+  failingAttempts: number;
+  /** How long the new build's workers may take to poll every task queue before the first ramp is accepted. */
+  waitForWorkersMs: number;
+}
+
+export type RolloutOutcome =
+  | { outcome: 'promoted'; state: DeploymentState }
+  | { outcome: 'rolled-back'; atPercent: number; failing: string[]; rollback: Rollback; moved: string[] };
+
+/** Flows the gate looks at, at most: enough to see a bad build, few enough to describe in a soak. */
+const GATE_SAMPLE = 200;
+
+export async function rollOut(target: DeploymentTarget, client: Client, plan: RolloutPlan, progress: (line: string) => void = () => undefined): Promise<RolloutOutcome> {
+  // A first deploy: the workers make their build current themselves (bootstrap), or nothing is current to gate against.
+  const before = await acceptedWithin(plan.waitForWorkersMs, () => describeDeployment(target));
+  if (before.current === plan.buildId) {
+    progress(`build ${plan.buildId} is current already`);
+    return { outcome: 'promoted', state: before };
+  }
+  if (!before.current) {
+    progress(`no build is current yet: build ${plan.buildId} becomes current with no ramp (a first deploy)`);
+    return { outcome: 'promoted', state: await acceptedWithin(plan.waitForWorkersMs, () => promoteBuild(target, plan.buildId)) };
+  }
+  const since = new Date();
+  for (const percent of plan.steps) {
+    await acceptedWithin(plan.waitForWorkersMs, () => rampBuild(target, plan.buildId, percent));
+    progress(`build ${plan.buildId} ramped to ${percent} %: holding ${Math.round(plan.soakMs / 1000)} s while the gate watches`);
+    await sleep(plan.soakMs);
+    const failing = await failingFlows(client, target, plan.buildId, since, plan.failingAttempts);
+    if (failing.length > 0) {
+      const rollback = await rollbackBuild(target);
+      const moved = rollback.to ? await moveAllPinned(target, client, rollback.from, rollback.to) : [];
+      progress(`gate failed at ${percent} %: ${failing.length} flow(s) failing their workflow tasks (${failing.slice(0, 5).join(', ')}${failing.length > 5 ? ', …' : ''}); rolled back to ${rollback.to ?? 'unversioned workers'}, ${moved.length} pinned flow(s) moved`);
+      return { outcome: 'rolled-back', atPercent: percent, failing, rollback, moved };
+    }
+  }
+  const state = await acceptedWithin(plan.waitForWorkersMs, () => promoteBuild(target, plan.buildId));
+  progress(`gate passed: build ${plan.buildId} is current`);
+  return { outcome: 'promoted', state };
+}
+
+/** Running flows started since `since` or pinned to `buildId` whose workflow task has been attempted `failingAttempts` times or more. */
+export async function failingFlows(client: Client, target: DeploymentTarget, buildId: string, since: Date, failingAttempts: number): Promise<string[]> {
+  const queries = [
+    `ExecutionStatus = 'Running' AND StartTime >= '${since.toISOString()}'`,
+    `ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion = '${target.deploymentName}:${buildId}'`,
+  ];
+  const seen = new Map<string, string>();
+  for (const query of queries) {
+    for await (const flow of client.workflow.list({ query })) {
+      seen.set(`${flow.workflowId}/${flow.runId}`, flow.workflowId);
+      if (seen.size >= GATE_SAMPLE) break;
+    }
+  }
+  const failing: string[] = [];
+  for (const [key, workflowId] of seen) {
+    const description = await client.workflow.getHandle(workflowId, key.slice(workflowId.length + 1)).describe().catch(() => undefined);
+    if ((description?.raw.pendingWorkflowTask?.attempt ?? 0) >= failingAttempts) failing.push(workflowId);
+  }
+  return failing;
+}
+
+/** Visibility lists a flow pinned to a build a moment after its workflow task: passes until one moves none (at most ~30 s). */
+async function moveAllPinned(target: DeploymentTarget, client: Client, from: string, to: string): Promise<string[]> {
+  const moved = new Set<string>();
+  for (let pass = 0; pass < 10; pass++) {
+    const now = await movePinnedFlows(target, from, to, (query) => client.workflow.list({ query }));
+    now.forEach((id) => moved.add(id));
+    if (now.length === 0 && pass > 0) break;
+    await sleep(3000);
+  }
+  return [...moved];
+}
+
+/** The move, asked again while the server refuses it for want of the build's pollers (or knows no deployment yet), up to `ms`. */
+async function acceptedWithin<T>(ms: number, move: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (let pause = 500; ; pause = Math.min(pause * 2, 5000)) {
+    try {
+      return await move();
+    } catch (err) {
+      const waitable = err instanceof DeploymentRefused || err instanceof DeploymentNotFound;
+      if (!waitable || Date.now() + pause > deadline) throw err;
+      await sleep(pause);
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
