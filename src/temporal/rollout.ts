@@ -9,18 +9,7 @@
  * nothing new ran on the new build, so a flow failing now is the ramp's to answer for.
  */
 import type { Client } from '@temporalio/client';
-import {
-  DeploymentNotFound,
-  DeploymentRefused,
-  describeDeployment,
-  movePinnedFlows,
-  promoteBuild,
-  rampBuild,
-  rollbackBuild,
-  type DeploymentState,
-  type DeploymentTarget,
-  type Rollback,
-} from './deployments';
+import { DeploymentNotFound, DeploymentRefused, describeDeployment, movePinnedFlows, promoteBuild, rampBuild, rollbackBuild, type DeploymentState, type DeploymentTarget, type Rollback } from './deployments';
 
 export interface RolloutPlan {
   buildId: string;
