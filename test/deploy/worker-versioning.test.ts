@@ -122,7 +122,7 @@ test('deploy refuses bad input before any call, naming the argument and the rule
     [['promote', '--build', 'a b'], '--build must be a build ID'],
     [['rollback', '--build', 'x'], 'deploy rollback takes no --build'],
     [['status', 'now'], 'deploy status takes no argument'],
-    [['upgrade'], 'ACTION must be status, ramp, promote or rollback'],
+    [['upgrade'], 'ACTION must be status, ramp, promote, rollback or rollout'],
   ] as const) {
     const run = await deployCli([...args]);
     expect([run.code, run.json.error.type]).toEqual([2, 'UsageError']);

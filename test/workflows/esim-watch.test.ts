@@ -2,6 +2,8 @@
 import { CardIssuingClient } from '../../src/client';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
+import { entityWorkflowId } from '../../src/shared/ids';
+import { entityStateQuery } from '../../src/shared/messages';
 
 describe('eSIM after the purchase', () => {
   let stack: Stack;
@@ -46,7 +48,12 @@ describe('eSIM after the purchase', () => {
     // not left to the delivery (the cause of this test's rare failure: the expiry recorded first).
     await stack.control('POST', `/esim/esims/${esimNo}/usage`, { dataUsedMb: 900 });
     await waitUntil(async () => (await client.esimWatch(esimNo)).alerts.some((a) => a.eventType === 'ESIM_USAGE_ALERT'), 30_000, 'the entity to record the usage alert');
-    await waitUntil(async () => (await pushed()) >= 1, 30_000, 'the subscriber to hear of the usage alert');
+    // When this wait fails (seen once in a fresh-clone CI run, not reproduced), say what each side saw: the cause is still open.
+    await waitUntil(async () => (await pushed()) >= 1, 30_000, 'the subscriber to hear of the usage alert').catch(async (err: Error) => {
+      const entity = await stack.client.workflow.getHandle(entityWorkflowId('esim', esimNo)).query(entityStateQuery).catch((e: Error) => e.message);
+      const seen = ((await stack.client.workflow.getHandle(subscriber).fetchHistory()).events ?? []).map((e) => e.eventType);
+      throw new Error(`${err.message}; the eSIM entity's state: ${JSON.stringify(entity)}; the subscriber's history: ${JSON.stringify(seen)}`);
+    });
     await stack.control('POST', `/esim/esims/${esimNo}/usage`, { dataUsedMb: 1024 });
     await waitUntil(async () => (await pushed()) >= 2, 30_000, 'the subscriber to hear of the expiry');
 
