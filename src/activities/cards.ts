@@ -5,6 +5,7 @@
  * |---|---|
  * | key | the caller's, else derived from the workflow ID (`card`) |
  * | retry, crash, 5xx, timeout, answer cut off | POST again under the same key: within 24 h the provider answers the same card; the flow bounds attempts by time (under 24 h), then ends OutcomeUnknown |
+ * | the PIN no longer opens (its key pair deleted between attempts) | first attempt: ValidationFailed naming the key id, nothing posted; after an attempt that may have posted: OutcomeUnknown under the key, `mayHaveTakenEffect: true`, and the flow's open item |
  * | re-scheduled after 429s (each a fresh schedule-to-close window) for longer than the key's 24 h | every attempt carries the run's first POST time (`postBy` = it + 23 h): past it, nothing is posted, OutcomeUnknown and an open item (issue 39, case 8) |
  * | the card exists but the flow cannot say it is ENABLE (CREATING at the deadline, the earlier run's card refused on read, cancelled, terminated) | `mayHaveTakenEffect: true` with the cardId and an open item on the card, closed by its status (ENABLE: moved; FAILED: not) or an operator's `settle`; without a cardId the spec gives no lookup, so only the operator closes it |
  * | restart of the workflow ID, key derived | an earlier run's card (its CardId) is taken, nothing posted; an earlier run that posted but recorded no card: POST under its key within 24 h of it, else OutcomeUnknown |
@@ -24,7 +25,7 @@ import type { CardView, ContactInput, IssueCardInput, SealedPin, SealedReveal } 
 import type { KeyOrigin } from './earlier-key';
 import { earlierRunInput, earlierRunScheduled, earlierRunsOfThisWorkflow, type EarlierRun } from './earlier-runs';
 import { outcomeUnknown } from './idempotent-post';
-import { logExtraFields, providerCall } from './provider-call';
+import { earlierAttemptMayHaveTakenEffect, logExtraFields, providerCall } from './provider-call';
 
 /** How long the provider answers a POST /cards key with its first card (spec: 24 h). */
 export const CARD_KEY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -66,9 +67,9 @@ export function createCardActivities({ provider, temporal, bins, pins }: CardAct
             `this run's first POST was scheduled before ${new Date(postBy).toISOString()}, so close to the provider's 24 h for the key that a POST now could create a second card`,
           );
         }
+        const { pin: sealed, ...rest } = input;
+        const pin = sealed === undefined ? {} : { pin: await openIssuedPin(pins, sealed, key) };
         try {
-          const { pin: sealed, ...rest } = input;
-          const pin = sealed === undefined ? {} : { pin: await openPin(pins, sealed, 'POST /cards') };
           return toCardView(await provider.createCard(createCardBody({ ...rest, ...pin }), { idempotencyKey: key }));
         } catch (err) {
           // The BIN list changed under us: refresh it now, so the workflow's next lookup sees the provider's list.
@@ -154,6 +155,20 @@ async function openPin(pins: PinOpener, pin: SealedPin | string, endpoint: strin
   } catch (err) {
     if (err instanceof CardSecretError) throw localValidationFailed(endpoint, { pin: err.message });
     throw err;
+  }
+}
+
+/**
+ * The PIN of a POST /cards. One that no longer opens (its key pair deleted between attempts) after an
+ * earlier attempt may have created the card is no refusal: that card and its initialAmount may exist,
+ * so the call ends OutcomeUnknown under its key and the flow's open item follows it.
+ */
+async function openIssuedPin(pins: PinOpener, pin: SealedPin | string, key: string): Promise<string> {
+  try {
+    return await openPin(pins, pin, 'POST /cards');
+  } catch (err) {
+    if (!earlierAttemptMayHaveTakenEffect()) throw err;
+    throw outcomeUnknown({ idempotencyKey: key, endpoint: 'POST /cards' }, "an earlier attempt may have created the card, and its PIN no longer opens with the workers' keys");
   }
 }
 

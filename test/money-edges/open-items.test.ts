@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { newPinKeyPair, PinOpener, sealPin } from '../../src/codec/card-secrets';
 import { createCardActivities } from '../../src/activities/cards';
 import { createProviderClient } from '../../src/provider/client';
 import type { ClosedItem } from '../../src/shared/open-items';
@@ -247,6 +248,31 @@ describe('open items', () => {
       const card = (await env.run(createCard, { input, idempotencyKey, postBy: Date.now() + 60_000 })) as { cardId: string };
       expect(card.cardId).toEqual(expect.any(String));
       expect(await requests(stack, 'createCard')).toBe(1);
+    } finally {
+      await provider.close();
+    }
+  });
+
+  test("issueCard's PIN that no longer opens (its key pair deleted between attempts): refused before any POST on a first attempt; OutcomeUnknown with the key after one that may have posted", async () => {
+    stack = await stackOn('contract');
+    const provider = createProviderClient(stack.config.provider);
+    try {
+      const gone = newPinKeyPair();
+      const { createCard } = createCardActivities({ provider, temporal: stack.client, bins: {} as never, pins: new PinOpener({ keyId: 'now', privateKey: newPinKeyPair().privateKey }) });
+      const pin = await sealPin('4821', { keyId: 'deleted', publicKey: gone.publicKey });
+      const input = { cardBinId: 'bin_visa_pin', initialAmount: 1000, firstName: 'Pin', lastName: 'Gone', pin };
+      const attempt = (n: number) => {
+        const env = new MockActivityEnvironment({ attempt: n, workflowExecution: { workflowId: uniqueId('issue-card'), runId: randomUUID() } });
+        return env.run(createCard, { input, idempotencyKey: uniqueId('card').slice(0, 40) }).then(() => undefined, (err: unknown) => err as ApplicationFailure);
+      };
+      const first = await attempt(1);
+      expect(first).toMatchObject({ type: 'ValidationFailed', nonRetryable: true });
+      expect(JSON.stringify(first?.details)).toMatch(/PIN key id \\"deleted\\"/);
+      const retried = await attempt(2);
+      expect(retried).toMatchObject({ type: 'OutcomeUnknown', nonRetryable: true });
+      expect(retried?.details?.[0]).toMatchObject({ endpoint: 'POST /cards', mayHaveTakenEffect: true });
+      expect(JSON.stringify([first, retried])).not.toContain('4821');
+      expect(await requests(stack, 'createCard')).toBe(0);
     } finally {
       await provider.close();
     }
