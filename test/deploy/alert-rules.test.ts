@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findOnPath } from '../../tools/cache';
+import { helm, helmTemplate } from '../helpers/helm';
 
 const ROOT = join(__dirname, '../..');
 const DIR = join(ROOT, 'deploy/prometheus');
@@ -139,4 +140,41 @@ describe('alert rules: what a pager receives', () => {
     expect(out.match(/SUCCESS/g)?.length).toBe(TEST_FILES.length);
     expect(res.status).toBe(0);
   }, 120_000);
+});
+
+(helm ? describe : describe.skip)(`alert rules in the chart${helm ? '' : ': SKIPPED, helm is not installed (npx tsx tools/helm.ts builds it with Go)'}`, () => {
+  const OPERATOR = '--api-versions=monitoring.coreos.com/v1';
+  const BASE = 'https://git.example.com/payments/card-issuing/-/blob/v1.4.0/docs/runbooks.md';
+
+  test('alerts.runbookBaseUrl is the base of every runbook_url of the PrometheusRule, each resolving to its section of docs/runbooks.md', () => {
+    const { status, out, docs } = helmTemplate('alerts.enabled=true', `alerts.runbookBaseUrl=${BASE}`, 'alerts.labels.release=kps', OPERATOR);
+    expect({ status, out: status === 0 ? '' : out }).toEqual({ status: 0, out: '' });
+    const rule = docs.find((d) => d.kind === 'PrometheusRule')!;
+    expect(rule.metadata.labels).toMatchObject({ release: 'kps' });
+    const rendered = (rule.spec.groups as { rules: { alert?: string; annotations?: { runbook_url?: string } }[] }[]).flatMap((g) => g.rules).filter((r) => r.alert);
+    expect(rendered.map((r) => r.alert)).toEqual(alerts().map((a) => a.name));
+    const sections = runbookSections();
+    for (const r of rendered) {
+      const [base, anchor] = r.annotations!.runbook_url!.split('#');
+      expect({ alert: r.alert, base, anchor, section: sections.has(anchor) }).toEqual({ alert: r.alert, base: BASE, anchor: githubSlug(r.alert!), section: true });
+    }
+    expect(out).not.toContain('OWNER');
+  });
+
+  test('each component gets a PodMonitor whose scrape job is the name the rules select', () => {
+    const { docs } = helmTemplate('alerts.enabled=true', `alerts.runbookBaseUrl=${BASE}`, OPERATOR);
+    const jobs = docs.filter((d) => d.kind === 'PodMonitor').map((d) => d.spec.podMetricsEndpoints[0].relabelings.find((r: { targetLabel: string }) => r.targetLabel === 'job').replacement);
+    expect(jobs.sort()).toEqual(['card-issuing-bridge', 'card-issuing-worker']);
+    const selected = new Set([...readFileSync(join(DIR, 'alerts.yml'), 'utf8').matchAll(/job="([^"]+)"/g)].map((m) => m[1]));
+    expect([...selected].sort()).toEqual(jobs);
+  });
+
+  test('off by default; on, it refuses a missing or malformed base and a cluster without the operator, naming the value', () => {
+    expect(helmTemplate().docs.filter((d) => d.kind === 'PrometheusRule' || d.kind === 'PodMonitor')).toEqual([]);
+    expect(helmTemplate('alerts.enabled=true', OPERATOR).out).toMatch(/alerts.runbookBaseUrl is required with alerts.enabled=true/);
+    expect(helmTemplate('alerts.enabled=true', 'alerts.runbookBaseUrl=runbooks.md', OPERATOR).out).toMatch(/alerts.runbookBaseUrl must be an http\(s\) URL/);
+    expect(helmTemplate('alerts.enabled=true', `alerts.runbookBaseUrl=${BASE}#top`, OPERATOR).out).toMatch(/without a query or #fragment/);
+    expect(helmTemplate('alerts.enabled=true', `alerts.runbookBaseUrl=${BASE}`).out).toMatch(/needs the Prometheus Operator/);
+    expect(helmTemplate('alerts.enabled=true', `alerts.runbookBaseUrl=${BASE}`, 'alerts.skipCapabilityCheck=true').status).toBe(0);
+  });
 });

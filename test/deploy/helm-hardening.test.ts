@@ -5,25 +5,10 @@
  * reconciliation on by default, the key-rotation secrets (the PIN private keys on the worker only) and
  * Temporal TLS mounted so rotation reaches the files. Skipped without helm, like helm-chart.test.ts.
  */
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
-import { findHelm } from '../../tools/helm';
+import { helm, helmTemplate as template, type Doc } from '../helpers/helm';
 
-// js-yaml is in node_modules through eslint (not a dependency of ours) and has no types here.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { loadAll } = require('js-yaml') as { loadAll: (text: string) => unknown[] };
-
-const CHART = join(__dirname, '../../deploy/helm/card-issuing');
-const helm = findHelm();
-
-interface Doc { kind: string; metadata: { name: string }; spec: any }
 interface EnvVar { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } }
 const COMPONENTS = ['worker', 'bridge', 'codec'] as const;
-
-function template(...sets: string[]): { status: number | null; out: string; docs: Doc[] } {
-  const res = spawnSync(helm!, ['template', 'rel', CHART, '--namespace', 'card-issuing', ...sets.flatMap((s) => ['--set', s])], { encoding: 'utf8' });
-  return { status: res.status, out: `${res.stdout}${res.stderr}`, docs: res.status === 0 ? (loadAll(res.stdout).filter(Boolean) as Doc[]) : [] };
-}
 
 function find(docs: Doc[], kind: string, component: string): Doc {
   const doc = docs.find((d) => d.kind === kind && d.metadata.name === `rel-card-issuing-${component}`);
