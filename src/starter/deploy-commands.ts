@@ -1,7 +1,8 @@
 /**
- * `deploy status | ramp PERCENT | promote | rollback | rollout` (docs/versioning.md, "Rollout and rollback"):
- * the operator's moves on the Worker Deployment (TEMPORAL_DEPLOYMENT_NAME) through
- * temporal/deployments.ts. A move the deployment's state does not allow changes nothing and exits 1
+ * `deploy status | ramp PERCENT | promote | rollback | rollout | release-gate` (docs/versioning.md,
+ * "Rollout and rollback"): the operator's moves on the Worker Deployment (TEMPORAL_DEPLOYMENT_NAME)
+ * through temporal/deployments.ts, and release 2's gate (temporal/release-gate.ts: exit 1
+ * `ReleaseGateClosed` while a short flow that ran unversioned is open). A move the deployment's state does not allow changes nothing and exits 1
  * (`DeploymentRefused`); a deployment no versioned worker has joined yet, likewise (`DeploymentNotFound`).
  */
 import type { Connection } from '@temporalio/client';
@@ -17,6 +18,7 @@ import {
   type DeploymentTarget,
 } from '../temporal/deployments';
 import { rollOut } from '../temporal/rollout';
+import { describeGate, releaseGate } from '../temporal/release-gate';
 import { UsageError, flag, type Flags } from './args';
 import { bool, str, type Command, type CommandContext, type CommandOutcome } from './command-kit';
 import { renderTable } from './output';
@@ -26,7 +28,8 @@ type DeployPlan =
   | { action: 'ramp'; percent: number; buildId?: string }
   | { action: 'promote'; buildId?: string }
   | { action: 'rollback'; movePinned: boolean }
-  | { action: 'rollout'; buildId?: string; steps: number[]; soakMs: number; failingAttempts: number; waitForWorkersMs: number };
+  | { action: 'rollout'; buildId?: string; steps: number[]; soakMs: number; failingAttempts: number; waitForWorkersMs: number }
+  | { action: 'release-gate' };
 
 const ROLLOUT_FLAGS = ['build', 'steps', 'soak', 'failing-attempts', 'wait-for-workers'];
 
@@ -62,7 +65,7 @@ function percentArg(word: string | undefined): number {
 }
 
 const deploy: Command<DeployPlan> = {
-  usage: 'deploy status | deploy ramp PERCENT [--build ID] | deploy promote [--build ID] | deploy rollback [--move-pinned] | deploy rollout [--build ID] [--steps 10,50] [--soak SECONDS] [--failing-attempts N] [--wait-for-workers SECONDS]',
+  usage: 'deploy status | deploy ramp PERCENT [--build ID] | deploy promote [--build ID] | deploy rollback [--move-pinned] | deploy rollout [--build ID] [--steps 10,50] [--soak SECONDS] [--failing-attempts N] [--wait-for-workers SECONDS] | deploy release-gate',
   options: { build: str, 'move-pinned': bool, steps: str, soak: str, 'failing-attempts': str, 'wait-for-workers': str },
   positional: 'ACTION [PERCENT]',
   positionals: 2,
@@ -74,6 +77,7 @@ const deploy: Command<DeployPlan> = {
     };
     switch (action) {
       case 'status':
+      case 'release-gate':
         only([]);
         return { action };
       case 'ramp':
@@ -92,11 +96,12 @@ const deploy: Command<DeployPlan> = {
         return { action, buildId: buildFlag(flags), steps: stepsFlag(flags), soakMs: secondsFlag(flags, 'soak', 60), failingAttempts: Number(attempts), waitForWorkersMs: secondsFlag(flags, 'wait-for-workers', 300) };
       }
       default:
-        throw new UsageError(`ACTION must be status, ramp, promote, rollback or rollout${action ? ` (got "${action}")` : ''}`);
+        throw new UsageError(`ACTION must be status, ramp, promote, rollback, rollout or release-gate${action ? ` (got "${action}")` : ''}`);
     }
   },
   async run(plan, ctx) {
     const { client } = (await ctx.client()).temporal;
+    if (plan.action === 'release-gate') return gate(await releaseGate(client, { taskQueue: ctx.config().temporal.taskQueue }));
     const target: DeploymentTarget = { connection: client.connection as Connection, namespace: client.options.namespace, deploymentName: ctx.config().temporal.deploymentName, identity: `starter-deploy@${process.pid}` };
     try {
       switch (plan.action) {
@@ -143,6 +148,13 @@ async function rollout(target: DeploymentTarget, plan: Extract<DeployPlan, { act
   if (done.outcome === 'promoted') return shown(done.state);
   const result = { from: done.rollback.from, to: done.rollback.to, atPercent: done.atPercent, failing: done.failing, moved: done.moved };
   return { ok: false, result, failure: { type: 'DeploymentGateFailed', message: `build ${buildId} was rolled back at ${done.atPercent} %: ${done.failing.length} flow(s) kept failing their workflow tasks`, details: [result] } };
+}
+
+/** Release 2's gate: passes (exit 0) or names the open flows (exit 1 `ReleaseGateClosed`). */
+function gate(state: Awaited<ReturnType<typeof releaseGate>>): CommandOutcome {
+  const text = [describeGate(state), ...(state.flows.length > 0 ? [renderTable(state.flows.map((f) => ({ ...f })), ['type', 'workflowId', 'startedAt'])] : [])].join('\n');
+  if (state.passes) return { ok: true, result: state, text };
+  return { ok: false, result: state, failure: { type: 'ReleaseGateClosed', message: describeGate(state), details: [state] } };
 }
 
 /** The build a ramp means when none is named: the newest one that is not current. */

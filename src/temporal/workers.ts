@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { describeGate, releaseGate } from './release-gate';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { assertPinKeys, type Config } from '../config';
 import { createActivities } from '../activities';
@@ -74,10 +75,12 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
   const taskQueue = setup.taskQueue ?? config.temporal.taskQueue;
   const native = await NativeConnection.connect(connectionOptions(config.temporal));
   const connection = await Connection.connect(clientConnectionOptions(config.temporal));
-  await assertSearchAttributes(connection, config.temporal.namespace).catch(async (err: unknown) => {
-    await Promise.allSettled([connection.close(), native.close()]);
-    throw err;
-  });
+  await assertSearchAttributes(connection, config.temporal.namespace)
+    .then(() => (config.temporal.deployment ? assertReleaseGate(new Client({ connection, namespace: config.temporal.namespace }), taskQueue) : undefined))
+    .catch(async (err: unknown) => {
+      await Promise.allSettled([connection.close(), native.close()]);
+      throw err;
+    });
   // With a real payload key, a payload not encrypted with it (anyone's plain-JSON signal) is refused (shared/refused-payload.ts).
   const dataConverter = createDataConverter(config.codec, { refuseUnencrypted: !config.codec.isDevelopmentKey });
   const provider = createProviderClient(config.provider, { observer: setup.providerObserver });
@@ -219,6 +222,17 @@ async function assertSearchAttributes(connection: Connection, namespace: string)
     const create = missing.map((name) => `--name ${name} --type ${SEARCH_ATTRIBUTES[name as keyof typeof SEARCH_ATTRIBUTES]}`).join(' ');
     throw new Error(`namespace ${namespace} lacks the search attribute(s) ${missing.join(', ')}: register them first (temporal operator search-attribute create --namespace ${namespace} ${create})`);
   }
+}
+
+/**
+ * A versioned worker of this release refuses to start while a short flow that ran on an unversioned
+ * worker is open (temporal/release-gate.ts): it would be routed here and fail to replay. Unversioned
+ * workers (development, tests) run every open flow whatever build started it, their own included,
+ * so the gate cannot tell theirs apart: there, `deploy release-gate` before the upgrade is the check.
+ */
+async function assertReleaseGate(client: Client, taskQueue: string): Promise<void> {
+  const gate = await releaseGate(client, { taskQueue });
+  if (!gate.passes) throw new Error(describeGate(gate));
 }
 
 /**

@@ -52,7 +52,12 @@ describe('eSIM after the purchase', () => {
     await waitUntil(async () => (await pushed()) >= 1, 30_000, 'the subscriber to hear of the usage alert').catch(async (err: Error) => {
       const entity = await stack.client.workflow.getHandle(entityWorkflowId('esim', esimNo)).query(entityStateQuery).catch((e: Error) => e.message);
       const seen = ((await stack.client.workflow.getHandle(subscriber).fetchHistory()).events ?? []).map((e) => e.eventType);
-      throw new Error(`${err.message}; the eSIM entity's state: ${JSON.stringify(entity)}; the subscriber's history: ${JSON.stringify(seen)}`);
+      const runs: string[] = [];
+      for await (const run of stack.client.workflow.list({ query: `WorkflowId = "${entityWorkflowId('esim', esimNo)}"` })) {
+        const events = (await stack.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory()).events ?? [];
+        runs.push(`${run.runId} ${run.status.name}: ${events.map((e) => `${e.eventId}:${e.eventType}${e.workflowExecutionSignaledEventAttributes ? `(${e.workflowExecutionSignaledEventAttributes.signalName})` : ''}${e.signalExternalWorkflowExecutionInitiatedEventAttributes ? `(to ${e.signalExternalWorkflowExecutionInitiatedEventAttributes.workflowExecution?.workflowId})` : ''}@${Number(e.eventTime?.seconds ?? 0) % 1000}.${String(Math.floor((e.eventTime?.nanos ?? 0) / 1e6)).padStart(3, '0')}`).join(' ')}`);
+      }
+      throw new Error(`${err.message}; the eSIM entity's state: ${JSON.stringify(entity)}; the subscriber's history: ${JSON.stringify(seen)}; the entity's runs: ${runs.join(' | ')}`);
     });
     await stack.control('POST', `/esim/esims/${esimNo}/usage`, { dataUsedMb: 1024 });
     await waitUntil(async () => (await pushed()) >= 2, 30_000, 'the subscriber to hear of the expiry');
