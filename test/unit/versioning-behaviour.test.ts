@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import * as workflows from '../../src/workflows';
 
 import type { DeclaresVersioning } from '../../src/workflows/lib/versioning';
+import { PINNED_FLOWS } from '../../src/shared/pinned-flows';
 
 const declared = Object.entries(workflows).map(([type, fn]) => [type, (fn as DeclaresVersioning).versioningBehaviour] as const);
 
@@ -33,6 +34,10 @@ test('the short flows are pinned and the long-lived ones auto-upgrade', () => {
   const of = Object.fromEntries(declared);
   for (const type of ['fundCard', 'withdrawFromCard', 'issueCard', 'purchaseEsim', 'rechargeEsim']) expect([type, of[type]]).toEqual([type, 'PINNED']);
   for (const type of ['cardLifecycle', 'providerEntity', 'reconcile-money', 'reconcileMoney', 'sendPayout', 'onboardCardholder']) expect([type, of[type]]).toEqual([type, 'AUTO_UPGRADE']);
+});
+
+test("the release gate's list of pinned flows is every type that declares PINNED", () => {
+  expect([...PINNED_FLOWS].sort()).toEqual(declared.filter(([, behaviour]) => behaviour === 'PINNED').map(([type]) => type).sort());
 });
 
 test('docs/versioning.md names every type with the behaviour it declares', () => {
