@@ -23,7 +23,7 @@ import { CardSecretError, sealReveal, type PinOpener } from '../codec/card-secre
 import { createCardBody, isDeleteUnderWay, toCardView } from '../shared/card-rules';
 import type { CardView, ContactInput, IssueCardInput, SealedPin, SealedReveal } from '../shared/types';
 import type { KeyOrigin } from './earlier-key';
-import { earlierRunInput, earlierRunScheduled, earlierRunsOfThisWorkflow, type EarlierRun } from './earlier-runs';
+import { earlierRunInput, earlierRunPost, earlierRunsOfThisWorkflow, type EarlierRun } from './earlier-runs';
 import { outcomeUnknown } from './idempotent-post';
 import { earlierAttemptMayHaveTakenEffect, logExtraFields, providerCall } from './provider-call';
 
@@ -203,8 +203,9 @@ async function cardOfEarlierRun(temporal: Client, origin: CardKeyOrigin): Promis
   const withCard = runs.find((r) => r.cardId !== undefined);
   if (withCard) return { cardId: withCard.cardId };
   for (const run of [...runs].reverse()) {
-    if (!(await earlierRunScheduled(temporal, run, 'createCard'))) continue;
-    const idempotencyKey = keyOfRun(run, origin);
+    const post = await earlierRunPost(temporal, run, 'createCard');
+    if (!post) continue;
+    const idempotencyKey = post.idempotencyKey ?? keyOfRun(run, origin);
     if (Date.now() - run.startedAt < CARD_KEY_TTL_MS) return { idempotencyKey };
     throw outcomeUnknown(
       { idempotencyKey, endpoint: 'POST /cards' },
@@ -225,7 +226,7 @@ async function runsForThisRequest(temporal: Client, origin: CardKeyOrigin): Prom
   return runs.filter((_, i) => same[i]);
 }
 
-/** The key an earlier run posted under: the caller's; derived, SHA-256 once it recorded the marker, FNV before (shared/ids.ts). */
+/** The key an earlier run posted under when its POST's input cannot be read: the caller's; derived, SHA-256 once it recorded the marker or ran versioned, FNV before (shared/ids.ts). */
 function keyOfRun(run: EarlierRun, origin: CardKeyOrigin): string {
   if ('callerKey' in origin) return origin.callerKey;
   const [sha256, legacy] = everyDerivedKey(origin.purpose, origin.workflowId);

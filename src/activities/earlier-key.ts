@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';
 import type { OperationAnswer } from '../provider/answers';
 import { everyDerivedKey, legacyIdempotencyKey } from '../shared/ids';
-import { earlierRunScheduled, earlierRunsOfThisWorkflow } from './earlier-runs';
+import { earlierRunPost, earlierRunsOfThisWorkflow } from './earlier-runs';
 import { readOperation } from './idempotent-post';
 
 /** How a derived key was made: its purpose and the workflow ID it was derived from. */
@@ -30,12 +30,13 @@ export interface EarlierOperation {
  * under it. Asked on every attempt, so an attempt lost after it found one cannot leave the next to
  * post under a new key. The provider is asked under every key any build could have derived, ours
  * included, before anything is chosen: a record under ours means we continue under ours; a record
- * under another means that one. Only when no key shows a record does an earlier run's kind of key
- * matter, and only a run that actually scheduled the POST (`postActivity`) counts: one from before
- * SHA-256 keys may have posted under its FNV key although the provider shows nothing yet
- * (read-after-write lag), so its key is kept, never replaced by ours. A run the lookup does not
- * recognise (terminated before its first task, a marker it does not know) is a reason to ask, never
- * to pick a key.
+ * under another means that one. Only when no key shows a record does an earlier run's key matter,
+ * and only a run that actually scheduled the POST (`postActivity`) counts: the key that POST was
+ * scheduled with (its history, decoded), or, unreadable, the one its markers and Worker Deployment
+ * version say it derived. One from before SHA-256 keys may have posted under its FNV key although
+ * the provider shows nothing yet (read-after-write lag), so its key is kept, never replaced by ours;
+ * one of release 2 (no marker) posted under SHA-256, ours. A run the lookup does not recognise
+ * (terminated before its first task) is a reason to ask, never to pick a key.
  */
 export async function operationOfEarlierRun(
   temporal: Client,
@@ -52,9 +53,11 @@ export async function operationOfEarlierRun(
     if (operation) return key === req.idempotencyKey ? undefined : { idempotencyKey: key, operation };
   }
   const legacyKey = legacyIdempotencyKey(req.keyOrigin.purpose, req.keyOrigin.workflowId);
-  if (legacyKey === req.idempotencyKey) return undefined;
   for (const run of earlierRuns) {
-    if (!run.sha256Keys && (await earlierRunScheduled(temporal, run, postActivity))) return { idempotencyKey: legacyKey };
+    const post = await earlierRunPost(temporal, run, postActivity);
+    if (!post) continue;
+    const key = post.idempotencyKey ?? (run.sha256Keys ? req.idempotencyKey : legacyKey);
+    if (key !== req.idempotencyKey) return { idempotencyKey: key };
   }
   return undefined;
 }

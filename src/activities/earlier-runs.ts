@@ -21,7 +21,11 @@ export interface EarlierRun {
   startedAt: number;
   /** The card an earlier issueCard run created and recorded (search attribute CardId). */
   cardId?: string;
-  /** The run derived its keys with SHA-256 (its TemporalChangeVersion holds a marker that says so: shared/ids.ts derivesSha256Keys). */
+  /**
+   * The run derived its keys with SHA-256 as far as visibility tells (shared/ids.ts derivesSha256Keys:
+   * a marker in its TemporalChangeVersion, or a Worker Deployment version). Only a fallback: the
+   * key its POST was scheduled with (`earlierRunPost`) is the run's own word.
+   */
   sha256Keys: boolean;
 }
 
@@ -73,9 +77,18 @@ export async function earlierRunsOfThisWorkflow(temporal: Client): Promise<Earli
   return runs.map(toEarlierRun).sort((a, b) => a.startedAt - b.startedAt);
 }
 
-/** True when an earlier run scheduled the activity `activityType` (its history says so). */
-export async function earlierRunScheduled(temporal: Client, run: EarlierRun, activityType: string): Promise<boolean> {
-  return scheduledIn(temporal, { workflowId: activityInfo()!.workflowExecution!.workflowId, runId: run.runId }, [activityType]);
+/**
+ * The first `activityType` an earlier run scheduled (undefined: none), with the idempotency key its
+ * input carried, decoded through our codec: the key that run posted under, whatever built it (FNV,
+ * SHA-256, a release with or without markers). No key when the input cannot be read (a payload key
+ * since deleted): the caller falls back on what visibility tells (`sha256Keys`).
+ */
+export async function earlierRunPost(temporal: Client, run: EarlierRun, activityType: string): Promise<{ idempotencyKey?: string } | undefined> {
+  const history = await temporal.workflow.getHandle(activityInfo()!.workflowExecution!.workflowId, run.runId).fetchHistory();
+  const scheduled = (history.events ?? []).find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType)?.activityTaskScheduledEventAttributes;
+  if (!scheduled) return undefined;
+  const input = await decodeFromPayloadsAtIndex<{ idempotencyKey?: unknown } | undefined>(temporal.workflow.options.loadedDataConverter, 0, scheduled.input?.payloads).catch(() => undefined);
+  return typeof input?.idempotencyKey === 'string' ? { idempotencyKey: input.idempotencyKey } : {};
 }
 
 async function scheduledIn(temporal: Client, run: { workflowId: string; runId: string }, activityTypes: string[]): Promise<boolean> {
@@ -98,7 +111,8 @@ export async function earlierRunInput<T>(temporal: Client, run: EarlierRun): Pro
 
 /** True when an earlier run of this workflow ID scheduled the activity `activityType`. */
 export async function anEarlierRunScheduled(temporal: Client, activityType: string): Promise<boolean> {
-  for (const run of await earlierRunsOfThisWorkflow(temporal)) if (await earlierRunScheduled(temporal, run, activityType)) return true;
+  const workflowId = activityInfo()!.workflowExecution!.workflowId;
+  for (const run of await earlierRunsOfThisWorkflow(temporal)) if (await scheduledIn(temporal, { workflowId, runId: run.runId }, [activityType])) return true;
   return false;
 }
 
@@ -133,11 +147,12 @@ function toEarlierRun(run: WorkflowExecutionInfo): EarlierRun {
   const attributes = run.searchAttributes ?? {};
   const cardId = (attributes.CardId as unknown[] | undefined)?.[0];
   const versions = (attributes.TemporalChangeVersion as unknown[] | undefined) ?? [];
+  const deploymentVersion = (attributes.TemporalWorkerDeploymentVersion as unknown[] | undefined)?.[0];
   return {
     runId: run.runId,
     startedAt: run.startTime.getTime(),
     ...(typeof cardId === 'string' ? { cardId } : {}),
-    sha256Keys: derivesSha256Keys(versions),
+    sha256Keys: derivesSha256Keys(versions, typeof deploymentVersion === 'string' && deploymentVersion !== ''),
   };
 }
 

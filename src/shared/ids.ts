@@ -43,9 +43,14 @@ export const SHA256_KEYS_PATCH = 'sha256-idempotency-keys';
  */
 export const MONEY_FLOW_ONE_MARKER_PATCH = 'money-flow-one-marker';
 
-/** True when a run's TemporalChangeVersion says it derived its keys with SHA-256 (either marker). */
-export function derivesSha256Keys(changeVersions: readonly unknown[]): boolean {
-  return changeVersions.includes(SHA256_KEYS_PATCH) || changeVersions.includes(MONEY_FLOW_ONE_MARKER_PATCH);
+/**
+ * True when a run derived its keys with SHA-256: its TemporalChangeVersion holds either marker, or
+ * it ran on a Worker Deployment version. Every versioned build derives SHA-256: release 1's recorded
+ * a marker for it, release 2's record none (its pinned flows dropped their markers, and the release
+ * gate let no unversioned short flow through).
+ */
+export function derivesSha256Keys(changeVersions: readonly unknown[], ranOnVersionedBuild = false): boolean {
+  return ranOnVersionedBuild || changeVersions.includes(SHA256_KEYS_PATCH) || changeVersions.includes(MONEY_FLOW_ONE_MARKER_PATCH);
 }
 
 /**
