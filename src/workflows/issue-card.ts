@@ -4,7 +4,7 @@
  * CARD_CREATED webhook (which may have come before POST /cards even answered) or, when no
  * webhook comes in time, from its polls of GET /cards/{cardId}.
  */
-import { log, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { log, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { CardBinAnswer } from '../provider/answers';
 import { describeErrors, hasErrors, issueCardErrors, toCardView } from '../shared/card-rules';
 import { FailureType } from '../shared/failures';
@@ -15,12 +15,6 @@ import type { CardView, IssueCardInput } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
 import { applicationCause, failWith, isUnreadableAnswer, providerCalls } from './lib/provider';
 import { declareVersioning } from './lib/versioning';
-
-/**
- * docs/versioning.md: a KYC status that cannot be read (InvalidResponse, once the activity's
- * retries are spent) no longer fails the flow: POST /cards is sent and the provider decides.
- */
-export const KYC_PRECHECK_UNREADABLE_PATCH = 'kyc-precheck-unreadable-lets-provider-decide';
 
 /** Attempts bounded by time, not count; the window stays inside the 24 h the provider answers a key with its card. */
 const cardRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '1 minute' } as const;
@@ -73,7 +67,8 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
     try {
       holder = await general.getCardholder({ id: cardholderId });
     } catch (err) {
-      if (!isUnreadableAnswer(err) || !patched(KYC_PRECHECK_UNREADABLE_PATCH)) throw err;
+      // A KYC status that cannot be read (InvalidResponse, once the activity's retries are spent) does not fail the flow.
+      if (!isUnreadableAnswer(err)) throw err;
       log.warn('KYC status unreadable (GET /kyc/cardholders/{id}): the provider decides on POST /cards', { cardholderId });
       return;
     }

@@ -1,7 +1,12 @@
 /**
- * Replays every recorded history (test/replay/histories/**) against the current workflow code.
- * A change to src/workflows/** that breaks determinism for a workflow that may be running fails
- * here: ship it behind a patch marker instead (docs/versioning.md). The histories in
+ * Replays the recorded histories (test/replay/histories/**) against the current workflow code, as
+ * release 2 runs them (docs/versioning.md, "Release 2"): current/ holds release 2's recordings;
+ * every other folder release 1's. Release 2 replays every history of an auto-upgrading type,
+ * whichever release recorded it, and the pinned flows' histories it recorded itself. Release 1's
+ * histories of pinned types (release-1-last/ the last it recorded) are kept as the record of what
+ * release 2 refuses to run: those flows end on release 1's build, and the release gate keeps
+ * unversioned ones from release 2. A change to src/workflows/** that breaks determinism for a
+ * workflow that may be running fails here: ship it behind a patch marker instead. The histories in
  * before-versioned-keys/ (before the idempotency-key patches) and before-one-way-waiting/ (flows
  * that polled by themselves), before-money-edges/, before-coalesced-reads/, before-reconcile-updates/
  * (card workflows before MoneyMovedHour, and no reconciliation histories yet), before-one-marker/ (standalone
@@ -10,13 +15,14 @@
  * (an onboarding whose documents were paths), before-open-items/ (a fundCard and a card update
  * that ended OutcomeUnknown without opening an item) and before-balance-read-after-answer/ (card
  * workflows whose money updates waited for the card's read) stand for workflows still running
- * and must keep replaying.
+ * and must keep replaying, where their type auto-upgrades.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
 import { RECONCILIATIONS } from '../../src/shared/reconciliation';
+import { PINNED_FLOWS } from '../../src/shared/pinned-flows';
 import { createDataConverter } from '../../src/codec/payload-codec';
 import { REPLAY_CODEC_ENV } from './codec';
 import { createActivities } from '../../src/activities';
@@ -32,6 +38,24 @@ function historyFiles(dir: string): string[] {
 }
 
 const files = historyFiles(ROOT);
+const PINNED: ReadonlySet<string> = new Set(PINNED_FLOWS);
+const recordedByRelease2 = (file: string) => relative(ROOT, file).startsWith('current/');
+/** What release 2 runs: every auto-upgrading history, and the pinned ones it recorded. */
+const release2Runs = (file: string) => recordedByRelease2(file) || !PINNED.has(workflowType(file) ?? '');
+
+async function replayFailures(paths: string[]): Promise<string[]> {
+  const histories = paths.map((f) => ({ workflowId: relative(ROOT, f), history: loadHistory(f) }));
+  const results = Worker.runReplayHistories(
+    {
+      workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE! },
+      dataConverter: createDataConverter(loadConfig(REPLAY_CODEC_ENV).codec),
+    },
+    histories,
+  );
+  const failures: string[] = [];
+  for await (const result of results) if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+  return failures;
+}
 
 
 describe('replay of recorded histories', () => {
@@ -43,27 +67,29 @@ describe('replay of recorded histories', () => {
     }
   });
 
-  test('covers every workflow type', () => {
-    const types = new Set(files.map((f) => workflowType(f)));
+  test('covers every workflow type, each among the histories release 2 runs', () => {
+    const types = new Set(files.filter(release2Runs).map((f) => workflowType(f)));
     const reconciliations = Object.values(RECONCILIATIONS).flatMap((r) => [r.workflowType, r.formerWorkflowType]);
     for (const t of ['issueCard', 'fundCard', 'withdrawFromCard', 'cardLifecycle', 'providerEntity', 'onboardCardholder', 'purchaseEsim', 'rechargeEsim', 'trackPayout', 'sendPayout', ...reconciliations]) {
       expect(types).toContain(t);
     }
   });
 
-  test('every history replays without nondeterminism', async () => {
-    const histories = files.map((f) => ({ workflowId: relative(ROOT, f), history: loadHistory(f) }));
-    const results = Worker.runReplayHistories(
-      {
-        workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE! },
-        dataConverter: createDataConverter(loadConfig(REPLAY_CODEC_ENV).codec),
-      },
-      histories,
-    );
-    const failures: string[] = [];
-    for await (const result of results) if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
-    expect(failures).toEqual([]);
-    expect(histories.length).toBeGreaterThanOrEqual(14);
+  test('every history release 2 runs replays without nondeterminism', async () => {
+    const runs = files.filter(release2Runs);
+    expect(await replayFailures(runs)).toEqual([]);
+    expect(runs.length).toBeGreaterThanOrEqual(14);
+  }, 120_000);
+
+  test("release 1's pinned histories are release 1's only: no marker in release 2's, and those that took a dropped branch fail on release 2", async () => {
+    const release1Pinned = files.filter((f) => !release2Runs(f));
+    expect(release1Pinned.length).toBeGreaterThanOrEqual(20);
+    // Release 2's pinned flows record no marker at all (lib/versioning.ts changeApplies).
+    const markers = files.filter((f) => recordedByRelease2(f) && PINNED.has(workflowType(f) ?? '')).filter((f) => patchMarkers(f) > 0);
+    expect(markers.map((f) => relative(ROOT, f))).toEqual([]);
+    // The three-marker money flows signalled the card from the workflow: release 2 issues no such command.
+    const failing = (await replayFailures(release1Pinned)).map((f) => f.split(':')[0]);
+    expect(failing).toEqual(expect.arrayContaining(['before-one-marker/fund-card.json', 'before-one-marker/withdraw-from-card.json']));
   }, 120_000);
 });
 
@@ -86,4 +112,9 @@ test('every activity type a kept history scheduled is still registered', () => {
 function workflowType(file: string): string | undefined {
   const history = JSON.parse(readFileSync(file, 'utf8')) as { events: Array<{ workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string } } }> };
   return history.events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
+}
+
+function patchMarkers(file: string): number {
+  const history = JSON.parse(readFileSync(file, 'utf8')) as { events: Array<{ markerRecordedEventAttributes?: { markerName?: string } }> };
+  return history.events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch').length;
 }

@@ -5,7 +5,7 @@
  * Data flows one way: provider → entity workflow → flow. A status the table does not know is
  * recorded (log and the ProviderStatus search attribute) and waited past, until the deadline.
  */
-import { ApplicationFailure, condition, log, metricMeter, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, metricMeter, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isFinal, isUnknownStatus } from '../../shared/statuses';
 import { entityStateSignal } from '../../shared/messages';
@@ -14,10 +14,11 @@ import type { AwaitedKind, Outcome } from './entity-reads';
 import { pollByTheFlow } from './legacy-flow-polling';
 import { unmeteredActivities } from './provider';
 import { trustedSignal } from './trusted-signal';
+import { changeApplies } from './versioning';
 
 export type { Outcome };
 
-/** docs/versioning.md: the entity workflow polls; before this marker, the flow polled by itself. */
+/** docs/versioning.md: the entity workflow polls; before this marker, the flow polled by itself (auto-upgrading flows ask; pinned ones record no marker). */
 export const ONE_WAY_WAITING_PATCH = 'one-way-waiting';
 
 export const DEFAULT_TIMINGS: Required<WaitTimings> = {
@@ -41,7 +42,7 @@ export async function awaitOutcome({ kind, entityId, timings, notCreatedByUs }: 
   // The operator's signal, before the deadline: a log line, the ProviderStatus search attribute and
   // a counter (metrics leave no trace in history, so emitting one changes no replay).
   const recordUnknown = (status: string) => recordUnknownStatus(kind, entityId, status);
-  const oneWay = patched(ONE_WAY_WAITING_PATCH);
+  const oneWay = changeApplies(ONE_WAY_WAITING_PATCH);
   let latest: EntityState | undefined;
   let shown: string | undefined;
   setHandler(entityStateSignal, trustedSignal('entityState', (state: EntityState) => {

@@ -8,10 +8,13 @@
  * A movement has a deadline (timings.deadlineMs, default MONEY_DEADLINE_MS): when the provider
  * has not said COMPLETED or FAILED by then, the movement ends OutcomeUnknown with its key and
  * the provider's last word, and a card's queue of operations moves on.
+ *
+ * Release 2: the standalone flows (pinned) ask no marker. The card workflow's movements
+ * (auto-upgrading) still ask the deadline's and the timings' (lib/versioning.ts changeApplies):
+ * a card workflow's run may hold a movement from before either.
  */
-import { patched, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
-import { MONEY_FLOW_ONE_MARKER_PATCH, deriveIdempotencyKey } from '../../shared/ids';
 import { isUnknownStatus, phaseOf } from '../../shared/statuses';
 import { idempotencyKeyFor } from './keys';
 import { FailureType } from '../../shared/failures';
@@ -19,7 +22,7 @@ import { describeErrors, hasErrors, hasTimingsErrors, moneyMovementErrors, witho
 import type { MoneyMovementInput, MoneyMovementKind, MoneyMovementResult } from '../../shared/types';
 import { failWith, providerCalls, readAfterEffect } from './provider';
 import { DEFAULT_TIMINGS, recordUnknownStatus } from './await-outcome';
-import { tellCardWorkflow } from './tell-card';
+import { changeApplies } from './versioning';
 
 /** A money movement is not given up on for a count of attempts: only its deadline ends it. */
 const moneyRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
@@ -38,34 +41,31 @@ export const MONEY_TIMINGS_CHECKED_PATCH = 'money-timings-checked';
 
 export function validateMoneyMovement(kind: MoneyMovementKind, input: MoneyMovementInput): void {
   let errors = moneyMovementErrors(kind, input);
-  if (hasTimingsErrors(errors) && !patched(MONEY_TIMINGS_CHECKED_PATCH)) errors = withoutTimingsErrors(errors);
+  if (hasTimingsErrors(errors) && !changeApplies(MONEY_TIMINGS_CHECKED_PATCH)) errors = withoutTimingsErrors(errors);
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid ${kind}: ${describeErrors(errors)}`, [{ errors }]);
 }
 
-/**
- * How a standalone flow under MONEY_FLOW_ONE_MARKER_PATCH moves money: what the three markers it
- * stands for chose (SHA-256 keys, a deadline) without asking again, and the card told by the
- * activity that sees the movement COMPLETED (`tellCard`), not by a signal from the workflow.
- */
-interface OneMarker {
-  oneMarker?: boolean;
+interface Telling {
+  /** A standalone flow's: the activity that sees the movement COMPLETED tells the card workflow (activities/funding.ts). */
+  tellCard?: boolean;
 }
 
-export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInput, keyScope = workflowInfo().workflowId, { oneMarker = false }: OneMarker = {}): Promise<MoneyMovementResult> {
+export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInput, keyScope = workflowInfo().workflowId, { tellCard = false }: Telling = {}): Promise<MoneyMovementResult> {
   validateMoneyMovement(kind, input);
-  const bounded = oneMarker || patched(MONEY_DEADLINE_PATCH);
+  // Always, but in a card workflow's run that may hold a movement from before the deadline.
+  const bounded = changeApplies(MONEY_DEADLINE_PATCH);
   const deadlineMs = input.timings?.deadlineMs ?? MONEY_DEADLINE_MS;
   const deadlineAt = Date.now() + deadlineMs;
   const purpose = kind === 'funding' ? 'fund' : 'wdr';
   const derivedKey = input.idempotencyKey === undefined;
-  let idempotencyKey = input.idempotencyKey ?? (oneMarker ? deriveIdempotencyKey(purpose, keyScope) : idempotencyKeyFor(purpose, keyScope));
+  let idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(purpose, keyScope);
   // Each call may take what is left of the deadline, retries included.
   const acts = () => providerCalls(kind, { retry: moneyRetry, idempotencyKey, ...(bounded ? { scheduleToCloseTimeout: Math.max(1000, deadlineAt - Date.now()) } : {}) });
   // A key derived from the workflow ID: a restart of that ID looks for an earlier run's key first (activities/earlier-key.ts).
   const keyOrigin = derivedKey && keyScope === workflowInfo().workflowId ? { keyOrigin: { purpose, workflowId: keyScope } } : {};
   // The activity that sees the movement COMPLETED tells the card workflow (activities/funding.ts): no signal command, no workflow task for its answer.
-  const tellCard = oneMarker ? { tellCard: { workflowId: workflowInfo().workflowId } } : {};
-  const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey, ...keyOrigin, ...tellCard };
+  const telling = tellCard ? { tellCard: { workflowId: workflowInfo().workflowId } } : {};
+  const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey, ...keyOrigin, ...telling };
   const unsettled = (lastStatus: string): never =>
     failWith(
       FailureType.OutcomeUnknown,
@@ -87,7 +87,7 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
     await sleep(interval);
     interval = Math.min(interval * 2, input.timings?.pollMaxIntervalMs ?? DEFAULT_TIMINGS.pollMaxIntervalMs);
     const lastStatus = outcome.status;
-    outcome = await readAfterEffect(() => acts().getOperation({ idempotencyKey, ...(oneMarker ? { cardId: input.cardId, ...tellCard } : {}) }), `${kind} under key ${idempotencyKey}`, { idempotencyKey, cardId: input.cardId, amount: input.amount, lastStatus });
+    outcome = await readAfterEffect(() => acts().getOperation({ idempotencyKey, ...(tellCard ? { cardId: input.cardId, ...telling } : {}) }), `${kind} under key ${idempotencyKey}`, { idempotencyKey, cardId: input.cardId, amount: input.amount, lastStatus });
   }
   if (phaseOf('operation', outcome.status) === 'failed') {
     const type = outcome.failureType === FailureType.InsufficientFunds ? FailureType.InsufficientFunds : FailureType.OperationFailed;
@@ -100,15 +100,13 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
 }
 
 /**
- * The body of the fundCard and withdrawFromCard workflows: searchable by card, then the movement.
- * docs/versioning.md: a flow started after MONEY_FLOW_ONE_MARKER_PATCH records that one marker for
- * the three it stands for (each marker costs an event and an upsert of TemporalChangeVersion) and its
- * activity tells the card (a signal command and a workflow task fewer); histories recorded before it
- * replay the three markers and the signal as they were.
+ * The body of the fundCard and withdrawFromCard workflows: searchable by card, then the movement,
+ * whose activity tells the card workflow once it sees it COMPLETED. Pinned: no marker (release 2;
+ * release 1's histories with markers and the workflow's own signal to the card are in
+ * test/replay/histories/, run by release 1 only).
  */
 export async function moneyMovementFlow(kind: MoneyMovementKind, input: MoneyMovementInput): Promise<MoneyMovementResult> {
   const cardId = typeof input?.cardId === 'string' && input.cardId ? [{ key: CARD_ID, value: input.cardId }] : [];
   upsertSearchAttributes([{ key: FLOW_KIND, value: kind === 'funding' ? 'fundCard' : 'withdrawFromCard' }, ...cardId]);
-  if (patched(MONEY_FLOW_ONE_MARKER_PATCH)) return moveMoney(kind, input, workflowInfo().workflowId, { oneMarker: true });
-  return tellCardWorkflow(await moveMoney(kind, input));
+  return moveMoney(kind, input, workflowInfo().workflowId, { tellCard: true });
 }

@@ -6,19 +6,20 @@
  * One wrapper around the whole workflow function, not a line at each place that fails so: every
  * path to such a failure, today's and tomorrow's, is marked, and nothing else is.
  */
-import { ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, isCancellation, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, isCancellation, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { OPEN_ITEMS_PATCH, openItem } from './open-items';
 import { itemOf } from './open-item-of';
 import { PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isUnknownOutcomeType } from '../../shared/outcome-unknown';
 import { OUTCOME_UNKNOWN_STATUS } from '../../shared/settlement';
 import { OPEN_ITEM_STATUS } from '../../shared/open-items';
-import type { DeclaresVersioning } from './versioning';
+import { changeApplies, type DeclaresVersioning } from './versioning';
 
 /**
  * docs/versioning.md: the upsert is a new command at the end of histories that may be running (a
  * flow failing OutcomeUnknown on a new worker after it started on an old one). `patched()` is
- * called only on that failure path, so every other history holds no marker.
+ * called only on that failure path, so every other history holds no marker; pinned flows record none
+ * (release 2: lib/versioning.ts changeApplies).
  */
 export const OUTCOME_UNKNOWN_SEARCHABLE_PATCH = 'outcome-unknown-searchable';
 
@@ -34,7 +35,7 @@ export function markingUnknownOutcome<A extends unknown[], R>(flow: (...args: A)
     } catch (err) {
       const failure = applicationFailureOf(err);
       // Asked first: a history from before open items replays the searchable branch as it was.
-      if (!(await openItemIfUnsure(err, failure, args[0] as Record<string, unknown> | undefined)) && isUnknownOutcomeType(failure?.type) && patched(OUTCOME_UNKNOWN_SEARCHABLE_PATCH)) {
+      if (!(await openItemIfUnsure(err, failure, args[0] as Record<string, unknown> | undefined)) && isUnknownOutcomeType(failure?.type) && changeApplies(OUTCOME_UNKNOWN_SEARCHABLE_PATCH)) {
         upsertSearchAttributes([{ key: PROVIDER_STATUS, value: OUTCOME_UNKNOWN_STATUS }]);
       }
       throw err;
@@ -57,7 +58,7 @@ async function openItemIfUnsure(err: unknown, failure: ApplicationFailure | unde
   // Every failure after a possible effect says so (mayHaveTakenEffect: a deadline with the card CREATING, the order PAID, the payout PENDING).
   const unsure = isUnknownOutcomeType(failure?.type) || (failure?.details ?? []).some((d) => (d as { mayHaveTakenEffect?: unknown } | null)?.mayHaveTakenEffect === true);
   if (!unsure && !cancelled) return false;
-  if (!patched(OPEN_ITEMS_PATCH)) return false;
+  if (!changeApplies(OPEN_ITEMS_PATCH)) return false;
   const item = itemOf({ flowKind: workflowType, owner: { workflowId, runId }, input, details: failure?.details ?? [], reason: cancelled ? 'Canceled' : failure!.type!, keyScope: workflowId });
   // Its item is now what pages and what is settled: the flow says where to look.
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: OPEN_ITEM_STATUS }]);

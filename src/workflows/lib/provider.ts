@@ -3,7 +3,8 @@
  * endpoint's own, or its rate class's) and a loop that waits out a 429 on a durable timer, so waiting
  * for budget never spends the retry attempts meant for real failures.
  */
-import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, patched, proxyActivities, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, proxyActivities, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { changeApplies } from './versioning';
 import type { Activities } from '../../activities';
 import { isFailureType, type FailureTypeName } from '../../shared/failures';
 import { PROVIDER_CALLS, mainQueueOf, priorityOf, rateClassQueue, rateQueueFor, type CallNameOf, type ProviderCallName, type RateClass } from '../../shared/task-queues';
@@ -138,7 +139,7 @@ export function isUnreadableAnswer(err: unknown): boolean {
  * docs/versioning.md: a read that follows a call that took, or may have taken, effect (a movement's
  * polls, a payout's follow) and fails for good ends OutcomeUnknown with `known` (the key, what the
  * provider last said), never with the read's own type (a 403 said InvalidSignature and
- * mayHaveTakenEffect: false while money moved). `patched()` is called only on such a failure.
+ * mayHaveTakenEffect: false while money moved). Asked only on such a failure, and only by auto-upgrading flows (lib/versioning.ts changeApplies).
  */
 export const READ_AFTER_EFFECT_PATCH = 'read-after-effect-outcome-unknown';
 
@@ -148,7 +149,7 @@ export async function readAfterEffect<T>(read: () => Promise<T>, what: string, k
   } catch (err) {
     const cause = applicationCause(err);
     const type = cause?.type as FailureTypeName | undefined;
-    if (!cause || type === 'OutcomeUnknown' || (type !== undefined && keep.includes(type)) || !patched(READ_AFTER_EFFECT_PATCH)) throw err;
+    if (!cause || type === 'OutcomeUnknown' || (type !== undefined && keep.includes(type)) || !changeApplies(READ_AFTER_EFFECT_PATCH)) throw err;
     return failWith(
       'OutcomeUnknown',
       `${what} may have moved money, and reading its outcome failed (${cause.type ?? 'unknown'}: ${cause.message}); it stays an open item until the provider's final word or an operator's settlement (\`npm run starter -- open\`, \`settle <ref>\`)`,
