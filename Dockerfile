@@ -21,8 +21,8 @@ COPY src ./src
 # byte-identical workflow code. The traced bundle (OpenTelemetry's workflow interceptors) is for
 # workers with OTEL_EXPORTER_OTLP_ENDPOINT set. dist-sandbox/ is the sandbox target's.
 RUN npx tsc -p tsconfig.build.json \
- && node dist/temporal/bundle.js dist/workflow-bundle.js \
- && node dist/temporal/bundle.js --tracing dist/workflow-bundle-traced.js \
+ && node dist/fleet/bundle.js dist/workflow-bundle.js \
+ && node dist/fleet/bundle.js --tracing dist/workflow-bundle-traced.js \
  && npx tsc -p tsconfig.sandbox.json
 
 # --- production dependencies only -------------------------------------------------------------

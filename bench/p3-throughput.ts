@@ -29,7 +29,7 @@ export interface P3Result {
   barePerSec: number;
   /** Control: the bare workflow with every project workflow module in its bundle. */
   bareWithProjectPerSec: number;
-  /** Control: the bare workflow with only the provider's request rules (src/provider/api) in its bundle. */
+  /** Control: the bare workflow with only the provider's request rules (src/provider-api) in its bundle. */
   bareWithSchemasPerSec: number;
   /** Control: a bare workflow whose one activity makes fundCard's provider call. */
   bareWithCallPerSec: number;

@@ -1,13 +1,13 @@
 /**
  * A worker in a process of its own, so that its memory and CPU are its own: `fleet` is the
- * project's workers (src/temporal/workers.ts), `bare` a worker of the bench's baseline workflows.
- * `bare-schemas` the same with the provider's request rules (src/provider/api) in the bundle, `bare-project` with every
+ * project's workers (src/fleet/workers.ts), `bare` a worker of the bench's baseline workflows.
+ * `bare-schemas` the same with the provider's request rules (src/provider-api) in the bundle, `bare-project` with every
  * project workflow module in it.
  * The parent configures it through the environment (CONTRACTS §2) and asks for its memory over IPC.
  */
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig } from '../src/config';
-import { createWorkers } from '../src/temporal/workers';
+import { createWorkers } from '../src/fleet/workers';
 import { connectionOptions } from '../src/temporal/connection';
 import { ThreadHeaps } from './thread-heaps';
 import { randomUUID } from 'node:crypto';

@@ -155,7 +155,7 @@ export interface Config {
   metricsPort?: number;
   /** A workflow bundle built ahead (the production image); unset: the worker bundles src/workflows at start. */
   workflowBundlePath?: string;
-  /** Entity workflows the entity queue's worker keeps cached (temporal/workers.ts). */
+  /** Entity workflows the entity queue's worker keeps cached (fleet/workers.ts). */
   entityWorkflowCacheSize: number;
   /** Traces over OTLP/HTTP (src/observability/tracing.ts); unset: no tracer provider, no interceptors. */
   tracing?: TracingConfig;

@@ -8,7 +8,7 @@ import { watchCertificates } from './temporal/certificate-watch';
 import { processLogger } from './logging';
 import { startTracing } from './observability/tracing';
 import { startWorkerObservability } from './observability/worker';
-import { createWorkers, type WorkerFleet } from './temporal/workers';
+import { createWorkers, type WorkerFleet } from './fleet/workers';
 import { applySchedulesOnce } from './temporal/schedules';
 
 async function main(): Promise<void> {

@@ -55,7 +55,7 @@ export function buildImageDir(log: (line: string) => void = stderrLine, node = p
   log('installing production dependencies only (npm ci --omit=dev)');
   run('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline']);
   log('building the workflow bundle with them');
-  run(node, ['dist/temporal/bundle.js', 'dist/workflow-bundle.js']);
+  run(node, ['dist/fleet/bundle.js', 'dist/workflow-bundle.js']);
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
@@ -105,7 +105,7 @@ export async function runImage(image: BuiltImage, node: string, opts: { log?: (l
       // Its /ready answers before the workers poll: ready once it says it polls (after the schedules were applied).
       startDistProcess(image.dir, node, 'worker', 'dist/worker.js', { ...env, ...sealKey, LOG_LEVEL: 'info', SCHEDULES: 'on', WORKFLOW_BUNDLE_PATH: join(image.dir, 'dist/workflow-bundle.js'), METRICS_PORT: String(ports.workerOps) }, `http://127.0.0.1:${ports.workerOps}/ready`, '"msg":"polling"'),
       startDistProcess(image.dir, node, 'bridge', 'dist/bridge/server.js', { ...env, BRIDGE_PORT: String(ports.bridge), METRICS_PORT: String(ports.bridgeOps) }, `http://127.0.0.1:${ports.bridgeOps}/ready`),
-      startDistProcess(image.dir, node, 'codec endpoint', 'dist/codec/server.js', { ...env, CODEC_SERVER_PORT: String(ports.codec), CODEC_AUTH_TOKEN: codecToken }, `http://127.0.0.1:${ports.codec}/health`),
+      startDistProcess(image.dir, node, 'codec endpoint', 'dist/codec-endpoint.js', { ...env, CODEC_SERVER_PORT: String(ports.codec), CODEC_AUTH_TOKEN: codecToken }, `http://127.0.0.1:${ports.codec}/health`),
     ];
     stops.push(async () => Promise.all(processes.map((p) => p.stop())));
     await Promise.all(processes.map((p) => p.ready()));

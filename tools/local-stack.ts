@@ -13,7 +13,7 @@ import type { Config } from '../src/config';
 import { startSandbox, type RunningSandbox } from '../src/sandbox';
 import { SandboxControlClient, type SandboxConfigPatch } from '../src/sandbox/control-client';
 import { clientConnectionOptions } from '../src/temporal/connection';
-import { createWorkers, type WorkerFleet, type WorkerSetup } from '../src/temporal/workers';
+import { createWorkers, type WorkerFleet, type WorkerSetup } from '../src/fleet/workers';
 import { preferredPort, startDevServer, type DevServer, type DevServerOptions } from './dev-server';
 import { ensureTemporalCli } from './temporal-cli';
 import { freePort } from '../src/ports';

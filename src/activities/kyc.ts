@@ -20,7 +20,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
 import type { KycSubmissionAnswer } from '../provider/answers';
-import type { KycAutoRequest, KycFormRequest, KycManualRequest, UploadType } from '../provider/api';
+import type { KycAutoRequest, KycFormRequest, KycManualRequest, UploadType } from '../provider-api';
 import { DocumentRefused, type DocumentStore } from '../documents/store';
 import { uploadDocument } from '../provider/uploads';
 import { FailureType, type FieldErrors } from '../shared/failures';

@@ -16,7 +16,7 @@
 import type { ProviderClient } from '../provider/client';
 import type { PayoutAnswer } from '../provider/answers';
 import { isProviderError } from '../provider/errors';
-import type { CreatePayoutRequest } from '../provider/api';
+import type { CreatePayoutRequest } from '../provider-api';
 import { contradicts, idempotencyConflict, postReconcilingFirst, type Recalled } from './idempotent-post';
 import { logExtraFields, providerCall } from './provider-call';
 

@@ -11,7 +11,7 @@ import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { cardMovementsQuery, cardReadSignal, cardStateQuery } from '../shared/messages';
 import type { CardView } from '../shared/types';
-import { describeFlow, flowSearchAttributes, type FlowStatus } from '../client/status';
+import { describeFlow, flowSearchAttributes, type FlowStatus } from '../temporal/flow-status';
 import { definedOnly } from '../shared/defined-only';
 import { moneyClaimOf, type FlowAsked, type FlowOutcome, type MoneyClaim } from '../shared/reconcile-checks';
 import { isSettled } from '../temporal/settlements';

@@ -17,7 +17,7 @@ import { DIFFERENCE_KINDS, EXPECTED_FLOW_MS, RECONCILIATIONS, countByKind, readB
 import { RATE_QUEUE_LIMITS } from '../shared/task-queues';
 import type { CardView } from '../shared/types';
 import { providerCall } from './provider-call';
-import { ENDPOINTS } from '../provider/api/endpoints';
+import { ENDPOINTS } from '../provider-api/endpoints';
 
 /** What the provider says of one thing we asked about; `known: false` when it has no record of it. */
 export interface ProviderRecord extends WindowedRead {

@@ -5,7 +5,7 @@
  * another caller sealed or was sent.
  */
 import { oneTimeRevealKey, sealPin, type PinPublicKey } from '../codec/card-secrets';
-import type { CardSensitive } from '../provider/api';
+import type { CardSensitive } from '../provider-api';
 import { describeErrors, hasErrors, pinErrors } from '../shared/card-rules';
 import type { IssueCardInput, IssueCardRequestInput, RevealRequest, SealedPin, SealedReveal } from '../shared/types';
 import { CardIssuingError } from './errors';

@@ -17,7 +17,7 @@ import {
 import { FailureType, type FlowName } from '../shared/failures';
 import type { CodecKeys } from '../codec/payload-codec';
 import type { PinPublicKey } from '../codec/card-secrets';
-import type { CardSensitive } from '../provider/api';
+import type { CardSensitive } from '../provider-api';
 import { describeErrors, hasErrors, keyErrors, toCardView } from '../shared/card-rules';
 import { entityWorkflowId } from '../shared/ids';
 import { signalEntity } from '../temporal/entity-signals';
@@ -41,7 +41,7 @@ import type { CardLifecycleState, CardView, ContactInput, EsimWatchState, Onboar
 import { issueCardSealed, revealUnderOneTimeKey, sealedPinOf } from './card-secrets';
 import { MANUAL_KYC_DEPRECATION } from '../shared/kyc-rules';
 import type { EsimOrderResult, OnboardCardholderResult, PayoutResult, TrackPayoutInput } from './flow-types';
-import { describeFlow, type FlowStatus } from './status';
+import { describeFlow, type FlowStatus } from '../temporal/flow-status';
 import { CardIssuingError, asCardIssuingError, toCardIssuingError } from './errors';
 import { CardUpdates } from './card-updates';
 import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
@@ -320,13 +320,8 @@ export class CardIssuingClient {
   }
 
   /** A read that runs as a short workflow: bounded by the call's timeout on the server too, so none lingers without a worker. */
-  async #readFlow<R>(workflowType: FlowName, prefix: string, opts?: CallOptions): Promise<R> {
-    const timeout = opts?.timeout ?? DEFAULT_READ_TIMEOUT_MS;
-    const workflowId = readableId(prefix);
-    return this.#read({ ...opts, timeout }, { workflowId }, async () => {
-      const handle = await this.#temporal.workflow.start<() => Promise<R>>(workflowType, { taskQueue: this.#taskQueue, workflowId, workflowExecutionTimeout: timeout });
-      return handle.result();
-    });
+  #readFlow<R>(workflowType: FlowName, prefix: string, opts?: CallOptions): Promise<R> {
+    return this.#readFlowWith<R>(workflowType, readableId(prefix), [], opts);
   }
 
   /** #readFlow with the workflow's ID and input given. */

@@ -3,7 +3,6 @@
  * reads no environment variable, never exits the process and never logs a key. A bad option is a
  * CardIssuingError ValidationFailed naming the field and the rule, thrown before any connection.
  */
-import { readFileSync } from 'node:fs';
 import { Client, Connection, type ClientInterceptors, type TLSConfig } from '@temporalio/client';
 import { createDataConverter, type CodecKeys } from '../codec/payload-codec';
 import type { PinPublicKey } from '../codec/card-secrets';
@@ -81,11 +80,4 @@ export async function connectCardIssuingClient(opts: ConnectOptions): Promise<Ca
   return new CardIssuingClient({ client, taskQueue: opts.taskQueue, codec: opts.codec, pinKey: opts.pinKey, onDeprecation: opts.onDeprecation }, connection);
 }
 
-/** TLS options from certificate files (for optionsFromEnv and the CLI). */
-export function tlsFromFiles(files: { certPath?: string; keyPath?: string; caPath?: string; serverName?: string }): TLSConfig {
-  return {
-    ...(files.certPath && files.keyPath ? { clientCertPair: { crt: readFileSync(files.certPath), key: readFileSync(files.keyPath) } } : {}),
-    ...(files.caPath ? { serverRootCACertificate: readFileSync(files.caPath) } : {}),
-    ...(files.serverName ? { serverNameOverride: files.serverName } : {}),
-  };
-}
+export { tlsFromFiles } from '../temporal/tls';

@@ -23,7 +23,7 @@ export { CardIssuingError, CLIENT_FAILURES, isCardIssuingError, isFailureOf, toC
 export type { CardIssuingErrorInit, ClientFailureType, FailureContext, FlowError } from './errors';
 export { DEFAULT_READ_TIMEOUT_MS } from './calls';
 export type { CallOptions } from './calls';
-export type { FlowStatus, PendingActivity } from './status';
+export type { FlowStatus, PendingActivity } from '../temporal/flow-status';
 export type * from './flow-types';
 export { createDataConverter } from '../codec/payload-codec';
 export type { CodecKeys } from '../codec/payload-codec';
@@ -48,8 +48,8 @@ export type {
   SealedReveal,
   WaitTimings,
 } from '../shared/types';
-export type { CardSensitive } from '../provider/api';
+export type { CardSensitive } from '../provider-api';
 export type { EsimOrderAnswer, EsimPlanAnswer as EsimPlan, PayoutAnswer, WalletBalanceAnswer as WalletBalance } from '../provider/answers';
 export type { CardBinAnswer as CardBin, OperationAnswer } from '../provider/answers';
-export type { CreatePayoutRequest } from '../provider/api/payouts';
-export type { KycFormFields } from '../provider/api/kyc';
+export type { CreatePayoutRequest } from '../provider-api/payouts';
+export type { KycFormFields } from '../provider-api/kyc';

@@ -9,7 +9,7 @@ import type { FlowName } from '../shared/failures';
 import type { IssueCardRequestInput, MoneyMovementInput, MoneyMovementResult, OnboardInput } from '../shared/types';
 import type { CallOptions } from './calls';
 import type { PurchaseEsimInput, RechargeEsimInput, SendPayoutInput } from './flow-types';
-import type { FlowStatus } from './status';
+import type { FlowStatus } from '../temporal/flow-status';
 
 /** A call that moves money: its idempotency key is required, and decides the workflow (or update) ID. */
 export type Keyed<T> = Omit<T, 'idempotencyKey'> & {

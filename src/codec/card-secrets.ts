@@ -13,7 +13,7 @@
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from '@hpke/core';
-import type { CardSensitive } from '../provider/api';
+import type { CardSensitive } from '../provider-api';
 import type { SealedPin, SealedReveal } from '../shared/types';
 
 const suite = new CipherSuite({ kem: new DhkemX25519HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes128Gcm() });

@@ -31,7 +31,7 @@ import {
 import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
 import type { TracingConfig } from '../config';
 
-/** The workflow interceptor module: bundled only when tracing is on (temporal/bundle.ts, temporal/workers.ts). */
+/** The workflow interceptor module: bundled only when tracing is on (fleet/bundle.ts, fleet/workers.ts). */
 export const WORKFLOW_TRACING_MODULE = require.resolve('./workflow-interceptors');
 
 /** The webhook's provider event type on the bridge's span (a type such as CARD_CREATED, never data). */

@@ -10,7 +10,7 @@
  */
 import type { z } from 'zod';
 import { invalidResponse, isProviderError, localValidationFailed, NOT_AN_ENVELOPE } from './errors';
-import { flattenExtra } from './api/rules';
+import { flattenExtra } from '../provider-api/rules';
 import { HmacSha256Scheme } from './signing';
 import { ProviderTransport, type TransportOptions } from './transport';
 import type { RateBudget } from './rate-budget';
@@ -44,7 +44,7 @@ import {
   type UpdateCardContactRequest,
   type UpdateCardPinRequest,
   type WithdrawFromCardRequest,
-} from './api';
+} from '../provider-api';
 import {
   balanceMoveAnswerSchema,
   cardActionAnswerSchema,

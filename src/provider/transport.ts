@@ -23,7 +23,7 @@ import {
   type HeaderBag,
 } from './errors';
 import { RateBudget } from './rate-budget';
-import { API_BASE_PATH, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN } from './api';
+import { API_BASE_PATH, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN } from '../provider-api';
 
 export interface TransportOptions {
   /** Scheme, host and port (an optional path prefix is kept), with or without the trailing /open-api/v1. */

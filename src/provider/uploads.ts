@@ -16,7 +16,7 @@ import {
   type FailureEnvelope,
   type HeaderBag,
 } from './errors';
-import type { PresignedUploadRequest, UploadContentType, UploadType } from './api';
+import type { PresignedUploadRequest, UploadContentType, UploadType } from '../provider-api';
 import type { PresignedUploadAnswer as PresignedUpload } from './answers';
 import { parseObject, readAnswer } from './transport';
 

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   API_BASE_PATH, ENDPOINTS, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_RULE,
   type Body, type EndpointDef, type EndpointKey, type FieldErrors,
-} from '../provider/api';
+} from '../provider-api';
 import { ApiError, errorBody, successBody, validationFailed, type ApiResult, type ErrorBody } from './errors';
 import type { IdempotencyRule, KeyHandle } from './idempotency';
 import type { RateDecision } from './rate-limit';

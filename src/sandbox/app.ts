@@ -4,7 +4,7 @@
  * JSON parsing; every failure, including the framework's own, answers the envelope.
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { API_BASE_PATH } from '../provider/api';
+import { API_BASE_PATH } from '../provider-api';
 import { endpointsForPath, isLoopback, rateHeadersForUnrouted, registerApiRoutes, send } from './api';
 import { ApiError, errorBody } from './errors';
 import { lingerUntilRequestEnds } from './lingering-close';

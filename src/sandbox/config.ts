@@ -4,7 +4,7 @@
  * and validated as a whole, so a bad value leaves the current configuration untouched.
  */
 import { z } from 'zod';
-import { ENDPOINTS, type EndpointDef, type FieldErrors } from '../provider/api';
+import { ENDPOINTS, type EndpointDef, type FieldErrors } from '../provider-api';
 import { fieldErrorsFromZod } from '../shared/zod-field-errors';
 
 /** How endpoints are named in the configuration: METHOD and path template, as in the spec. */

@@ -1,5 +1,5 @@
 /** The fixed catalog the sandbox starts with (CONTRACTS §5: BIN fixtures, magic eSIM plans). */
-import type { CardBin } from '../provider/api';
+import type { CardBin } from '../provider-api';
 
 export const CARD_BINS: readonly CardBin[] = [
   // A plain non-US VISA: nothing beyond names and amount.

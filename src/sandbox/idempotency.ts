@@ -5,7 +5,7 @@
  * concurrent requests with one key safe in a single-threaded server.
  */
 import { createHash } from 'node:crypto';
-import type { Operation, OperationType } from '../provider/api';
+import type { Operation, OperationType } from '../provider-api';
 import { ApiError, type ApiResult } from './errors';
 import { newId } from './ids';
 import { canonicalJson } from '../shared/canonical-json';

@@ -12,7 +12,7 @@
  * wordings (a stale BIN "BIN not found", a balance too low "… exceeds available balance"),
  * CARD_CREATED without `status`, and other words for the payout statuses the spec does not list.
  */
-import type { EndpointKey } from '../provider/api';
+import type { EndpointKey } from '../provider-api';
 import { codeMeaning } from '../shared/failures';
 import type { SandboxProfile } from './config';
 

@@ -3,7 +3,7 @@
  * using the endpoint key, so every /cards/{id}/funding call shares one counter).
  * Windows are aligned to multiples of windowMs; Reset is the epoch ms the window ends.
  */
-import type { RateLimitTier } from '../provider/api';
+import type { RateLimitTier } from '../provider-api';
 
 export interface RateLimits {
   windowMs: number;

@@ -1,7 +1,7 @@
 /** The sandbox's records, one instance per sandbox (reset replaces it). Money lives in the Ledger. */
 import type {
   BillingAddress, Card, CardBin, CardStatus, EsimOrderStatus, KycMode, KycStatus, Payout, UploadContentType, UploadType,
-} from '../provider/api';
+} from '../provider-api';
 
 export interface CardRecord {
   cardId: string;

@@ -5,7 +5,7 @@
  * GET /sandbox/webhooks, dropped ones included.
  */
 import { Agent, request } from 'undici';
-import type { WebhookEventData, WebhookEventType } from '../provider/api';
+import type { WebhookEventData, WebhookEventType } from '../provider-api';
 import { HmacSha256Scheme } from '../provider/signing';
 import type { SandboxConfig } from './config';
 import { presentEvent } from './profiles';

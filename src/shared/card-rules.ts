@@ -1,6 +1,6 @@
 /**
  * The rules a card request must meet, checked before any provider call: the provider's own
- * request rules (provider/api/cards.ts, shared with the sandbox) plus the BIN's conditions.
+ * request rules (provider-api/cards.ts, shared with the sandbox) plus the BIN's conditions.
  * Pure and free of schema libraries: used by the issueCard workflow, the card workflow's update
  * validators, the operator CLI and the sandbox.
  */
@@ -12,9 +12,9 @@ import {
   withdrawFromCardRequest,
   type CardBin,
   type CreateCardRequest,
-} from '../provider/api/cards';
-import { idempotencyKey } from '../provider/api/endpoints';
-import { valueErrors } from '../provider/api/rules';
+} from '../provider-api/cards';
+import { idempotencyKey } from '../provider-api/endpoints';
+import { valueErrors } from '../provider-api/rules';
 import { sealedPinErrors } from './card-secrets';
 import type { FieldErrors } from './failures';
 import type { CardView, ContactInput, IssueCardInput, IssueCardRequestInput, MoneyMovementKind } from './types';

@@ -1,13 +1,13 @@
 /**
  * The rules an onboardCardholder input must meet, checked before any provider call: the
- * provider's own KYC request rules (provider/api/kyc.ts, shared with the sandbox), with each
+ * provider's own KYC request rules (provider-api/kyc.ts, shared with the sandbox), with each
  * document standing in for the fileToken it will become, plus the shape of the document
  * references. Pure and free of schema libraries: used by the workflow and by the operator CLI.
  */
 import {
   KYC_IMAGE_SLOTS, kycAutoRequest, kycFormRequest, kycManualRequest, UPLOAD_CONTENT_TYPES,
   type KycAutoRequest, type KycFormRequest, type KycManualRequest, type UploadType,
-} from '../provider/api/kyc';
+} from '../provider-api/kyc';
 import type { FieldErrors } from './failures';
 import type { DocumentRef, HostedKycInput, KycDocuments, ManualKycInput, OnboardCardholderInput, OnboardInput } from './types';
 

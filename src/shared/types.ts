@@ -2,9 +2,9 @@
  * Inputs and results of the workflows other services start (CONTRACTS §7), and the
  * state the entity workflows expose. Plain data: imported by workflows, clients and the bridge.
  */
-import type { BillingAddress } from '../provider/api/cards';
-import type { CreatePayoutRequest } from '../provider/api/payouts';
-import type { KycFormFields } from '../provider/api/kyc';
+import type { BillingAddress } from '../provider-api/cards';
+import type { CreatePayoutRequest } from '../provider-api/payouts';
+import type { KycFormFields } from '../provider-api/kyc';
 import type { EntityKind } from './ids';
 
 export type { BillingAddress };
@@ -294,7 +294,7 @@ export interface TrackPayoutInput {
   timings?: WaitTimings;
 }
 
-/** POST /payouts (shape not shown; provider/api/payouts.ts, docs/provider-fidelity.md) plus our options. */
+/** POST /payouts (shape not shown; provider-api/payouts.ts, docs/provider-fidelity.md) plus our options. */
 export interface SendPayoutInput extends CreatePayoutRequest {
   /** Caller-chosen key for POST /payouts; derived from the workflow ID when absent. */
   idempotencyKey?: string;

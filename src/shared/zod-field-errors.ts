@@ -1,6 +1,6 @@
 /**
  * zod issues → { 'billingAddress.country': rule }, read the way the provider's rules are
- * (provider/api/rules.ts): the first issue per field wins; root issues go under `body`. For the
+ * (provider-api/rules.ts): the first issue per field wins; root issues go under `body`. For the
  * inputs we read with zod (webhook envelopes, sandbox configuration, the CLI's JSON); never
  * imported by workflow code, which must not load zod.
  */

@@ -6,7 +6,7 @@
  * card-commands.ts, any flow's (status, flows, operation, cancel, terminate) in flow-commands.ts,
  * reconciliation's in reconcile-commands.ts, settle in settle-command.ts.
  */
-import { createPayoutRequest, KYC_FORM_FIELDS, purchaseEsimRequest, rechargeEsimRequest } from '../provider/api';
+import { createPayoutRequest, KYC_FORM_FIELDS, purchaseEsimRequest, rechargeEsimRequest } from '../provider-api';
 import { issueCardRequestErrors, moneyMovementErrors } from '../shared/card-rules';
 import type { IssueCardRequestInput, MoneyMovementInput, MoneyMovementKind } from '../shared/types';
 import { UsageError, assertNoErrors, cents, flag, listFlag, localDocument, readJsonObject, type LocalDocument } from './args';

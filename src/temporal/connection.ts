@@ -1,9 +1,9 @@
 /** Connection options for a Temporal frontend: local dev server, or a cluster with TLS (mTLS, a private CA, a server name) or an API key. */
 import type { ConnectionOptions, TLSConfig } from '@temporalio/client';
 import type { NativeConnectionOptions } from '@temporalio/worker';
-import { tlsFromFiles } from '../client/connect';
 import type { Config } from '../config';
 import { clientInterceptors } from './client-interceptors';
+import { tlsFromFiles } from './tls';
 
 /**
  * Also valid as the client's ConnectionOptions (a subset of both); clients use clientConnectionOptions.
@@ -24,3 +24,4 @@ function tlsOf(t: Config['temporal']): TLSConfig | undefined {
 export function clientConnectionOptions(t: Config['temporal']): ConnectionOptions & { address: string } {
   return { ...connectionOptions(t), interceptors: clientInterceptors() };
 }
+

@@ -4,7 +4,7 @@
  * without a Worker Deployment version (an unversioned fleet, before Worker Deployments): such a flow
  * is routed to whichever build is current, and its history holds markers release 2 no longer asks
  * for. The gate lists the open ones; `deploy release-gate` reports them and a versioned worker of
- * release 2 refuses to start while any is open (temporal/workers.ts).
+ * release 2 refuses to start while any is open (fleet/workers.ts).
  *
  * A flow counts once a workflow task completed on an unversioned worker: one started a moment ago
  * whose first task has not completed yet carries no version either, but has recorded nothing a

@@ -10,7 +10,7 @@
  */
 import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PayoutAnswer } from '../provider/answers';
-import { createPayoutRequest } from '../provider/api/payouts';
+import { createPayoutRequest } from '../provider-api/payouts';
 import { describeErrors, hasErrors, hasTimingsErrors, keyErrors, payoutTimingsErrors, withoutTimingsErrors } from '../shared/card-rules';
 import { FailureType, shortfallOf, type FieldErrors } from '../shared/failures';
 import { phaseOf } from '../shared/statuses';

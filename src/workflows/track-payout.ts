@@ -9,7 +9,7 @@
  * input, NotFound, or the deadline passed.
  */
 import { upsertSearchAttributes } from '@temporalio/workflow';
-import { createPayoutRequest } from '../provider/api/payouts';
+import { createPayoutRequest } from '../provider-api/payouts';
 import type { PayoutAnswer as Payout } from '../provider/answers';
 import { FailureType } from '../shared/failures';
 import { FLOW_KIND } from '../shared/search-attributes';

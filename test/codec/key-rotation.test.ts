@@ -16,7 +16,7 @@ import { startBridge, type RunningBridge } from '../../src/bridge';
 import { startCodecServer, type CodecServer } from '../../src/codec/codec-server';
 import { createDataConverter, createPayloadCodec, ENCRYPTED_ENCODING, METADATA_KEY_ID } from '../../src/codec/payload-codec';
 import { newPinKeyPair, oneTimeRevealKey, PinOpener, sealPin } from '../../src/codec/card-secrets';
-import { createWorkers, type WorkerFleet } from '../../src/temporal/workers';
+import { createWorkers, type WorkerFleet } from '../../src/fleet/workers';
 import { clientConnectionOptions } from '../../src/temporal/connection';
 import { sampleFolder, sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { entityWorkflowId } from '../../src/shared/ids';

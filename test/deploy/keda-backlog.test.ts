@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { createWorkers } from '../../src/temporal/workers';
+import { createWorkers } from '../../src/fleet/workers';
 import { describeDeployment, promoteBuild, type DeploymentTarget } from '../../src/temporal/deployments';
 import { startStack, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';

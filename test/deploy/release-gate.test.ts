@@ -6,7 +6,7 @@
  * release-1 fleet.
  */
 import { randomUUID } from 'node:crypto';
-import { createWorkers, type WorkerFleet } from '../../src/temporal/workers';
+import { createWorkers, type WorkerFleet } from '../../src/fleet/workers';
 import { releaseGateQuery } from '../../src/temporal/release-gate';
 import { runInProcess } from '../starter/cli-helpers';
 import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Connection } from '@temporalio/client';
-import { createWorkers, type WorkerFleet } from '../../src/temporal/workers';
+import { createWorkers, type WorkerFleet } from '../../src/fleet/workers';
 import { describeDeployment, type DeploymentTarget } from '../../src/temporal/deployments';
 import { jsonOf, runInProcess } from '../starter/cli-helpers';
 import { startStack, type Stack } from '../helpers/stack';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { createWorkers, type WorkerFleet } from '../../src/temporal/workers';
+import { createWorkers, type WorkerFleet } from '../../src/fleet/workers';
 import { describeDeployment, type DeploymentTarget } from '../../src/temporal/deployments';
 import { runInProcess } from '../starter/cli-helpers';
 import { entityWorkflowId } from '../../src/shared/ids';

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { loadConfig, type Config } from '../../src/config';
 import type { RunningBridge } from '../../src/bridge';
 import { SandboxControlClient, type SandboxConfigPatch } from '../../src/sandbox/control-client';
-import type { WorkerFleet } from '../../src/temporal/workers';
+import type { WorkerFleet } from '../../src/fleet/workers';
 import { startLocalStack } from '../../tools/local-stack';
 import { newPinKeyPair, sealPin } from '../../src/codec/card-secrets';
 import type { SealedPin } from '../../src/shared/types';

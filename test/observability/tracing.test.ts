@@ -19,9 +19,9 @@ import { HmacSha256Scheme } from '../../src/provider/signing';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { entityStateQuery } from '../../src/shared/messages';
 import { runCli } from '../../src/starter/run';
-import { buildWorkflowBundle } from '../../src/temporal/bundle';
+import { buildWorkflowBundle } from '../../src/fleet/bundle';
 import { connectionOptions } from '../../src/temporal/connection';
-import { createWorkers, type WorkerFleet } from '../../src/temporal/workers';
+import { createWorkers, type WorkerFleet } from '../../src/fleet/workers';
 import { TEST_CODEC_KEY, TEST_PIN_KEYS, temporalAddress } from '../helpers/stack';
 
 interface OtlpSpan {

@@ -1,7 +1,7 @@
 /**
  * A dev server kept on a database from an earlier release (`npm run temporal`'s .data/temporal.db)
  * gets the search attributes added since: the CLI's `--search-attribute` registers on a new
- * database only, and a worker refuses to start without them (src/temporal/workers.ts).
+ * database only, and a worker refuses to start without them (src/fleet/workers.ts).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

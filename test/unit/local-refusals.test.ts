@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKycActivities } from '../../src/activities/kyc';
-import { kycFormRequest } from '../../src/provider/api/kyc';
+import { kycFormRequest } from '../../src/provider-api/kyc';
 import type { ProviderClient } from '../../src/provider/client';
 import { DocumentStore } from '../../src/documents/store';
 import { SAMPLE_PNG } from '../../src/sandbox/kyc-samples';

@@ -1,5 +1,5 @@
 /** One worker of a process fails: the others drain before the process closes its connections. */
-import { runTogether } from '../../src/temporal/workers';
+import { runTogether } from '../../src/fleet/workers';
 
 type State = 'RUNNING' | 'STOPPED' | 'FAILED';
 

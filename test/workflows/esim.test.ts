@@ -1,4 +1,4 @@
-import type { EsimOrder } from '../../src/provider/api';
+import type { EsimOrder } from '../../src/provider-api';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { entityStateQuery } from '../../src/shared/messages';
 import { workflowFailure } from '../helpers/flows';

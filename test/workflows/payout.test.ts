@@ -1,5 +1,5 @@
 import { createProviderClient, type ProviderClient } from '../../src/provider/client';
-import type { Payout } from '../../src/provider/api';
+import type { Payout } from '../../src/provider-api';
 import { workflowFailure } from '../helpers/flows';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
 import { deliveries } from '../helpers/wait';

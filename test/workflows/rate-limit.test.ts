@@ -7,7 +7,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { RATE_QUEUES, rateClassQueue } from '../../src/shared/task-queues';
 import { connectionOptions } from '../../src/temporal/connection';
-import { createWorkers, queueRate, type WorkerFleet } from '../../src/temporal/workers';
+import { createWorkers, queueRate, type WorkerFleet } from '../../src/fleet/workers';
 import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';
 
 const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);

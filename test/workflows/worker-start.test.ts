@@ -7,7 +7,7 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { loadConfig } from '../../src/config';
 import { SEARCH_ATTRIBUTES } from '../../src/shared/search-attributes';
-import { createWorkers } from '../../src/temporal/workers';
+import { createWorkers } from '../../src/fleet/workers';
 import { TEST_CODEC_KEY, TEST_PIN_KEYS, temporalAddress } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 

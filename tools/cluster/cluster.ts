@@ -16,7 +16,7 @@ import { startSandbox } from '../../src/sandbox';
 import { SandboxControlClient, type SandboxConfigPatch } from '../../src/sandbox/control-client';
 import type { CardIssuingClient } from '../../src/client';
 import { createCardIssuingClient } from '../../src/starter/connect';
-import { buildWorkflowBundle } from '../../src/temporal/bundle';
+import { buildWorkflowBundle } from '../../src/fleet/bundle';
 import { freePort } from '../../src/ports';
 import { prepareNamespace } from './namespace';
 import { startPostgres } from './postgres';

@@ -3,7 +3,7 @@
  * call); ENABLE ⇄ DISABLE (freeze/unfreeze); → DELETING → DELETED (record kept, balance back
  * to the wallet); ENABLE/DISABLE → EXPIRED. Money moves only through the ledger.
  */
-import type { Card, CardBin, CardSensitive, CreateCardRequest } from '../../provider/api';
+import type { Card, CardBin, CardSensitive, CreateCardRequest } from '../../provider-api';
 import { MAX_READ_LAG_MS } from '../config';
 import { ApiError, notFound } from '../errors';
 import { generatePan, maskPan, newId, randomDigits } from '../ids';

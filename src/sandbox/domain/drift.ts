@@ -4,7 +4,7 @@
  * move a payout's status with no webhook, add or withdraw a BIN. Money still moves only
  * through the ledger, so the sandbox's books stay conserved.
  */
-import type { CardBin, PayoutStatus } from '../../provider/api';
+import type { CardBin, PayoutStatus } from '../../provider-api';
 import { ApiError, notFound } from '../errors';
 import { EXTERNAL, WALLET, cardAccount } from '../ledger';
 import type { Sandbox } from '../sandbox';

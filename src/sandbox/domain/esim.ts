@@ -3,7 +3,7 @@
  * REFUNDED with the wallet refunded in full. Purchases and recharges each create an order;
  * one eSIM accumulates many. Usage figures change at most once per esimUsageSyncMs.
  */
-import type { EsimOrder, EsimPlan, EsimUsage } from '../../provider/api';
+import type { EsimOrder, EsimPlan, EsimUsage } from '../../provider-api';
 import { ApiError, notFound } from '../errors';
 import { ESIM_PLANS, type PlanFixture } from '../fixtures';
 import { generateIccid, newId } from '../ids';

@@ -6,7 +6,7 @@
 import {
   KYC_IMAGE_SLOTS, RESTRICTED_JURISDICTIONS, type FieldErrors, type KycCardholder, type KycImageSlot, type PresignedUpload,
   type PresignedUploadRequest, type UploadType,
-} from '../../provider/api';
+} from '../../provider-api';
 import { ApiError, notFound } from '../errors';
 import { newId, randomChars } from '../ids';
 import { EXTERNAL, InsufficientBalance, WALLET } from '../ledger';

@@ -5,7 +5,7 @@
  * (the order exists, so an idempotent retry returns it). Every change after creation emits
  * PAYOUT_<STATUS>.
  */
-import type { CreatePayoutRequest, Payout, PayoutStatus } from '../../provider/api';
+import type { CreatePayoutRequest, Payout, PayoutStatus } from '../../provider-api';
 import { ApiError, notFound } from '../errors';
 import { PAYOUT_QUOTE_RATES } from '../fixtures';
 import { EXTERNAL, InsufficientBalance, WALLET } from '../ledger';

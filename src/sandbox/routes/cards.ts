@@ -2,7 +2,7 @@
 import {
   createCardRequest, fundCardRequest, updateCardContactRequest,
   updateCardPinRequest, withdrawFromCardRequest, type CardBin, type CreateCardRequest,
-} from '../../provider/api';
+} from '../../provider-api';
 import { cardBinRequirementErrors } from '../../shared/card-rules';
 import { idempotent, validate, type ApiCall, type ApiHandlers } from '../api';
 import {

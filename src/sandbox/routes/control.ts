@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { PAYOUT_STATUSES } from '../../provider/api';
+import { PAYOUT_STATUSES } from '../../provider-api';
 import { fieldErrorsFromZod } from '../../shared/zod-field-errors';
 import { rawBodyOf, send } from '../api';
 import { mergeSandboxConfig } from '../config';

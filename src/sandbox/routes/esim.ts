@@ -1,5 +1,5 @@
 /** eSIM endpoints: catalog, purchase, recharge, order lookup, usage. */
-import { purchaseEsimRequest, rechargeEsimRequest, type FieldErrors } from '../../provider/api';
+import { purchaseEsimRequest, rechargeEsimRequest, type FieldErrors } from '../../provider-api';
 import { idempotent, validate, type ApiCall, type ApiHandlers } from '../api';
 import { getOrder, orderView, placedOrderView, planView, purchase, recharge, usage, waitForIssuance } from '../domain/esim';
 import { ESIM_PLANS } from '../fixtures';

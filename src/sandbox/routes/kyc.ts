@@ -1,7 +1,7 @@
 /** KYC endpoints: presigned uploads, form / manual / hosted submissions, status query. */
 import {
   kycAutoRequest, kycFormRequest, kycManualRequest, presignedUploadRequest,
-} from '../../provider/api';
+} from '../../provider-api';
 import { validate, type ApiHandlers } from '../api';
 import { acceptSubmission, cardholderView, createUpload, formTokenUses, restrictedJurisdictionErrors, tokenErrors } from '../domain/kyc';
 import { ok } from '../errors';

@@ -1,5 +1,5 @@
 /** Payout endpoints: create (X-Idempotency-Key required) and lookup by merOrderNo. */
-import { createPayoutRequest } from '../../provider/api';
+import { createPayoutRequest } from '../../provider-api';
 import { idempotent, validate, type ApiHandlers } from '../api';
 import { createPayout, getPayout, payoutView } from '../domain/payouts';
 import { ok, validationFailed } from '../errors';

@@ -1,5 +1,5 @@
 /** Wallet balance and the operation lookup by idempotency key. */
-import { IDEMPOTENCY_KEY_PATTERN } from '../../provider/api';
+import { IDEMPOTENCY_KEY_PATTERN } from '../../provider-api';
 import type { ApiHandlers } from '../api';
 import { notFound, ok, validationFailed } from '../errors';
 import { WALLET } from '../ledger';

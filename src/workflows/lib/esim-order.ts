@@ -7,7 +7,7 @@
  * order's entity workflow, which polls GET /esim/orders/{orderNo} when it is late) says how it ended.
  */
 import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { purchaseEsimRequest, rechargeEsimRequest } from '../../provider/api/esim';
+import { purchaseEsimRequest, rechargeEsimRequest } from '../../provider-api/esim';
 import type { EsimOrderAnswer as EsimOrder } from '../../provider/answers';
 import type { EsimOrderRequest } from '../../activities/esim';
 import { describeErrors, hasErrors, keyErrors } from '../../shared/card-rules';

@@ -1,5 +1,5 @@
 /**
- * A variant build's workflow bundle, made as a release's is (src/temporal/bundle.ts): the same
+ * A variant build's workflow bundle, made as a release's is (src/fleet/bundle.ts): the same
  * failure converter (payload-codec.ts: the worker's data converter needs it in the bundle), the
  * project's preloaded modules plus the variant's own entry (its small module graph shared the
  * same way), no tracing interceptors (the cluster's workers run without OTEL_EXPORTER_OTLP_ENDPOINT,
@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { FAILURE_CONVERTER_PATH } from '../../../src/codec/payload-codec';
-import { WORKFLOW_PRELOAD_MODULES } from '../../../src/temporal/workers';
+import { WORKFLOW_PRELOAD_MODULES } from '../../../src/fleet/workers';
 
 export const BUILDS = { v2: require.resolve('./v2'), v3: require.resolve('./v3') } as const;
 

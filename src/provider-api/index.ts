@@ -14,4 +14,3 @@ export * from './esim';
 export * from './webhooks';
 export { Body, type FieldErrors } from './rules';
 // The provider's error codes are declared with every other failure type, in shared/failures.ts.
-export { PROVIDER_ERROR_CODES, type ProviderErrorCode } from '../../shared/failures';

@@ -2,11 +2,11 @@
  * Codec server entry point: lets the Temporal UI and CLI decrypt history locally.
  * Point the UI at it with `temporal server start-dev --ui-codec-endpoint http://127.0.0.1:4030`.
  */
-import { assertCodecEndpointAuth, loadConfigOrExit, requireSecrets } from '../config';
-import { processLogger } from '../logging';
-import { createCodecAuthorizer } from './codec-auth';
-import { startCodecServer } from './codec-server';
-import { createPayloadCodec } from './payload-codec';
+import { assertCodecEndpointAuth, loadConfigOrExit, requireSecrets } from './config';
+import { processLogger } from './logging';
+import { createCodecAuthorizer } from './codec/codec-auth';
+import { startCodecServer } from './codec/codec-server';
+import { createPayloadCodec } from './codec/payload-codec';
 
 async function run(): Promise<void> {
   const config = loadConfigOrExit(process.env, requireSecrets('PAYLOAD_CODEC_KEY'), (c) => assertCodecEndpointAuth(c));

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { describeGate, releaseGate } from './release-gate';
+import { describeGate, releaseGate } from '../temporal/release-gate';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { assertPinKeys, type Config } from '../config';
 import { createActivities } from '../activities';
@@ -23,9 +23,9 @@ import type { CardBinAnswer } from '../provider/answers';
 import { fleetRate } from '../provider/rate-budget';
 import { bundleHasTracing, type Tracing } from '../observability/tracing';
 import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, rateClassQueue, type RateQueue } from '../shared/task-queues';
-import { clientConnectionOptions, connectionOptions } from './connection';
+import { clientConnectionOptions, connectionOptions } from '../temporal/connection';
 import { SEARCH_ATTRIBUTES } from '../shared/search-attributes';
-import { bootstrapCurrentBuild } from './deployments';
+import { bootstrapCurrentBuild } from '../temporal/deployments';
 
 /**
  * Modules evaluated once into the shared V8 context instead of again in every workflow's own

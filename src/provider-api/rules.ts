@@ -10,7 +10,7 @@
  * field's dotted path; a missing required field reads "is required". The sandbox returns them
  * verbatim in its 400 `errors` map, and the client refuses the same bodies before sending.
  */
-import type { FieldErrors } from '../../shared/failures';
+import type { FieldErrors } from '../shared/failures';
 
 export type { FieldErrors };
 

@@ -1,5 +1,5 @@
 /**
- * Builds the workflow bundle ahead of time: `node dist/temporal/bundle.js [--tracing] OUT.js` in
+ * Builds the workflow bundle ahead of time: `node dist/fleet/bundle.js [--tracing] OUT.js` in
  * the production image, buildWorkflowBundle() in the cluster smoke. A worker given the file
  * (WORKFLOW_BUNDLE_PATH) starts without webpack and runs exactly the code that was built.
  *
