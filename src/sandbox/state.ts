@@ -1,9 +1,12 @@
 /** The sandbox's records, one instance per sandbox (reset replaces it). Money lives in the Ledger. */
 import type {
-  BillingAddress, Card, CardBin, CardStatus, EsimOrderStatus, KycMode, KycStatus, Payout, UploadContentType, UploadType,
+  Card, CardBin, CardStatus, EsimOrderStatus, KycMode, KycStatus, Payout, UploadContentType, UploadType,
 } from '../provider-api';
 
-export interface CardRecord {
+/** What the card shares with the provider's answer (provider-api Card), held as it answers it. */
+type CardContact = Pick<Card, 'cardholderId' | 'mobilePrefix' | 'mobile' | 'email' | 'billingAddress' | 'tags' | 'totalConsumption'>;
+
+export interface CardRecord extends CardContact {
   cardId: string;
   bin: CardBin;
   firstName: string;
@@ -14,13 +17,6 @@ export interface CardRecord {
   expiryMonth: number;
   expiryYear: number;
   pin?: string;
-  cardholderId?: string;
-  mobilePrefix?: string;
-  mobile?: string;
-  email?: string;
-  billingAddress?: BillingAddress;
-  tags: string[];
-  totalConsumption: number;
   /** Magic firstName FAIL: provisioning ends FAILED. */
   failProvisioning: boolean;
   timer?: number;
