@@ -122,7 +122,9 @@ test('deploy refuses bad input before any call, naming the argument and the rule
     [['promote', '--build', 'a b'], '--build must be a build ID'],
     [['rollback', '--build', 'x'], 'deploy rollback takes no --build'],
     [['status', 'now'], 'deploy status takes no argument'],
-    [['upgrade'], 'ACTION must be status, ramp, promote, rollback or rollout'],
+    [['release-gate', '--soak', '5'], 'deploy release-gate takes no --soak'],
+    [['release-gate', 'now'], 'deploy release-gate takes no argument'],
+    [['upgrade'], 'ACTION must be status, ramp, promote, rollback, rollout or release-gate'],
   ] as const) {
     const run = await deployCli([...args]);
     expect([run.code, run.json.error.type]).toEqual([2, 'UsageError']);
