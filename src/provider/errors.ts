@@ -14,6 +14,8 @@
  */
 import { PROVIDER_ERROR_TYPES, shortfallOf, type ProviderErrorType } from '../shared/failures';
 import { classifyMessage, messageCode } from './classification';
+import { errorsOf, type FailureEnvelope } from './field-errors';
+import { parseResetHeader, type HeaderBag } from './rate-headers';
 
 interface Traits {
   /** A later attempt (same input, same idempotency key) can succeed. */
@@ -159,17 +161,6 @@ export interface EndpointRef {
   path: string;
 }
 
-/** A parsed failure envelope; every field optional because a proxy may answer anything. */
-export interface FailureEnvelope {
-  code?: unknown;
-  message?: unknown;
-  errors?: unknown;
-  /** Some providers put the field errors here, as `data.errors` or as `data` itself. */
-  data?: unknown;
-}
-
-export type HeaderBag = Record<string, string | string[] | undefined>;
-
 /**
  * When neither code nor wording is known (a proxy page, a future message) the status decides,
  * choosing the reading that makes a retry policy do the safe thing.
@@ -285,53 +276,6 @@ function errorCode(err: unknown): string | undefined {
   return undefined;
 }
 
-/**
- * The field errors wherever the provider put them: `errors`, `data.errors`, or `data` itself when
- * it is a map of field → text (the spec names an "errors map" but shows no envelope field for it).
- */
-function errorsOf(envelope: FailureEnvelope | undefined): Record<string, string> | undefined {
-  if (envelope === undefined) return undefined;
-  const data = envelope.data;
-  const inData = typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as { errors?: unknown }).errors : undefined;
-  const dataItself = isTextMap(data) || Array.isArray(data) ? data : undefined;
-  for (const place of [envelope.errors, inData, dataItself]) {
-    const found = fieldErrors(place);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
-
-function isTextMap(v: unknown): boolean {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length > 0 && Object.values(v).every((x) => typeof x === 'string');
-}
-
-/**
- * Field names and their rules, read from a map (`{ field: rule }`) or an array of `{ field,
- * message }` (also `name`/`path` and `error`/`reason`/`rule`). A rule that is not a string is
- * replaced by a fixed text: a provider that echoed our input there (a card number, an id
- * number) must not carry it into logs, failure details or workflow history.
- */
-function fieldErrors(raw: unknown): Record<string, string> | undefined {
-  if (Array.isArray(raw)) return fieldErrorList(raw);
-  if (typeof raw !== 'object' || raw === null) return undefined;
-  const out: Record<string, string> = {};
-  for (const [field, rule] of Object.entries(raw)) out[field] = typeof rule === 'string' ? rule : 'is invalid';
-  return out;
-}
-
-function fieldErrorList(items: unknown[]): Record<string, string> | undefined {
-  const out: Record<string, string> = {};
-  for (const item of items) {
-    if (typeof item !== 'object' || item === null) continue;
-    const e = item as Record<string, unknown>;
-    const field = [e.field, e.name, e.path, e.param].find((v) => typeof v === 'string' && v !== '') as string | undefined;
-    if (field === undefined) continue;
-    const rule = [e.message, e.error, e.reason, e.rule].find((v) => typeof v === 'string');
-    out[field] ??= typeof rule === 'string' ? rule : 'is invalid';
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
-}
-
 function rateLimitTiming(message: unknown, headers: HeaderBag, now: number): { resetAt?: number; retryAfterMs?: number } {
   const fromHeader = parseResetHeader(headers);
   // "retry in 12 seconds", "please wait 12s", "try again after 12 sec": the spec says only that it states the seconds.
@@ -341,19 +285,6 @@ function rateLimitTiming(message: unknown, headers: HeaderBag, now: number): { r
   const fromMessage = seconds !== undefined ? now + Number(seconds) * 1000 : undefined;
   const resetAt = fromHeader ?? fromMessage;
   return { resetAt, retryAfterMs: resetAt !== undefined ? Math.max(0, resetAt - now) : undefined };
-}
-
-/** X-RateLimit-Reset is epoch milliseconds. */
-export function parseResetHeader(headers: HeaderBag): number | undefined {
-  return numericHeader(headers, 'x-ratelimit-reset');
-}
-
-export function numericHeader(headers: HeaderBag, name: string): number | undefined {
-  const raw = headers[name] ?? headers[name.toLowerCase()];
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  if (value === undefined || value.trim() === '') return undefined;
-  const n = Number(value);
-  return Number.isFinite(n) ? n : undefined;
 }
 
 // ---------------------------------------------------------------------------

@@ -4,7 +4,7 @@
  * the window is known to be spent, instead of spending a request on a certain 429.
  * The provider stays the authority: an unknown or reset window always lets a call through.
  */
-import { numericHeader, type HeaderBag } from './errors';
+import { numericHeader, type HeaderBag } from './rate-headers';
 
 export interface RateWindow {
   limit: number;

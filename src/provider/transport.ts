@@ -16,12 +16,11 @@ import {
   invalidResponse,
   isProviderError,
   localValidationFailed,
-  numericHeader,
   rateBudgetSpent,
   type EndpointRef,
-  type FailureEnvelope,
-  type HeaderBag,
 } from './errors';
+import type { FailureEnvelope } from './field-errors';
+import { numericHeader, type HeaderBag } from './rate-headers';
 import { RateBudget } from './rate-budget';
 import { API_BASE_PATH, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN } from '../provider-api';
 

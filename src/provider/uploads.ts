@@ -13,9 +13,9 @@ import {
   invalidResponse,
   isProviderError,
   type EndpointRef,
-  type FailureEnvelope,
-  type HeaderBag,
 } from './errors';
+import type { FailureEnvelope } from './field-errors';
+import type { HeaderBag } from './rate-headers';
 import type { PresignedUploadRequest, UploadContentType, UploadType } from '../provider-api';
 import type { PresignedUploadAnswer as PresignedUpload } from './answers';
 import { parseObject, readAnswer } from './transport';
