@@ -28,6 +28,14 @@ export const BALANCE_READ_AFTER_ANSWER_PATCH = 'card-balance-read-after-answer';
 export const BALANCE_READ_DELAY_MS = 1000;
 
 /**
+ * docs/versioning.md: a movement answered while the delayed read is already under way asks for a
+ * read of its own a second later; before, it shared the read under way, which may have been answered
+ * before the movement, and the view kept the balance without it until something else read the card.
+ * `patched()` is called only on that path.
+ */
+export const BALANCE_READ_AFTER_EVERY_MOVEMENT_PATCH = 'card-balance-read-after-every-movement';
+
+/**
  * docs/versioning.md: a read the provider's own `updatedAt` shows older than the one held (a lagging
  * answer, stamped later than the state it shows) is not taken; before, the later stamp won. `patched()`
  * is called only when the two rules disagree.
@@ -107,15 +115,23 @@ export class CardBalance {
     return this.next;
   }
 
-  /** The read a second from now, shared by every movement until then (one timer, one read per burst). */
-  private soon?: Promise<void>;
+  /** The read a second from now, shared by every movement until its timer fires (one timer, one read per burst). */
+  private soon?: { fired: boolean };
 
-  /** Asks for a read a little later (BALANCE_READ_DELAY_MS), without waiting for it: movements meanwhile share it. */
+  /** Asks for a read a little later (BALANCE_READ_DELAY_MS), without waiting for it: movements until its timer fires share it. */
   refreshSoon(): void {
-    this.soon ??= sleep(BALANCE_READ_DELAY_MS)
-      .then(() => this.refresh())
+    // Its timer fired: the read is under way and may have been answered before this movement.
+    if (this.soon?.fired && patched(BALANCE_READ_AFTER_EVERY_MOVEMENT_PATCH)) this.soon = undefined;
+    if (this.soon) return;
+    const soon = { fired: false };
+    this.soon = soon;
+    void sleep(BALANCE_READ_DELAY_MS)
+      .then(() => {
+        soon.fired = true;
+        return this.refresh();
+      })
       .finally(() => {
-        this.soon = undefined;
+        if (this.soon === soon) this.soon = undefined;
       });
   }
 
