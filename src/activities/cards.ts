@@ -204,8 +204,9 @@ async function cardOfEarlierRun(temporal: Client, origin: CardKeyOrigin): Promis
   if (withCard) return { cardId: withCard.cardId };
   for (const run of [...runs].reverse()) {
     const post = await earlierRunPost(temporal, run, 'createCard');
-    if (!post) continue;
-    const idempotencyKey = post.idempotencyKey ?? keyOfRun(run, origin);
+    // Keyless, a run under a caller's key made another request (runsForThisRequest keeps only same-key runs under a caller's key).
+    if (!post || (post.derived === false && !('callerKey' in origin))) continue;
+    const idempotencyKey = 'callerKey' in origin ? origin.callerKey : (post.idempotencyKey ?? keyOfRun(run, origin));
     if (Date.now() - run.startedAt < CARD_KEY_TTL_MS) return { idempotencyKey };
     throw outcomeUnknown(
       { idempotencyKey, endpoint: 'POST /cards' },

@@ -55,7 +55,8 @@ export async function operationOfEarlierRun(
   const legacyKey = legacyIdempotencyKey(req.keyOrigin.purpose, req.keyOrigin.workflowId);
   for (const run of earlierRuns) {
     const post = await earlierRunPost(temporal, run, postActivity);
-    if (!post) continue;
+    // A run under a caller's key made another request: its key is not ours to continue under.
+    if (!post || post.derived === false) continue;
     const key = post.idempotencyKey ?? (run.sha256Keys ? req.idempotencyKey : legacyKey);
     if (key !== req.idempotencyKey) return { idempotencyKey: key };
   }

@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { describeGate, releaseGate } from '../temporal/release-gate';
+import { status } from '@grpc/grpc-js';
+import { describeGate, releaseGate, type ReleaseGate } from '../temporal/release-gate';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { assertPinKeys, type Config } from '../config';
 import { createActivities } from '../activities';
@@ -25,7 +26,7 @@ import { bundleHasTracing, type Tracing } from '../observability/tracing';
 import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, rateClassQueue, type RateQueue } from '../shared/task-queues';
 import { clientConnectionOptions, connectionOptions } from '../temporal/connection';
 import { SEARCH_ATTRIBUTES } from '../shared/search-attributes';
-import { bootstrapCurrentBuild } from '../temporal/deployments';
+import { bootstrapCurrentBuild, recordRelease } from '../temporal/deployments';
 
 /**
  * Modules evaluated once into the shared V8 context instead of again in every workflow's own
@@ -152,11 +153,18 @@ function versioningOptions(deployment: Config['temporal']['deployment']): Partia
   return { workerDeploymentOptions: { useWorkerVersioning: true, version: { deploymentName: deployment.name, buildId: deployment.buildId }, defaultVersioningBehavior: 'AUTO_UPGRADE' } };
 }
 
-/** The first deploy of a deployment makes its build current (deployments.ts); later ones are the operator's. */
+/**
+ * The version records its release (deployments.ts recordRelease: no pinned flow of it is moved to an
+ * earlier release's build); the first deploy of a deployment makes its build current; later ones are the operator's.
+ */
 function bootstrapDeployment(connection: Connection, config: Config, signal: AbortSignal): void {
   const deployment = config.temporal.deployment;
-  if (!deployment || deployment.bootstrap !== 'if-none') return;
+  if (!deployment) return;
   const target = { connection, namespace: config.temporal.namespace, deploymentName: deployment.name, identity: `worker-bootstrap@${process.pid}` };
+  recordRelease(target, deployment.buildId, signal).catch(
+    (err: unknown) => !signal.aborted && process.stderr.write(`worker: could not record build ${deployment.buildId}'s release in its version's metadata (${(err as Error).message}): its pinned flows count as release 1's\n`),
+  );
+  if (deployment.bootstrap !== 'if-none') return;
   bootstrapCurrentBuild(target, deployment.buildId, signal).then(
     (outcome) => outcome === 'set' && process.stderr.write(`worker: deployment ${deployment.name} had no current version: build ${deployment.buildId} is now current\n`),
     (err: unknown) => !signal.aborted && process.stderr.write(`worker: could not bootstrap deployment ${deployment.name} (${(err as Error).message}); set its current version with \`starter deploy promote --build ${deployment.buildId}\`\n`),
@@ -231,7 +239,16 @@ async function assertSearchAttributes(connection: Connection, namespace: string)
  * so the gate cannot tell theirs apart: there, `deploy release-gate` before the upgrade is the check.
  */
 async function assertReleaseGate(client: Client, taskQueue: string): Promise<void> {
-  const gate = await releaseGate(client, { taskQueue });
+  let gate: ReleaseGate;
+  try {
+    gate = await releaseGate(client, { taskQueue });
+  } catch (err) {
+    // A server without visibility queries (Temporal's Java test server) cannot be asked: said, and let through, as earlier-runs.ts does.
+    // Any other failure refuses the start: a worker that cannot tell must not run what it may not replay.
+    if ((err as { code?: number }).code !== status.UNIMPLEMENTED && (err as { cause?: { code?: number } }).cause?.code !== status.UNIMPLEMENTED) throw err;
+    process.stderr.write(`worker: visibility queries unsupported by this Temporal server; release gate not checked\n`);
+    return;
+  }
   if (!gate.passes) throw new Error(describeGate(gate));
 }
 

@@ -5,6 +5,7 @@
  * on, so two operators (or an operator and a bootstrapping worker) cannot overwrite each other.
  */
 import type { Connection } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 
 type VersionSummary = temporal.api.deployment.v1.WorkerDeploymentInfo.IWorkerDeploymentVersionSummary;
@@ -142,12 +143,55 @@ export async function rollbackBuild(t: DeploymentTarget, state?: DeploymentState
 }
 
 /**
+ * The release this code is (CHANGELOG): release 2 dropped the pinned flows' markers, so a build of
+ * release 1 cannot replay a pinned flow of release 2. A version's workers record their release in
+ * the version's metadata (`recordRelease`); a version without it is release 1.
+ */
+export const RELEASE = 2;
+const RELEASE_KEY = 'card-issuing-release';
+
+/** The release of a version, from its metadata: 1 when it records none (release 1 recorded nothing). */
+export async function releaseOf(t: DeploymentTarget, buildId: string): Promise<number> {
+  const described = await t.connection.workflowService.describeWorkerDeploymentVersion({ namespace: t.namespace, deploymentVersion: { deploymentName: t.deploymentName, buildId } });
+  const entry = described.workerDeploymentVersionInfo?.metadata?.entries?.[RELEASE_KEY];
+  const release = entry ? defaultPayloadConverter.fromPayload<unknown>(entry) : undefined;
+  return typeof release === 'number' ? release : 1;
+}
+
+/**
+ * Records this code's release in the version's metadata, asked until the server knows the version
+ * (its workers polled) or `signal` aborts: what `movePinnedFlows` reads before it moves a flow.
+ */
+export async function recordRelease(t: DeploymentTarget, buildId: string, signal?: AbortSignal): Promise<void> {
+  for (let delay = 200; ; delay = Math.min(delay * 2, 5000)) {
+    try {
+      await t.connection.workflowService.updateWorkerDeploymentVersionMetadata({
+        namespace: t.namespace,
+        deploymentVersion: { deploymentName: t.deploymentName, buildId },
+        upsertEntries: { [RELEASE_KEY]: defaultPayloadConverter.toPayload(RELEASE) },
+        identity: t.identity,
+      });
+      return;
+    } catch (err) {
+      if ((err as { code?: number }).code !== 5 && !isConflict(err)) throw err;
+    }
+    if (signal?.aborted) throw new Error(`recording the release of build ${buildId} aborted`);
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
+/**
  * Moves the running flows pinned to `fromBuild` onto `toBuild` (a pinned override): after a rollback
  * of a build whose change fails its flows' workflow tasks, they replay on the build rolled back to.
  * Only safe for flows whose history that build can replay: what the bad build recorded must be
- * what the good one would have (docs/versioning.md, "Rollback").
+ * what the good one would have (docs/versioning.md, "Rollback"). Refused (DeploymentRefused,
+ * nothing moved) when `toBuild` is of an earlier release than `fromBuild`: it could not replay them.
  */
 export async function movePinnedFlows(t: DeploymentTarget, fromBuild: string, toBuild: string, list: (query: string) => AsyncIterable<{ workflowId: string; runId: string }>): Promise<string[]> {
+  const [fromRelease, toRelease] = await Promise.all([releaseOf(t, fromBuild), releaseOf(t, toBuild)]);
+  if (toRelease < fromRelease) {
+    throw new DeploymentRefused(`the flows pinned to build ${fromBuild} (release ${fromRelease}) were not moved to build ${toBuild} (release ${toRelease}): an earlier release cannot replay them. They stay on ${fromBuild}: keep its workers until they end, or move them to a build of release ${fromRelease} or later`);
+  }
   const moved: string[] = [];
   const query = `TemporalWorkerDeploymentVersion = '${t.deploymentName}:${fromBuild}' AND ExecutionStatus = 'Running' AND TemporalWorkflowVersioningBehavior = 'Pinned'`;
   for await (const flow of list(query)) {

@@ -26,46 +26,55 @@ export interface UnversionedFlow {
 export interface ReleaseGate {
   /** True when no unversioned short flow is open: release 2 may run. */
   passes: boolean;
-  /** How many are open (each checked, up to `limit`; beyond it, visibility's count of candidates). */
+  /** How many are open (each confirmed by its history). */
   open: number;
   /** The open ones, up to `limit`, oldest first. */
   flows: UnversionedFlow[];
+  /** More candidates than the gate checks at once: not all were looked at, so the gate is closed. */
+  unchecked?: boolean;
 }
 
-/** The visibility query of the gate: running short flows of the task queue with no Worker Deployment version. */
+/** Candidates the gate checks at most: past them it stays closed rather than guess. */
+const MAX_CHECKED = 1000;
+
+/**
+ * The visibility query of the gate: running short flows of the task queue that completed a workflow
+ * task (BuildIds is set then) and have no Worker Deployment version. A flow whose first task has not
+ * completed (just started, or queued while no worker polls) has neither and is not a candidate.
+ */
 export function releaseGateQuery(taskQueue: string): string {
   if (/['\\]/.test(taskQueue)) throw new Error(`task queue ${JSON.stringify(taskQueue)} cannot be quoted in a visibility query`);
-  return `ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion IS NULL AND TaskQueue = '${taskQueue}' AND WorkflowType IN (${PINNED_FLOWS.map((t) => `'${t}'`).join(', ')})`;
+  return `ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion IS NULL AND BuildIds IS NOT NULL AND TaskQueue = '${taskQueue}' AND WorkflowType IN (${PINNED_FLOWS.map((t) => `'${t}'`).join(', ')})`;
 }
 
 /** The gate of the short flows on `taskQueue` (the main queue: the namespace may hold other fleets' flows). */
 export async function releaseGate(client: Client, { taskQueue, limit = 20 }: { taskQueue: string; limit?: number }): Promise<ReleaseGate> {
-  const query = releaseGateQuery(taskQueue);
   const flows: UnversionedFlow[] = [];
   let checked = 0;
-  let more = false;
-  for await (const run of client.workflow.list({ query })) {
-    if (checked >= limit) {
-      more = true;
+  let unchecked = false;
+  for await (const run of client.workflow.list({ query: releaseGateQuery(taskQueue) })) {
+    if (checked >= MAX_CHECKED) {
+      unchecked = true;
       break;
     }
     checked++;
-    if (await ranATask(client, run)) flows.push({ workflowId: run.workflowId, runId: run.runId, type: run.type, startedAt: run.startTime.toISOString() });
+    // Visibility may lag behind a flow's first versioned task: its history says how each task ran.
+    if (await ranUnversioned(client, run)) flows.push({ workflowId: run.workflowId, runId: run.runId, type: run.type, startedAt: run.startTime.toISOString() });
   }
-  // Past the limit, the rest are counted, not each checked: a gate that must list thousands is closed anyway.
-  const open = more ? flows.length + (await client.workflow.count(query)).count - checked : flows.length;
   flows.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
-  return { passes: open === 0, open, flows };
+  return { passes: flows.length === 0 && !unchecked, open: flows.length, flows: flows.slice(0, limit), ...(unchecked ? { unchecked } : {}) };
 }
 
 /** A sentence naming the open flows (the CLI's and the worker's refusal). */
 export function describeGate(gate: ReleaseGate): string {
   if (gate.passes) return 'release gate passes: no short flow that ran without a Worker Deployment version is open';
   const named = gate.flows.map((f) => `${f.type} ${f.workflowId}`).join(', ');
-  return `release gate closed: ${gate.open} short flow(s) that ran without a Worker Deployment version are still open (${named}${gate.open > gate.flows.length ? ', …' : ''}); release 2 cannot replay them. Run release 1 until they end and \`deploy release-gate\` passes (CHANGELOG, "Upgrading to release 2")`;
+  const count = gate.unchecked ? `at least ${gate.open} (more than ${MAX_CHECKED} candidates, not all checked)` : String(gate.open);
+  return `release gate closed: ${count} short flow(s) that ran without a Worker Deployment version are still open (${named}${gate.open > gate.flows.length || gate.unchecked ? ', …' : ''}); release 2 cannot replay them. Run release 1 until they end and \`deploy release-gate\` passes (CHANGELOG, "Upgrading to release 2")`;
 }
 
-async function ranATask(client: Client, run: WorkflowExecutionInfo): Promise<boolean> {
+/** True when a workflow task of the run completed on a worker with no Worker Deployment (an unversioned worker reports no deployment name). */
+async function ranUnversioned(client: Client, run: WorkflowExecutionInfo): Promise<boolean> {
   const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
-  return (history.events ?? []).some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+  return (history.events ?? []).some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED && !e.workflowTaskCompletedEventAttributes?.deploymentVersion?.deploymentName);
 }

@@ -49,7 +49,7 @@ export async function rollOut(target: DeploymentTarget, client: Client, plan: Ro
     const failing = await failingFlows(client, target, plan.buildId, since, plan.failingAttempts);
     if (failing.length > 0) {
       const rollback = await rollbackBuild(target);
-      const moved = rollback.to ? await moveAllPinned(target, client, rollback.from, rollback.to) : [];
+      const moved = rollback.to ? await moveAllPinned(target, client, rollback.from, rollback.to, progress) : [];
       progress(`gate failed at ${percent} %: ${failing.length} flow(s) failing their workflow tasks (${failing.slice(0, 5).join(', ')}${failing.length > 5 ? ', …' : ''}); rolled back to ${rollback.to ?? 'unversioned workers'}, ${moved.length} pinned flow(s) moved`);
       return { outcome: 'rolled-back', atPercent: percent, failing, rollback, moved };
     }
@@ -81,10 +81,16 @@ export async function failingFlows(client: Client, target: DeploymentTarget, bui
 }
 
 /** Visibility lists a flow pinned to a build a moment after its workflow task: passes until one moves none (at most ~30 s). */
-async function moveAllPinned(target: DeploymentTarget, client: Client, from: string, to: string): Promise<string[]> {
+async function moveAllPinned(target: DeploymentTarget, client: Client, from: string, to: string, progress: (line: string) => void): Promise<string[]> {
   const moved = new Set<string>();
   for (let pass = 0; pass < 10; pass++) {
-    const now = await movePinnedFlows(target, from, to, (query) => client.workflow.list({ query }));
+    const now = await movePinnedFlows(target, from, to, (query) => client.workflow.list({ query })).catch((err: unknown) => {
+      // An earlier release's build cannot replay them: they stay where they are, and the rollback stands.
+      if (!(err instanceof DeploymentRefused)) throw err;
+      progress(err.message);
+      return undefined;
+    });
+    if (!now) break;
     now.forEach((id) => moved.add(id));
     if (now.length === 0 && pass > 0) break;
     await sleep(3000);

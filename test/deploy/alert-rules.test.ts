@@ -167,13 +167,18 @@ describe('alert rules: what a pager receives', () => {
     expect(jobs.sort()).toEqual(['card-issuing-bridge', 'card-issuing-worker']);
     const selected = new Set([...readFileSync(join(DIR, 'alerts.yml'), 'utf8').matchAll(/job="([^"]+)"/g)].map((m) => m[1]));
     expect([...selected].sort()).toEqual(jobs);
+    // The PodMonitors scrape the pods: no scrape annotations beside them (a Prometheus scraping both would count every series twice).
+    const pods = docs.filter((d) => d.kind === 'Deployment').map((d) => d.spec.template.metadata.annotations ?? {});
+    expect(pods.filter((a) => 'prometheus.io/scrape' in a)).toEqual([]);
+    expect(helmTemplate().docs.filter((d) => d.kind === 'Deployment' && 'prometheus.io/scrape' in (d.spec.template.metadata.annotations ?? {})).length).toBeGreaterThan(0);
   });
 
   test('off by default; on, it refuses a missing or malformed base and a cluster without the operator, naming the value', () => {
     expect(helmTemplate().docs.filter((d) => d.kind === 'PrometheusRule' || d.kind === 'PodMonitor')).toEqual([]);
     expect(helmTemplate('alerts.enabled=true', OPERATOR).out).toMatch(/alerts.runbookBaseUrl is required with alerts.enabled=true/);
     expect(helmTemplate('alerts.enabled=true', 'alerts.runbookBaseUrl=runbooks.md', OPERATOR).out).toMatch(/alerts.runbookBaseUrl must be an http\(s\) URL/);
-    expect(helmTemplate('alerts.enabled=true', `alerts.runbookBaseUrl=${BASE}#top`, OPERATOR).out).toMatch(/without a query or #fragment/);
+    expect(helmTemplate('alerts.enabled=true', `alerts.runbookBaseUrl=${BASE}#top`, OPERATOR).out).toMatch(/without a query, #fragment or quote/);
+    expect(helmTemplate('alerts.enabled=true', "alerts.runbookBaseUrl=https://git.example.com/it's/runbooks.md", OPERATOR).out).toMatch(/without a query, #fragment or quote/);
     expect(helmTemplate('alerts.enabled=true', `alerts.runbookBaseUrl=${BASE}`).out).toMatch(/needs the Prometheus Operator/);
     expect(helmTemplate('alerts.enabled=true', `alerts.runbookBaseUrl=${BASE}`, 'alerts.skipCapabilityCheck=true').status).toBe(0);
   });

@@ -2,7 +2,8 @@
  * Release 2's gate (temporal/release-gate.ts, CHANGELOG "Upgrading to release 2"): while a short
  * flow that ran on an unversioned worker is open on the task queue, `deploy release-gate` exits 1
  * naming it and a versioned worker of release 2 refuses to start, naming it; once none is open, the
- * gate passes and the worker starts. On the dev server, with the stack's unversioned worker as the
+ * gate passes and the worker starts (a flow whose first workflow task has not completed does not
+ * count). On the dev server, with the stack's unversioned worker as the
  * release-1 fleet.
  */
 import { randomUUID } from 'node:crypto';
@@ -50,10 +51,13 @@ test('an unversioned short flow open: the gate names it and release 2 refuses to
   await expect(release2Worker()).rejects.toThrow(new RegExp(`release gate closed: 1 short flow\\(s\\).*fundCard ${workflowId}`));
 
   await open.terminate('the release-1 flow ended');
+  // A short flow whose first workflow task has not completed (here: delayed an hour) carries no version either, but recorded nothing: not counted.
+  const waiting = await stack.client.workflow.start('fundCard', { taskQueue: stack.taskQueue, workflowId: `fund-${randomUUID()}`, startDelay: '1 hour', args: [{ cardId: card.cardId, amount: 100, idempotencyKey: randomUUID() }] });
   await waitUntil(async () => (await gateCli()).code === 0, 30_000, 'the gate to pass');
   expect((await gateCli()).json.result).toEqual({ passes: true, open: 0, flows: [] });
   const fleet = await release2Worker();
   const running = fleet.run();
   fleet.shutdown();
   await running;
+  await waiting.terminate('test over');
 });

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { createWorkers, type WorkerFleet } from '../../src/fleet/workers';
-import { describeDeployment, type DeploymentTarget } from '../../src/temporal/deployments';
+import { RELEASE, describeDeployment, movePinnedFlows, releaseOf, type DeploymentTarget } from '../../src/temporal/deployments';
 import { runInProcess } from '../starter/cli-helpers';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';
@@ -130,4 +130,20 @@ test('deploy refuses bad input before any call, naming the argument and the rule
     expect([run.code, run.json.error.type]).toEqual([2, 'UsageError']);
     expect(run.json.error.message).toContain(message);
   }
+});
+
+test('pinned flows of release 2 are never moved to a build of an earlier release: refused before anything is listed or moved', async () => {
+  const target: DeploymentTarget = { connection: stack.client.connection as Connection, namespace: stack.config.temporal.namespace, deploymentName };
+  // Each build's workers record their release in the version's metadata.
+  await waitUntil(async () => (await releaseOf(target, 'build-a')) === RELEASE && (await releaseOf(target, 'build-b')) === RELEASE, 30_000, 'both builds to record their release');
+  // build-a stands in for a build of release 1, which recorded nothing.
+  await stack.client.connection.workflowService.updateWorkerDeploymentVersionMetadata({ namespace: target.namespace, deploymentVersion: { deploymentName, buildId: 'build-a' }, removeEntries: ['card-issuing-release'] });
+  expect(await releaseOf(target, 'build-a')).toBe(1);
+  const listed: string[] = [];
+  const list = (query: string) => (listed.push(query), stack.client.workflow.list({ query }));
+  await expect(movePinnedFlows(target, 'build-b', 'build-a', list)).rejects.toThrow(/pinned to build build-b \(release 2\) were not moved to build build-a \(release 1\)/);
+  expect(listed).toEqual([]);
+  // Forward, release 1 to release 2, they move as before.
+  await expect(movePinnedFlows(target, 'build-a', 'build-b', list)).resolves.toEqual(expect.any(Array));
+  expect(listed).toHaveLength(1);
 });
