@@ -204,8 +204,8 @@ async function cardOfEarlierRun(temporal: Client, origin: CardKeyOrigin): Promis
   if (withCard) return { cardId: withCard.cardId };
   for (const run of [...runs].reverse()) {
     const post = await earlierRunPost(temporal, run, 'createCard');
-    // Keyless, a run under a caller's key made another request (runsForThisRequest keeps only same-key runs under a caller's key).
-    if (!post || (post.derived === false && !('callerKey' in origin))) continue;
+    // Keyless, a run under a caller's key (none the workflow ID derives) made another request; under a caller's key, runsForThisRequest kept only its own.
+    if (!post || (!('callerKey' in origin) && post.idempotencyKey !== undefined && !everyDerivedKey(origin.purpose, origin.workflowId).includes(post.idempotencyKey))) continue;
     const idempotencyKey = 'callerKey' in origin ? origin.callerKey : (post.idempotencyKey ?? keyOfRun(run, origin));
     if (Date.now() - run.startedAt < CARD_KEY_TTL_MS) return { idempotencyKey };
     throw outcomeUnknown(

@@ -47,7 +47,8 @@ export async function operationOfEarlierRun(
   if (!req.keyOrigin) return undefined;
   const earlierRuns = await earlierRunsOfThisWorkflow(temporal);
   if (earlierRuns.length === 0) return undefined;
-  const keys = [req.idempotencyKey, ...everyDerivedKey(req.keyOrigin.purpose, req.keyOrigin.workflowId).filter((k) => k !== req.idempotencyKey)];
+  const derived = everyDerivedKey(req.keyOrigin.purpose, req.keyOrigin.workflowId);
+  const keys = [req.idempotencyKey, ...derived.filter((k) => k !== req.idempotencyKey)];
   for (const key of keys) {
     const operation = await readOperation(provider, key);
     if (operation) return key === req.idempotencyKey ? undefined : { idempotencyKey: key, operation };
@@ -55,8 +56,8 @@ export async function operationOfEarlierRun(
   const legacyKey = legacyIdempotencyKey(req.keyOrigin.purpose, req.keyOrigin.workflowId);
   for (const run of earlierRuns) {
     const post = await earlierRunPost(temporal, run, postActivity);
-    // A run under a caller's key made another request: its key is not ours to continue under.
-    if (!post || post.derived === false) continue;
+    // A run under a caller's key (none the workflow ID derives) made another request: its key is not ours to continue under.
+    if (!post || (post.idempotencyKey !== undefined && !derived.includes(post.idempotencyKey))) continue;
     const key = post.idempotencyKey ?? (run.sha256Keys ? req.idempotencyKey : legacyKey);
     if (key !== req.idempotencyKey) return { idempotencyKey: key };
   }

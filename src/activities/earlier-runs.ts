@@ -80,16 +80,16 @@ export async function earlierRunsOfThisWorkflow(temporal: Client): Promise<Earli
 /**
  * The first `activityType` an earlier run scheduled (undefined: none), with the idempotency key its
  * input carried, decoded through our codec: the key that run posted under, whatever built it (FNV,
- * SHA-256, a release with or without markers). `derived`: the key was derived from the workflow ID
- * (the input names its `keyOrigin`); a caller's key is another request's. No key when the input
- * cannot be read (a payload key since deleted): the caller falls back on what visibility tells (`sha256Keys`).
+ * SHA-256, a release with or without markers); the caller tells a derived key from a caller's
+ * (another request's) by the keys the workflow ID derives. No key when the input cannot be read (a
+ * payload key since deleted): the caller falls back on what visibility tells (`sha256Keys`).
  */
-export async function earlierRunPost(temporal: Client, run: EarlierRun, activityType: string): Promise<{ idempotencyKey?: string; derived?: boolean } | undefined> {
+export async function earlierRunPost(temporal: Client, run: EarlierRun, activityType: string): Promise<{ idempotencyKey?: string } | undefined> {
   const history = await temporal.workflow.getHandle(activityInfo()!.workflowExecution!.workflowId, run.runId).fetchHistory();
   const scheduled = (history.events ?? []).find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType)?.activityTaskScheduledEventAttributes;
   if (!scheduled) return undefined;
-  const input = await decodeFromPayloadsAtIndex<{ idempotencyKey?: unknown; keyOrigin?: unknown } | undefined>(temporal.workflow.options.loadedDataConverter, 0, scheduled.input?.payloads).catch(() => undefined);
-  return typeof input?.idempotencyKey === 'string' ? { idempotencyKey: input.idempotencyKey, derived: input.keyOrigin !== undefined } : {};
+  const input = await decodeFromPayloadsAtIndex<{ idempotencyKey?: unknown } | undefined>(temporal.workflow.options.loadedDataConverter, 0, scheduled.input?.payloads).catch(() => undefined);
+  return typeof input?.idempotencyKey === 'string' ? { idempotencyKey: input.idempotencyKey } : {};
 }
 
 async function scheduledIn(temporal: Client, run: { workflowId: string; runId: string }, activityTypes: string[]): Promise<boolean> {

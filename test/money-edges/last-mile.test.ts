@@ -5,7 +5,7 @@
  * OutcomeUnknown with the key. The sandbox's ledger is the truth.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { legacyIdempotencyKey } from '../../src/shared/ids';
+import { deriveIdempotencyKey, legacyIdempotencyKey } from '../../src/shared/ids';
 import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows';
 import { startStack, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
@@ -149,6 +149,18 @@ describe('suspected: a read-after-write 404 under the old key during the key-sch
     const result = await execute('fundCard', { cardId: card.cardId, amount: 1800 }, workflowId);
     expect(result).toMatchObject({ status: 'COMPLETED', idempotencyKey: legacyIdempotencyKey('fund', workflowId) });
     expect(await cardBalance(stack, card.cardId)).toBe(2800);
+    expect((await ledger(stack)).violations).toEqual([]);
+  });
+
+  test("a keyless run of a workflow ID whose earlier run funded under a caller's key makes its own request: it does not take the caller's key", async () => {
+    stack = await stackOn('minimal');
+    const card = await issueTestCard(stack, 1000);
+    const workflowId = uniqueId('fund-mixed');
+    const callerKey = uniqueId('caller').slice(0, 40);
+    await execute('fundCard', { cardId: card.cardId, amount: 500, idempotencyKey: callerKey }, workflowId);
+    const keyless = await execute('fundCard', { cardId: card.cardId, amount: 700 }, workflowId);
+    expect(keyless).toMatchObject({ status: 'COMPLETED', idempotencyKey: deriveIdempotencyKey('fund', workflowId) });
+    expect(await cardBalance(stack, card.cardId)).toBe(2200);
     expect((await ledger(stack)).violations).toEqual([]);
   });
 });
