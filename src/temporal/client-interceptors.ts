@@ -37,7 +37,15 @@ function cancelledCall(details: string): CallInterface {
   return {
     start(_metadata, l) {
       listener = l;
-      setImmediate(() => listener?.onReceiveStatus?.({ code: status.CANCELLED, details, metadata: new Metadata() }));
+      setImmediate(() => {
+        try {
+          listener?.onReceiveStatus?.({ code: status.CANCELLED, details, metadata: new Metadata() });
+        } catch {
+          // The SDK's retry interceptor ends a retried attempt by passing on the first attempt's message
+          // (savedMessageNext), which a first attempt that failed never set: it throws a TypeError here, an
+          // uncaught exception in this timer. The call is over either way, its connection closed: nothing to hand on.
+        }
+      });
     },
     cancelWithStatus: noop,
     getPeer: () => '',
