@@ -23,7 +23,7 @@ import { CardSecretError, sealReveal, type PinOpener } from '../codec/card-secre
 import { createCardBody, isDeleteUnderWay, toCardView } from '../shared/card-rules';
 import type { CardView, ContactInput, IssueCardInput, SealedPin, SealedReveal } from '../shared/types';
 import type { KeyOrigin } from './earlier-key';
-import { earlierRunInput, earlierRunPost, earlierRunsOfThisWorkflow, type EarlierRun } from './earlier-runs';
+import { earlierDerivedPost, earlierRunInput, earlierRunPost, earlierRunsOfThisWorkflow, type EarlierRun } from './earlier-runs';
 import { outcomeUnknown } from './idempotent-post';
 import { earlierAttemptMayHaveTakenEffect, logExtraFields, providerCall } from './provider-call';
 
@@ -203,10 +203,10 @@ async function cardOfEarlierRun(temporal: Client, origin: CardKeyOrigin): Promis
   const withCard = runs.find((r) => r.cardId !== undefined);
   if (withCard) return { cardId: withCard.cardId };
   for (const run of [...runs].reverse()) {
-    const post = await earlierRunPost(temporal, run, 'createCard');
-    // Keyless, a run under a caller's key (none the workflow ID derives) made another request; under a caller's key, runsForThisRequest kept only its own.
-    if (!post || (!('callerKey' in origin) && post.idempotencyKey !== undefined && !everyDerivedKey(origin.purpose, origin.workflowId).includes(post.idempotencyKey))) continue;
-    const idempotencyKey = 'callerKey' in origin ? origin.callerKey : (post.idempotencyKey ?? keyOfRun(run, origin));
+    // Under a caller's key, runsForThisRequest kept only the runs started with it.
+    const post = 'callerKey' in origin ? await earlierRunPost(temporal, run, 'createCard') : await earlierDerivedPost(temporal, run, 'createCard', everyDerivedKey(origin.purpose, origin.workflowId));
+    if (!post) continue;
+    const idempotencyKey = post.idempotencyKey ?? keyOfRun(run, origin);
     if (Date.now() - run.startedAt < CARD_KEY_TTL_MS) return { idempotencyKey };
     throw outcomeUnknown(
       { idempotencyKey, endpoint: 'POST /cards' },

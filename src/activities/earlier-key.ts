@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';
 import type { OperationAnswer } from '../provider/answers';
 import { everyDerivedKey, legacyIdempotencyKey } from '../shared/ids';
-import { earlierRunPost, earlierRunsOfThisWorkflow } from './earlier-runs';
+import { earlierDerivedPost, earlierRunsOfThisWorkflow } from './earlier-runs';
 import { readOperation } from './idempotent-post';
 
 /** How a derived key was made: its purpose and the workflow ID it was derived from. */
@@ -55,9 +55,8 @@ export async function operationOfEarlierRun(
   }
   const legacyKey = legacyIdempotencyKey(req.keyOrigin.purpose, req.keyOrigin.workflowId);
   for (const run of earlierRuns) {
-    const post = await earlierRunPost(temporal, run, postActivity);
-    // A run under a caller's key (none the workflow ID derives) made another request: its key is not ours to continue under.
-    if (!post || (post.idempotencyKey !== undefined && !derived.includes(post.idempotencyKey))) continue;
+    const post = await earlierDerivedPost(temporal, run, postActivity, derived);
+    if (!post) continue;
     const key = post.idempotencyKey ?? (run.sha256Keys ? req.idempotencyKey : legacyKey);
     if (key !== req.idempotencyKey) return { idempotencyKey: key };
   }

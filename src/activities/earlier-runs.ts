@@ -92,6 +92,15 @@ export async function earlierRunPost(temporal: Client, run: EarlierRun, activity
   return typeof input?.idempotencyKey === 'string' ? { idempotencyKey: input.idempotencyKey } : {};
 }
 
+/**
+ * earlierRunPost for a key derived from the workflow ID (`derived`: every key it derives): a run whose
+ * POST carried another key, a caller's, made another request, and counts as one that posted nothing.
+ */
+export async function earlierDerivedPost(temporal: Client, run: EarlierRun, activityType: string, derived: readonly string[]): Promise<{ idempotencyKey?: string } | undefined> {
+  const post = await earlierRunPost(temporal, run, activityType);
+  return post?.idempotencyKey !== undefined && !derived.includes(post.idempotencyKey) ? undefined : post;
+}
+
 async function scheduledIn(temporal: Client, run: { workflowId: string; runId: string }, activityTypes: string[]): Promise<boolean> {
   const history = await temporal.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
   return (history.events ?? []).some((e) => activityTypes.includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''));
