@@ -163,21 +163,15 @@ export async function releaseOf(t: DeploymentTarget, buildId: string): Promise<n
  * (its workers polled) or `signal` aborts: what `movePinnedFlows` reads before it moves a flow.
  */
 export async function recordRelease(t: DeploymentTarget, buildId: string, signal?: AbortSignal): Promise<void> {
-  for (let delay = 200; ; delay = Math.min(delay * 2, 5000)) {
-    try {
-      await t.connection.workflowService.updateWorkerDeploymentVersionMetadata({
-        namespace: t.namespace,
-        deploymentVersion: { deploymentName: t.deploymentName, buildId },
-        upsertEntries: { [RELEASE_KEY]: defaultPayloadConverter.toPayload(RELEASE) },
-        identity: t.identity,
-      });
-      return;
-    } catch (err) {
-      if ((err as { code?: number }).code !== 5 && !isConflict(err)) throw err;
-    }
-    if (signal?.aborted) throw new Error(`recording the release of build ${buildId} aborted`);
-    await new Promise((resolve) => setTimeout(resolve, delay));
-  }
+  await untilVersionKnown(`recording the release of build ${buildId}`, signal, async () => {
+    await t.connection.workflowService.updateWorkerDeploymentVersionMetadata({
+      namespace: t.namespace,
+      deploymentVersion: { deploymentName: t.deploymentName, buildId },
+      upsertEntries: { [RELEASE_KEY]: defaultPayloadConverter.toPayload(RELEASE) },
+      identity: t.identity,
+    });
+    return true;
+  });
 }
 
 /**
@@ -216,18 +210,29 @@ export async function movePinnedFlows(t: DeploymentTarget, fromBuild: string, to
  * knows a version only once its workers polled, so this is asked until it does (or `signal` aborts).
  */
 export async function bootstrapCurrentBuild(t: DeploymentTarget, buildId: string, signal?: AbortSignal): Promise<'set' | 'kept'> {
+  return untilVersionKnown(`bootstrap of build ${buildId}`, signal, async () => {
+    const state = await describeDeployment(t);
+    if (state.current) return 'kept';
+    if (!state.builds.some((b) => b.buildId === buildId)) return undefined;
+    await t.connection.workflowService.setWorkerDeploymentCurrentVersion({ ...request(t, state), buildId });
+    return 'set';
+  });
+}
+
+/**
+ * Asks `attempt` until it answers (not undefined), backing off to 5 s while the server does not know
+ * the version yet (its workers have not polled: NOT_FOUND, no deployment) or another change came
+ * first; any other failure ends it, and so does `signal`.
+ */
+async function untilVersionKnown<T>(what: string, signal: AbortSignal | undefined, attempt: () => Promise<T | undefined>): Promise<T> {
   for (let delay = 200; ; delay = Math.min(delay * 2, 5000)) {
     try {
-      const state = await describeDeployment(t);
-      if (state.current) return 'kept';
-      if (state.builds.some((b) => b.buildId === buildId)) {
-        await t.connection.workflowService.setWorkerDeploymentCurrentVersion({ ...request(t, state), buildId });
-        return 'set';
-      }
+      const answer = await attempt();
+      if (answer !== undefined) return answer;
     } catch (err) {
-      if (!(err instanceof DeploymentNotFound) && !isConflict(err)) throw err;
+      if (!(err instanceof DeploymentNotFound) && (err as { code?: number }).code !== 5 && !isConflict(err)) throw err;
     }
-    if (signal?.aborted) throw new Error(`bootstrap of build ${buildId} aborted`);
+    if (signal?.aborted) throw new Error(`${what} aborted`);
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
 }
