@@ -23,7 +23,9 @@ import type { ReconciliationMetrics } from '../observability/metrics';
 import type { CardBinAnswer } from '../provider/answers';
 import { fleetRate } from '../provider/rate-budget';
 import { bundleHasTracing, type Tracing } from '../observability/tracing';
-import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, rateClassQueue, type RateQueue } from '../shared/task-queues';
+import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, nexusQueue, rateClassQueue, type RateQueue } from '../shared/task-queues';
+import { CardIssuingClient } from '../client';
+import { cardIssuingHandler } from '../nexus/handler';
 import { clientConnectionOptions, connectionOptions } from '../temporal/connection';
 import { SEARCH_ATTRIBUTES } from '../shared/search-attributes';
 import { bootstrapCurrentBuild, recordRelease } from '../temporal/deployments';
@@ -85,10 +87,11 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
   // With a real payload key, a payload not encrypted with it (anyone's plain-JSON signal) is refused (shared/refused-payload.ts).
   const dataConverter = createDataConverter(config.codec, { refuseUnencrypted: !config.codec.isDevelopmentKey });
   const provider = createProviderClient(config.provider, { observer: setup.providerObserver });
+  const temporalClient = new Client({ connection, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.clientInterceptors() });
   const activities = createActivities({
     provider,
     bins: new BinCache<CardBinAnswer>(provider),
-    temporal: new Client({ connection, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.clientInterceptors() }),
+    temporal: temporalClient,
     pins: new PinOpener(assertPinKeys(config)),
     documents: new DocumentStore(config.documentsDir),
     reconciliationMetrics: setup.reconciliationMetrics,
@@ -123,6 +126,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     ...rates.map((rate) =>
       Worker.create({ ...common, taskQueue: rate.taskQueue, maxTaskQueueActivitiesPerSecond: enforce ? rate.perSecond : undefined }),
     ),
+    nexusWorker(native, config, taskQueue, temporalClient),
   ]);
   return {
     workers,
@@ -141,6 +145,17 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     },
     shutdown: () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown()),
   };
+}
+
+/**
+ * The Nexus service `cardIssuing` (src/nexus, docs/nexus.md) on a queue of its own, the endpoint's
+ * target. Its payloads are the caller's: read and written as plain JSON by the SDK's default
+ * converter, since no caller holds our payload key; the flows it starts go through our client with
+ * our codec, so our histories stay encrypted. Unversioned: its handlers replay nothing.
+ */
+function nexusWorker(connection: NativeConnection, config: Config, taskQueue: string, temporal: Client): Promise<Worker> {
+  const client = new CardIssuingClient({ client: temporal, taskQueue, codec: config.codec });
+  return Worker.create({ connection, namespace: config.temporal.namespace, taskQueue: nexusQueue(taskQueue), nexusServices: [cardIssuingHandler(client)] });
 }
 
 /**

@@ -101,3 +101,8 @@ export function rateClassQueue(mainQueue: string, queue: RateQueue): string {
 
 // The entity workflows' queue: its home is entity-queues.ts (the client package imports it without the activities' types).
 export { entityQueue, mainQueueOf } from './entity-queues';
+
+/** The queue our Nexus service `cardIssuing` is served on (src/nexus): the endpoint's target. */
+export function nexusQueue(mainQueue: string): string {
+  return `${mainQueue}-nexus`;
+}

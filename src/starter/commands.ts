@@ -21,6 +21,7 @@ import { openItems, settle } from './settle-command';
 import { CARD_COMMANDS, lookUpBin } from './card-commands';
 import { FLOW_COMMANDS } from './flow-commands';
 import { DEPLOY_COMMANDS } from './deploy-commands';
+import { NEXUS_COMMANDS } from './nexus-command';
 import { cardIdArg, keyFlag, keyFor, leftRunning, many, personalFlag, startedFlow, str, type Command, type CommandOutcome, type Judge } from './command-kit';
 
 export type { Command, CommandContext, CommandOutcome, OutcomeFailure } from './command-kit';
@@ -312,6 +313,7 @@ export const COMMANDS: Record<string, Command<any>> = {
   ...CARD_COMMANDS,
   ...FLOW_COMMANDS,
   ...DEPLOY_COMMANDS,
+  ...NEXUS_COMMANDS,
   settle,
   open: openItems,
 };

@@ -98,6 +98,8 @@ export async function rampBuild(t: DeploymentTarget, buildId: string, percent: n
   const before = state ?? (await describeDeployment(t));
   assertKnownBuild(before, buildId);
   if (before.current === buildId) throw new DeploymentRefused(`build ${buildId} is already current: nothing to ramp`);
+  // Asked again after an answer that never came: the first ask may have taken effect.
+  if (before.ramping?.buildId === buildId && before.ramping.percent === percent) return before;
   await routing(() => t.connection.workflowService.setWorkerDeploymentRampingVersion({ ...request(t, before), buildId, percentage: percent }));
   return describeDeployment(t);
 }
@@ -230,7 +232,7 @@ async function untilVersionKnown<T>(what: string, signal: AbortSignal | undefine
       const answer = await attempt();
       if (answer !== undefined) return answer;
     } catch (err) {
-      if (!(err instanceof DeploymentNotFound) && (err as { code?: number }).code !== 5 && !isConflict(err)) throw err;
+      if (!(err instanceof DeploymentNotFound) && (err as { code?: number }).code !== 5 && !isMomentary(err)) throw err;
     }
     if (signal?.aborted) throw new Error(`${what} aborted`);
     await new Promise((resolve) => setTimeout(resolve, delay));
@@ -247,10 +249,14 @@ function assertKnownBuild(state: DeploymentState, buildId: string): void {
   }
 }
 
-/** Another change came first (conflict token) or the version's task queues are still being registered. */
-function isConflict(err: unknown): boolean {
-  const code = (err as { code?: number }).code;
-  return code === 9 || code === 10 || code === 14;
+/**
+ * Worth asking again: another change came first (conflict token), the version's task queues are
+ * still being registered, or the deployment's own workflow was busy with a change and answered late
+ * or not at all (DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED, UNAVAILABLE: seen under a loaded
+ * CI machine while a new build's workers recorded their release beside a rollout's ramp).
+ */
+export function isMomentary(err: unknown): boolean {
+  return [4, 8, 9, 10, 14].includes((err as { code?: number }).code ?? -1);
 }
 
 function buildState(v: VersionSummary): BuildState {

@@ -9,7 +9,7 @@
  * nothing new ran on the new build, so a flow failing now is the ramp's to answer for.
  */
 import type { Client } from '@temporalio/client';
-import { DeploymentNotFound, DeploymentRefused, describeDeployment, movePinnedFlows, promoteBuild, rampBuild, rollbackBuild, type DeploymentState, type DeploymentTarget, type Rollback } from './deployments';
+import { DeploymentNotFound, DeploymentRefused, describeDeployment, isMomentary, movePinnedFlows, promoteBuild, rampBuild, rollbackBuild, type DeploymentState, type DeploymentTarget, type Rollback } from './deployments';
 
 export interface RolloutPlan {
   buildId: string;
@@ -98,14 +98,14 @@ async function moveAllPinned(target: DeploymentTarget, client: Client, from: str
   return [...moved];
 }
 
-/** The move, asked again while the server refuses it for want of the build's pollers (or knows no deployment yet), up to `ms`. */
+/** The move, asked again while the server refuses it for want of the build's pollers, knows no deployment yet or is momentarily busy, up to `ms`. */
 async function acceptedWithin<T>(ms: number, move: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + ms;
   for (let pause = 500; ; pause = Math.min(pause * 2, 5000)) {
     try {
       return await move();
     } catch (err) {
-      const waitable = err instanceof DeploymentRefused || err instanceof DeploymentNotFound;
+      const waitable = err instanceof DeploymentRefused || err instanceof DeploymentNotFound || isMomentary(err);
       if (!waitable || Date.now() + pause > deadline) throw err;
       await sleep(pause);
     }

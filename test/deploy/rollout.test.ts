@@ -44,7 +44,7 @@ test('a healthy build is ramped, held and promoted by itself; a build whose ramp
 
   await startBuild('build-b');
   const healthy = await runInProcess(stack, ['deploy', 'rollout', '--build', 'build-b', '--steps', '20,60', '--soak', '2', '--failing-attempts', '2', '--json']);
-  expect(healthy.code).toBe(0);
+  expect({ code: healthy.code, stderr: healthy.stderr }).toMatchObject({ code: 0 });
   expect(jsonOf(healthy).result).toMatchObject({ current: 'build-b' });
   expect(healthy.stderr).toMatch(/ramped to 20 %[\s\S]*ramped to 60 %[\s\S]*gate passed: build build-b is current/);
 

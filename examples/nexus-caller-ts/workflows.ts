@@ -1,0 +1,61 @@
+/**
+ * A caller in another namespace (docs/nexus.md): workflows of another team that fund a card and
+ * issue one through our Nexus service `cardIssuing`, with no access to our namespace and no
+ * payload key of ours. A caller's own code would import the contract from
+ * `@card-issuing/client/nexus`; in this repository it is `src/nexus/contract`.
+ * test/nexus/callers.test.ts runs these on the dev server; README "Calling from another namespace"
+ * shows them.
+ */
+import { ApplicationFailure, NexusOperationFailure } from '@temporalio/common';
+import { CancellationScope, createNexusServiceClient, isCancellation, sleep } from '@temporalio/workflow';
+import { cardIssuingService, type MoneyMovementRequest, type NexusIssueCardRequest } from '../../src/nexus/contract';
+
+/** What the caller's workflow makes of the operation: its result, or the failure's type as our service gave it. */
+export type CallerOutcome<T> = { ok: true; result: T } | { ok: false; type: string; message: string; mayHaveTakenEffect: boolean; cancelled?: boolean };
+
+// --- the README's snippet: begin
+export async function fundCardThroughNexus(endpoint: string, request: MoneyMovementRequest): Promise<CallerOutcome<unknown>> {
+  const cardIssuing = createNexusServiceClient({ endpoint, service: cardIssuingService });
+  try {
+    const result = await cardIssuing.executeOperation('fundCard', request, { scheduleToCloseTimeout: '10 minutes' });
+    return { ok: true, result };
+  } catch (err) {
+    const failure = cardIssuingFailure(err);
+    if (failure) return { ok: false, ...failure };
+    throw err;
+  }
+}
+
+/** Our failure types cross typed: the innermost ApplicationFailure of the chain has the client package's `type`, and `mayHaveTakenEffect` in its first detail. */
+function cardIssuingFailure(err: unknown): { type: string; message: string; mayHaveTakenEffect: boolean } | undefined {
+  if (!(err instanceof NexusOperationFailure)) return undefined;
+  let ours: ApplicationFailure | undefined;
+  for (let cause: unknown = err.cause; cause instanceof Error; cause = cause.cause) if (cause instanceof ApplicationFailure) ours = cause;
+  if (!ours) return undefined;
+  const [detail] = (ours.details ?? []) as Array<{ mayHaveTakenEffect?: boolean }>;
+  return { type: ours.type ?? 'ApplicationFailure', message: ours.message, mayHaveTakenEffect: detail?.mayHaveTakenEffect === true };
+}
+// --- the README's snippet: end
+
+export async function issueCardThroughNexus(endpoint: string, request: NexusIssueCardRequest): Promise<CallerOutcome<unknown>> {
+  const cardIssuing = createNexusServiceClient({ endpoint, service: cardIssuingService });
+  const result = await cardIssuing.executeOperation('issueCard', request, { scheduleToCloseTimeout: '10 minutes' });
+  return { ok: true, result };
+}
+
+/** Starts issueCard and cancels it after `cancelAfterMs`: what the caller sees (our flow is not cancelled: docs/nexus.md, "Cancellation"). */
+export async function issueCardThenCancel(endpoint: string, request: NexusIssueCardRequest, cancelAfterMs: number): Promise<CallerOutcome<unknown>> {
+  const cardIssuing = createNexusServiceClient({ endpoint, service: cardIssuingService });
+  try {
+    const result = await CancellationScope.cancellable(async () => {
+      const operation = cardIssuing.executeOperation('issueCard', request, { scheduleToCloseTimeout: '10 minutes' });
+      await sleep(cancelAfterMs);
+      CancellationScope.current().cancel();
+      return await operation;
+    });
+    return { ok: true, result };
+  } catch (err) {
+    if (isCancellation(err)) return { ok: false, type: 'Cancelled', message: (err as Error).message, mayHaveTakenEffect: true, cancelled: true };
+    throw err;
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The handler of the Nexus service `cardIssuing` (contract.ts; docs/nexus.md). Each operation is
+ * the client package's call of the same name, made by our worker with our payload codec: the key
+ * rule (workflow or update ID from the caller's key), the request digest that refuses another
+ * request under a key, and the restart after a failed run are the client's, in one place.
+ *
+ * Operations are synchronous. A call still running when the Nexus request must be answered is a
+ * retryable UPSTREAM_TIMEOUT: the caller's server asks again, with the same input and so the same
+ * key, and the call joins the flow or update already there until it has an outcome. A failure is
+ * an operation failure whose innermost cause is an ApplicationFailure of the client's `type`, with
+ * `mayHaveTakenEffect` and the ids in its first detail: the caller catches the same types as the
+ * client package's callers.
+ */
+import * as nexus from 'nexus-rpc';
+import { ApplicationFailure } from '@temporalio/common';
+import { CardIssuingError, type CallOptions, type CardIssuingClient } from '../client';
+import { cardIssuingService, type NexusIssueCardRequest } from './contract';
+
+/** The most a handler waits for an outcome before answering "still running": under the server's Nexus request timeout (10 s by default). */
+export const NEXUS_WAIT_MS = 8000;
+/** Room left before the request's own deadline for the answer to travel back. */
+const ANSWER_MARGIN_MS = 1000;
+
+type Call<I, O> = (input: I, opts: CallOptions) => Promise<O>;
+
+export function cardIssuingHandler(client: CardIssuingClient) {
+  return nexus.serviceHandler(cardIssuingService, {
+    issueCard: operation('issueCard', (input: NexusIssueCardRequest, opts) => client.issueCard(withoutPin(input), opts)),
+    fundCard: operation('fundCard', (input, opts) => client.fundCard(input, opts)),
+    withdrawFromCard: operation('withdrawFromCard', (input, opts) => client.withdrawFromCard(input, opts)),
+    purchaseEsim: operation('purchaseEsim', (input, opts) => client.purchaseEsim(input, opts)),
+    rechargeEsim: operation('rechargeEsim', (input, opts) => client.rechargeEsim(input, opts)),
+    sendPayout: operation('sendPayout', (input, opts) => client.sendPayout(input, opts)),
+    onboardCardholder: operation('onboardCardholder', (input, opts) => client.onboardCardholder(input, opts)),
+    cardState: operation('cardState', (input, opts) => client.cardState(cardIdOf(input), opts)),
+    walletBalance: async (ctx) => answer(ctx, (opts) => client.walletBalance(opts)),
+  });
+}
+
+/** An operation whose input must be a JSON object: anything else is refused ValidationFailed before any call. */
+function operation<I, O>(name: string, call: Call<I, O>) {
+  return async (ctx: nexus.OperationContext, input: I): Promise<O> => {
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+      throw failed(new CardIssuingError({ type: 'ValidationFailed', message: `invalid ${name}: the input must be a JSON object (got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input})`, details: [{ errors: { input: 'must be a JSON object' } }] }));
+    }
+    return answer(ctx, (opts) => call(input, opts));
+  };
+}
+
+/** Runs the call within what is left of the request, and turns its failure into one the caller's SDK reads. */
+async function answer<O>(ctx: nexus.OperationContext, call: (opts: CallOptions) => Promise<O>): Promise<O> {
+  try {
+    return await call({ timeout: waitFor(ctx.requestDeadline), signal: ctx.abortSignal });
+  } catch (err) {
+    throw acrossTheBoundary(err);
+  }
+}
+
+export function waitFor(deadline: Date | undefined, now = Date.now()): number {
+  const left = deadline ? deadline.getTime() - now - ANSWER_MARGIN_MS : NEXUS_WAIT_MS;
+  return Math.max(1, Math.min(NEXUS_WAIT_MS, left));
+}
+
+/**
+ * Still running (our wait ended first, or the server gave up on the request): retryable, and the
+ * retry joins the same flow by its key. A failure of the call: the operation failed, typed. Anything
+ * else (Temporal unreachable from the handler, a bug): retryable, said as it is.
+ */
+export function acrossTheBoundary(err: unknown): Error {
+  if (err instanceof nexus.OperationError || err instanceof nexus.HandlerError) return err;
+  if (err instanceof CardIssuingError && (err.type === 'ClientTimeout' || err.type === 'Aborted')) {
+    return new nexus.HandlerError('UPSTREAM_TIMEOUT', `still running: ${err.message}; the retry of this request joins it by its key`, { retryableOverride: true });
+  }
+  if (err instanceof CardIssuingError) return failed(err);
+  return new nexus.HandlerError('INTERNAL', `could not complete: ${(err as Error)?.message ?? String(err)}`, { retryableOverride: true });
+}
+
+/**
+ * The operation failed (never retried by the caller's server: a new call under the key asks again).
+ * The SDK sends an OperationError as an ApplicationFailure of type `OperationError` whose cause is
+ * ours: an ApplicationFailure of the client's type, the innermost of the caller's failure chain.
+ * (A non-retryable ApplicationFailure thrown as it is would arrive as a handler error instead.)
+ */
+function failed(err: CardIssuingError): nexus.OperationError {
+  const detail = {
+    mayHaveTakenEffect: err.mayHaveTakenEffect,
+    ...(err.workflowId === undefined ? {} : { workflowId: err.workflowId }),
+    ...(err.updateId === undefined ? {} : { updateId: err.updateId }),
+    ...(err.idempotencyKey === undefined ? {} : { idempotencyKey: err.idempotencyKey }),
+    details: [...err.details],
+  };
+  return new nexus.OperationError('failed', err.message, { cause: ApplicationFailure.create({ type: err.type, message: err.message, nonRetryable: true, details: [detail] }) });
+}
+
+function withoutPin(input: NexusIssueCardRequest): NexusIssueCardRequest {
+  if ('pin' in input && (input as { pin?: unknown }).pin !== undefined) {
+    throw failed(new CardIssuingError({ type: 'ValidationFailed', message: 'invalid issueCard: pin is not taken over Nexus: set it with the client package (it seals the PIN to the workers\' key) or the CLI\'s set-pin', details: [{ errors: { pin: 'not taken over Nexus (a Nexus payload is the caller\'s, in clear)' } }] }));
+  }
+  return input;
+}
+
+function cardIdOf(input: { cardId?: unknown }): string {
+  if (typeof input.cardId === 'string' && input.cardId.length > 0) return input.cardId;
+  throw failed(new CardIssuingError({ type: 'ValidationFailed', message: 'invalid cardState: cardId is required (a non-empty string)', details: [{ errors: { cardId: 'is required: a non-empty string' } }] }));
+}

@@ -1,0 +1,210 @@
+/**
+ * Teams in other namespaces call our Nexus service `cardIssuing` (issue 43, docs/nexus.md): a
+ * TypeScript caller (examples/nexus-caller-ts) and a Go caller (examples/nexus-caller-go, built
+ * here with `go build`), each a worker in a namespace of its own on the dev server, through an
+ * endpoint made by our CLI. The sandbox's ledger is the truth: a repeated call, and one retried
+ * after the caller's worker was killed, move money once; a failure arrives typed; a cancelled
+ * caller leaves our flow running to its outcome, which the same key then answers.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { CardIssuingClient } from '../../src/client';
+import { FAST_TIMINGS, startStack, temporalAddress, uniqueId, type Stack } from '../helpers/stack';
+import { fixtureBins } from '../helpers/provider';
+import { jsonOf, runInProcess } from '../starter/cli-helpers';
+import { waitUntil } from '../helpers/wait';
+import type { CallerOutcome } from '../../examples/nexus-caller-ts/workflows';
+
+jest.setTimeout(240_000);
+
+const GO_CALLER_DIR = resolve(__dirname, '../../examples/nexus-caller-go');
+const TS_CALLER = require.resolve('../../examples/nexus-caller-ts/workflows');
+
+let stack: Stack;
+let ours: CardIssuingClient;
+let endpoint: string;
+let callerNamespace: string;
+let callerConnection: Connection;
+let caller: Client;
+let nativeConnection: NativeConnection;
+let plainBin: string;
+let goBinary: string | undefined;
+let buildDir: string;
+
+/** Skipped Go parts say so once (the machine has no Go toolchain). */
+const goSkipped = () => goBinary === undefined;
+
+beforeAll(async () => {
+  stack = await startStack({ cardProvisioningMs: 50 });
+  ours = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+  plainBin = (await fixtureBins(stack)).plain.cardBinId;
+  callerNamespace = `caller-${randomUUID().slice(0, 8)}`;
+  callerConnection = await Connection.connect({ address: temporalAddress() });
+  await callerConnection.workflowService.registerNamespace({ namespace: callerNamespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+  await waitUntil(async () => callerConnection.workflowService.describeNamespace({ namespace: callerNamespace }).then(() => true, () => false), 20_000, 'the caller namespace registered');
+  // The caller's client: no codec of ours, nothing of our namespace.
+  caller = new Client({ connection: callerConnection, namespace: callerNamespace });
+  nativeConnection = await NativeConnection.connect({ address: temporalAddress() });
+
+  endpoint = `card-issuing-${randomUUID().slice(0, 8)}`;
+  const made = await runInProcess(stack, ['nexus-endpoint', '--name', endpoint, '--json']);
+  expect(made.code).toBe(0);
+  expect(jsonOf(made).result).toMatchObject({ name: endpoint, namespace: stack.config.temporal.namespace, taskQueue: `${stack.taskQueue}-nexus`, outcome: 'created' });
+  const again = await runInProcess(stack, ['nexus-endpoint', '--name', endpoint, '--json']);
+  expect(jsonOf(again).result.outcome).toBe('kept');
+
+  buildDir = mkdtempSync(join(tmpdir(), 'nexus-caller-go-'));
+  try {
+    execFileSync('go', ['build', '-o', join(buildDir, 'nexus-caller'), '.'], { cwd: GO_CALLER_DIR, stdio: 'pipe', env: { ...process.env, GOFLAGS: '-mod=mod' } });
+    goBinary = join(buildDir, 'nexus-caller');
+  } catch (err) {
+    process.stderr.write(`skipped: the Go caller (go build in examples/nexus-caller-go failed or no Go toolchain: ${(err as Error).message.split('\n')[0]})\n`);
+  }
+});
+
+afterAll(async () => {
+  await nativeConnection?.close();
+  await callerConnection?.close();
+  await stack?.close();
+  if (buildDir) rmSync(buildDir, { recursive: true, force: true });
+});
+
+/** A TypeScript caller worker in the caller's namespace, until `fn` is done. */
+async function withTsCaller<T>(taskQueue: string, fn: () => Promise<T>): Promise<T> {
+  const worker = await Worker.create({ connection: nativeConnection, namespace: callerNamespace, taskQueue, workflowsPath: TS_CALLER });
+  return worker.runUntil(fn());
+}
+
+/** The Go caller's worker process (killed with SIGKILL by `kill`). */
+function startGoCaller(taskQueue: string): ChildProcess {
+  const child = spawn(goBinary!, ['-address', temporalAddress(), '-namespace', callerNamespace, '-task-queue', taskQueue], { stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr!.on('data', () => undefined);
+  return child;
+}
+
+async function stopGoCaller(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await exited;
+}
+
+const run = <T>(workflowType: string, taskQueue: string, args: unknown[]) =>
+  caller.workflow.execute<(...a: unknown[]) => Promise<CallerOutcome<T>>>(workflowType, { taskQueue, workflowId: uniqueId(`caller-${workflowType}`), args });
+
+async function newCard(initialAmount = 1000): Promise<string> {
+  return (await ours.issueCard({ idempotencyKey: uniqueId('nexus-card'), cardBinId: plainBin, initialAmount, firstName: 'Ada', lastName: 'Lovelace', timings: FAST_TIMINGS })).cardId;
+}
+
+const balance = async (cardId: string) => (await stack.control<{ cards: Array<{ cardId: string; availableBalance: number }> }>('GET', '/ledger')).cards.find((c) => c.cardId === cardId)?.availableBalance;
+const cardCount = async () => (await stack.control<{ cards: unknown[] }>('GET', '/ledger')).cards.length;
+
+test('the same fundCard from a TypeScript and a Go caller, repeated, moves the money once and answers the same movement', async () => {
+  const cardId = await newCard(1000);
+  const request = { cardId, amount: 700, idempotencyKey: uniqueId('nexus-fund') };
+  const [first, second] = await withTsCaller('ts-fund', () => Promise.all([run<any>('fundCardThroughNexus', 'ts-fund', [endpoint, request]), run<any>('fundCardThroughNexus', 'ts-fund', [endpoint, request])]));
+  expect(first).toMatchObject({ ok: true, result: { cardId, amount: 700, idempotencyKey: request.idempotencyKey } });
+  expect(second).toEqual(first);
+  if (!goSkipped()) {
+    const go = startGoCaller('go-fund');
+    try {
+      const fromGo = await run<any>('FundCardThroughNexus', 'go-fund', [endpoint, request]);
+      expect(fromGo).toMatchObject({ ok: true, result: { updateId: (first as { result: { updateId: string } }).result.updateId } });
+    } finally {
+      await stopGoCaller(go);
+    }
+  }
+  expect(await balance(cardId)).toBe(1700);
+});
+
+test('a failure arrives typed on the caller\'s side: a key reused for another amount is IdempotencyConflict, an amount below the minimum ValidationFailed, nothing moved', async () => {
+  const cardId = await newCard(1000);
+  const key = uniqueId('nexus-conflict');
+  await withTsCaller('ts-fail', async () => {
+    expect(await run('fundCardThroughNexus', 'ts-fail', [endpoint, { cardId, amount: 300, idempotencyKey: key }])).toMatchObject({ ok: true });
+    expect(await run('fundCardThroughNexus', 'ts-fail', [endpoint, { cardId, amount: 400, idempotencyKey: key }])).toMatchObject({ ok: false, type: 'IdempotencyConflict', mayHaveTakenEffect: false });
+    expect(await run('fundCardThroughNexus', 'ts-fail', [endpoint, { cardId, amount: 50, idempotencyKey: uniqueId('nexus-small') }])).toMatchObject({ ok: false, type: 'ValidationFailed', mayHaveTakenEffect: false });
+  });
+  if (!goSkipped()) {
+    const go = startGoCaller('go-fail');
+    try {
+      expect(await run('FundCardThroughNexus', 'go-fail', [endpoint, { cardId, amount: 400, idempotencyKey: key }])).toMatchObject({ ok: false, type: 'IdempotencyConflict', mayHaveTakenEffect: false });
+    } finally {
+      await stopGoCaller(go);
+    }
+  }
+  expect(await balance(cardId)).toBe(1300);
+});
+
+test('an issueCard still running past the Nexus request is asked again and joins the same flow; a caller worker killed meanwhile and replaced ends with one card', async () => {
+  // The card takes 15 s to provision: every Nexus request (8 s at most) answers "still running" and is retried.
+  await stack.control('PUT', '/config', { cardProvisioningMs: 15_000 });
+  try {
+    const before = await cardCount();
+    const tsKey = uniqueId('nexus-issue-ts');
+    const request = (idempotencyKey: string) => ({ idempotencyKey, cardBinId: plainBin, initialAmount: 1200, firstName: 'Grace', lastName: 'Hopper', timings: FAST_TIMINGS });
+    // TypeScript: the caller's worker stops mid-operation; another takes its workflow over.
+    const tsRun = await caller.workflow.start('issueCardThroughNexus', { taskQueue: 'ts-issue', workflowId: uniqueId('caller-issue'), args: [endpoint, request(tsKey)] });
+    await withTsCaller('ts-issue', () => waitUntil(async () => scheduled(tsRun.workflowId), 30_000, 'the TS caller scheduled its operation'));
+    const fromTs = (await withTsCaller('ts-issue', () => tsRun.result())) as CallerOutcome<{ cardId: string }>;
+    expect(fromTs).toMatchObject({ ok: true, result: { availableBalance: 1200 } });
+
+    if (!goSkipped()) {
+      const goKey = uniqueId('nexus-issue-go');
+      let go = startGoCaller('go-issue');
+      const goRun = await caller.workflow.start('IssueCardThroughNexus', { taskQueue: 'go-issue', workflowId: uniqueId('caller-issue-go'), args: [endpoint, request(goKey)] });
+      await waitUntil(async () => scheduled(goRun.workflowId), 30_000, 'the Go caller scheduled its operation');
+      await stopGoCaller(go, 'SIGKILL');
+      go = startGoCaller('go-issue');
+      try {
+        expect(await goRun.result()).toMatchObject({ ok: true, result: { availableBalance: 1200 } });
+      } finally {
+        await stopGoCaller(go);
+      }
+    }
+    expect(await cardCount()).toBe(before + (goSkipped() ? 1 : 2));
+  } finally {
+    await stack.control('PUT', '/config', { cardProvisioningMs: 50 });
+  }
+});
+
+test('cancelling the caller\'s issueCard does not cancel ours (a card under way is not safe to abandon): our flow ends with the card, and the same key answers it', async () => {
+  await stack.control('PUT', '/config', { cardProvisioningMs: 10_000 });
+  try {
+    const before = await cardCount();
+    const key = uniqueId('nexus-cancel');
+    const request = { idempotencyKey: key, cardBinId: plainBin, initialAmount: 900, firstName: 'Grace', lastName: 'Hopper', timings: FAST_TIMINGS };
+    const cancelled = await withTsCaller('ts-cancel', () => run('issueCardThenCancel', 'ts-cancel', [endpoint, request, 2000]));
+    expect(cancelled).toMatchObject({ ok: false, cancelled: true });
+    // Ours runs on: the flow under the key ends with the card.
+    const card = await ours.flow<{ cardId: string }>(`issue-card/${key}`).result();
+    await stack.control('PUT', '/config', { cardProvisioningMs: 50 });
+    const again = await withTsCaller('ts-cancel', () => run<{ cardId: string }>('issueCardThroughNexus', 'ts-cancel', [endpoint, request]));
+    expect(again).toMatchObject({ ok: true, result: { cardId: card.cardId } });
+    expect(await cardCount()).toBe(before + 1);
+  } finally {
+    await stack.control('PUT', '/config', { cardProvisioningMs: 50 });
+  }
+});
+
+test('README "Calling from another namespace" shows the snippets these callers run', () => {
+  const readme = readFileSync(resolve(__dirname, '../../README.md'), 'utf8');
+  for (const file of [TS_CALLER.replace(/\.js$/, '.ts'), join(GO_CALLER_DIR, 'main.go')]) {
+    const source = readFileSync(file, 'utf8');
+    const snippet = source.split(/\n.*the README's snippet: begin\n/)[1]?.split(/\n.*the README's snippet: end/)[0];
+    expect(snippet).toBeDefined();
+    expect(readme).toContain(snippet!.trim());
+  }
+});
+
+/** The caller's history holds the scheduled Nexus operation. */
+async function scheduled(workflowId: string): Promise<boolean> {
+  const history = await caller.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).some((e) => e.nexusOperationScheduledEventAttributes);
+}
