@@ -18,7 +18,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// The service and its operations, as src/nexus/contract.ts names them.
+// The service and its operations, as src/client/nexus-contract.ts names them.
 const (
 	service          = "cardIssuing"
 	fundCardOp       = "fundCard"

@@ -2,13 +2,13 @@
  * A caller in another namespace (docs/nexus.md): workflows of another team that fund a card and
  * issue one through our Nexus service `cardIssuing`, with no access to our namespace and no
  * payload key of ours. A caller's own code would import the contract from
- * `@card-issuing/client/nexus`; in this repository it is `src/nexus/contract`.
+ * `@card-issuing/client/nexus`; in this repository it is `src/client/nexus-contract`.
  * test/nexus/callers.test.ts runs these on the dev server; README "Calling from another namespace"
  * shows them.
  */
 import { ApplicationFailure, NexusOperationFailure } from '@temporalio/common';
-import { CancellationScope, createNexusServiceClient, isCancellation, sleep } from '@temporalio/workflow';
-import { cardIssuingService, type MoneyMovementRequest, type NexusIssueCardRequest } from '../../src/nexus/contract';
+import { CancellationScope, createNexusServiceClient, isCancellation, sleep, type NexusOperationCancellationType } from '@temporalio/workflow';
+import { cardIssuingService, type MoneyMovementRequest, type NexusIssueCardRequest } from '../../src/client/nexus-contract';
 
 /** What the caller's workflow makes of the operation: its result, or the failure's type as our service gave it. */
 export type CallerOutcome<T> = { ok: true; result: T } | { ok: false; type: string; message: string; mayHaveTakenEffect: boolean; cancelled?: boolean };
@@ -43,12 +43,16 @@ export async function issueCardThroughNexus(endpoint: string, request: NexusIssu
   return { ok: true, result };
 }
 
-/** Starts issueCard and cancels it after `cancelAfterMs`: what the caller sees (our flow is not cancelled: docs/nexus.md, "Cancellation"). */
-export async function issueCardThenCancel(endpoint: string, request: NexusIssueCardRequest, cancelAfterMs: number): Promise<CallerOutcome<unknown>> {
+/**
+ * Starts issueCard and cancels it after `cancelAfterMs`: what the caller sees. Our operations are
+ * synchronous, so nothing of ours is cancelled (docs/nexus.md, "Cancellation"): under TRY_CANCEL or
+ * ABANDON the caller stops waiting at once; under the SDK's default it waits for our outcome.
+ */
+export async function issueCardThenCancel(endpoint: string, request: NexusIssueCardRequest, cancelAfterMs: number, cancellationType: NexusOperationCancellationType): Promise<CallerOutcome<unknown>> {
   const cardIssuing = createNexusServiceClient({ endpoint, service: cardIssuingService });
   try {
     const result = await CancellationScope.cancellable(async () => {
-      const operation = cardIssuing.executeOperation('issueCard', request, { scheduleToCloseTimeout: '10 minutes' });
+      const operation = cardIssuing.executeOperation('issueCard', request, { scheduleToCloseTimeout: '10 minutes', cancellationType });
       await sleep(cancelAfterMs);
       CancellationScope.current().cancel();
       return await operation;

@@ -22,6 +22,9 @@ export { optionsFromEnv } from './from-env';
 export { CardIssuingError, CLIENT_FAILURES, isCardIssuingError, isFailureOf, toCardIssuingError } from './errors';
 export type { CardIssuingErrorInit, ClientFailureType, FailureContext, FlowError } from './errors';
 export { DEFAULT_READ_TIMEOUT_MS } from './calls';
+// The Nexus service's contract (docs/nexus.md); a caller's workflow imports it from `@card-issuing/client/nexus`, which loads nothing else.
+export { CARD_ISSUING_NEXUS_SERVICE, cardIssuingService } from './nexus-contract';
+export type { CardIssuingService, CardRef, NexusIssueCardRequest } from './nexus-contract';
 export type { CallOptions } from './calls';
 export type { FlowStatus, PendingActivity } from '../temporal/flow-status';
 export type * from './flow-types';

@@ -1,5 +1,5 @@
 /**
- * The handler of the Nexus service `cardIssuing` (contract.ts; docs/nexus.md). Each operation is
+ * The handler of the Nexus service `cardIssuing` (client/nexus-contract.ts; docs/nexus.md). Each operation is
  * the client package's call of the same name, made by our worker with our payload codec: the key
  * rule (workflow or update ID from the caller's key), the request digest that refuses another
  * request under a key, and the restart after a failed run are the client's, in one place.
@@ -14,7 +14,7 @@
 import * as nexus from 'nexus-rpc';
 import { ApplicationFailure } from '@temporalio/common';
 import { CardIssuingError, type CallOptions, type CardIssuingClient } from '../client';
-import { cardIssuingService, type NexusIssueCardRequest } from './contract';
+import { cardIssuingService, type NexusIssueCardRequest } from '../client/nexus-contract';
 
 /** The most a handler waits for an outcome before answering "still running": under the server's Nexus request timeout (10 s by default). */
 export const NEXUS_WAIT_MS = 8000;

@@ -174,16 +174,19 @@ test('an issueCard still running past the Nexus request is asked again and joins
   }
 });
 
-test('cancelling the caller\'s issueCard does not cancel ours (a card under way is not safe to abandon): our flow ends with the card, and the same key answers it', async () => {
+test('cancelling the caller\'s issueCard does not cancel ours: TRY_CANCEL stops the caller at once, the default waits and answers the card; our flow ends with one card, which the same key answers', async () => {
   await stack.control('PUT', '/config', { cardProvisioningMs: 10_000 });
   try {
     const before = await cardCount();
     const key = uniqueId('nexus-cancel');
     const request = { idempotencyKey: key, cardBinId: plainBin, initialAmount: 900, firstName: 'Grace', lastName: 'Hopper', timings: FAST_TIMINGS };
-    const cancelled = await withTsCaller('ts-cancel', () => run('issueCardThenCancel', 'ts-cancel', [endpoint, request, 2000]));
+    const [cancelled, waited] = await withTsCaller('ts-cancel', () =>
+      Promise.all([run('issueCardThenCancel', 'ts-cancel', [endpoint, request, 2000, 'TRY_CANCEL']), run<{ cardId: string }>('issueCardThenCancel', 'ts-cancel', [endpoint, request, 2000, 'WAIT_CANCELLATION_COMPLETED'])]),
+    );
     expect(cancelled).toMatchObject({ ok: false, cancelled: true });
-    // Ours runs on: the flow under the key ends with the card.
+    // Ours runs on: the flow under the key ends with the card, which the caller that waited was answered.
     const card = await ours.flow<{ cardId: string }>(`issue-card/${key}`).result();
+    expect(waited).toMatchObject({ ok: true, result: { cardId: card.cardId } });
     await stack.control('PUT', '/config', { cardProvisioningMs: 50 });
     const again = await withTsCaller('ts-cancel', () => run<{ cardId: string }>('issueCardThroughNexus', 'ts-cancel', [endpoint, request]));
     expect(again).toMatchObject({ ok: true, result: { cardId: card.cardId } });

@@ -19,6 +19,8 @@ import { createCardIssuingClient } from '../../src/starter/connect';
 import { buildWorkflowBundle } from '../../src/fleet/bundle';
 import { freePort } from '../../src/ports';
 import { prepareNamespace } from './namespace';
+import { DEFAULT_NEXUS_ENDPOINT, ensureNexusEndpoint, type NexusEndpointTarget } from '../../src/temporal/nexus-endpoint';
+import { nexusQueue } from '../../src/shared/task-queues';
 import { startPostgres } from './postgres';
 import { spawnApp, type AppProcess } from '../processes';
 import { ensureTemporalServer } from './server-build';
@@ -64,6 +66,18 @@ export interface Cluster {
 /** Stopped in reverse order of starting, whatever happens. */
 export const stoppers: Array<() => Promise<unknown>> = [];
 
+/** The endpoint of README "Calling from another namespace", made as the chart's Job makes it. */
+async function nexusEndpointFor(address: string, config: Config): Promise<NexusEndpointTarget> {
+  const target = { name: DEFAULT_NEXUS_ENDPOINT, namespace: config.temporal.namespace, taskQueue: nexusQueue(config.temporal.taskQueue) };
+  const connection = await Connection.connect({ address });
+  try {
+    await ensureNexusEndpoint(connection, target);
+    return target;
+  } finally {
+    await connection.close();
+  }
+}
+
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const { say } = opts;
   const base = loadConfigOrExit();
@@ -106,6 +120,10 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     ...opts.env,
   };
   const config = loadConfig(env);
+  await nexusEndpointFor(server.address, config).then(
+    (endpoint) => say(`Nexus endpoint ${endpoint.name} routes to ${endpoint.namespace}/${endpoint.taskQueue} (service cardIssuing; docs/nexus.md)`),
+    (err: unknown) => say(`Nexus endpoint not made (${(err as Error).message}): the server's operator API refused it`),
+  );
 
   const bridges = await Promise.all(range(opts.bridges).map(async (n) => startBridge(n, env, dir)));
   const control = new SandboxControlClient(sandbox.url);

@@ -11,8 +11,8 @@
  * example in examples/nexus-caller-go).
  */
 import * as nexus from 'nexus-rpc';
-import type { IssueCardRequest, MoneyMovementRequest, MoneyUpdateResult, OnboardRequest, PurchaseEsimRequest, RechargeEsimRequest, SendPayoutRequest } from '../client/requests';
-import type { EsimOrderResult, OnboardCardholderResult, PayoutResult } from '../client/flow-types';
+import type { IssueCardRequest, MoneyMovementRequest, MoneyUpdateResult, OnboardRequest, PurchaseEsimRequest, RechargeEsimRequest, SendPayoutRequest } from './requests';
+import type { EsimOrderResult, OnboardCardholderResult, PayoutResult } from './flow-types';
 import type { CardLifecycleState, CardView } from '../shared/types';
 import type { WalletBalanceAnswer } from '../provider/answers';
 

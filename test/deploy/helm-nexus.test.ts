@@ -1,0 +1,29 @@
+/**
+ * The chart's Nexus endpoint Job (docs/nexus.md): off by default; with nexus.endpoint.create it runs
+ * `nexus-endpoint --name=<name>` after each install or upgrade with the worker's Temporal settings
+ * (whose TEMPORAL_TASK_QUEUE decides the endpoint's target queue); a bad name is refused at render.
+ */
+import { helm, helmTemplate, type Doc } from '../helpers/helm';
+
+const maybe = helm ? test : test.skip;
+if (!helm) process.stderr.write('skipped: the chart\'s Nexus endpoint tests (no helm on PATH or in the tool cache)\n');
+
+const job = (docs: Doc[]) => docs.find((d) => d.kind === 'Job' && d.metadata.name.endsWith('-nexus-endpoint'));
+
+maybe('no endpoint Job by default; with create, a post-install/upgrade hook Job runs nexus-endpoint with the worker\'s Temporal settings', () => {
+  expect(job(helmTemplate().docs)).toBeUndefined();
+  const rendered = helmTemplate('nexus.endpoint.create=true', 'nexus.endpoint.name=payments-cards', 'temporal.taskQueue=cards-eu');
+  expect(rendered.status).toBe(0);
+  const made = job(rendered.docs) as Doc & { metadata: { annotations: Record<string, string> } };
+  expect(made.metadata.annotations['helm.sh/hook']).toBe('post-install,post-upgrade');
+  const container = made.spec.template.spec.containers[0];
+  expect(container.command).toEqual(['node', 'dist/starter/cli.js', 'nexus-endpoint', '--name=payments-cards']);
+  const env = Object.fromEntries(container.env.filter((e: { value?: string }) => e.value !== undefined).map((e: { name: string; value: string }) => [e.name, e.value]));
+  expect(env).toMatchObject({ TEMPORAL_TASK_QUEUE: 'cards-eu' });
+});
+
+maybe('a name the server would refuse is refused at render, naming the value and the rule', () => {
+  const refused = helmTemplate('nexus.endpoint.create=true', 'nexus.endpoint.name=cards_eu');
+  expect(refused.status).not.toBe(0);
+  expect(refused.out).toMatch(/nexus\.endpoint\.name must start with a letter, end with a letter or digit, and hold only letters, digits and "-"/);
+});
