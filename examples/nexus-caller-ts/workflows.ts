@@ -8,7 +8,7 @@
  */
 import { ApplicationFailure, NexusOperationFailure } from '@temporalio/common';
 import { CancellationScope, createNexusServiceClient, isCancellation, sleep, type NexusOperationCancellationType } from '@temporalio/workflow';
-import { cardIssuingService, type MoneyMovementRequest, type NexusIssueCardRequest } from '../../src/client/nexus-contract';
+import { cardIssuingService, type MoneyMovementRequest, type NexusIssueCardRequest, type NexusOnboardRequest } from '../../src/client/nexus-contract';
 
 /** What the caller's workflow makes of the operation: its result, or the failure's type as our service gave it. */
 export type CallerOutcome<T> = { ok: true; result: T } | { ok: false; type: string; message: string; mayHaveTakenEffect: boolean; cancelled?: boolean };
@@ -62,4 +62,31 @@ export async function issueCardThenCancel(endpoint: string, request: NexusIssueC
     if (isCancellation(err)) return { ok: false, type: 'Cancelled', message: (err as Error).message, mayHaveTakenEffect: true, cancelled: true };
     throw err;
   }
+}
+
+/**
+ * A hosted onboarding: the operation runs until the review ends, and the person needs the provider's
+ * page before that, so the caller reads it meanwhile through `onboarding` (by the same key).
+ */
+export async function onboardHostedThroughNexus(endpoint: string, request: NexusOnboardRequest): Promise<{ verificationUrl?: string; outcome: CallerOutcome<unknown> }> {
+  const cardIssuing = createNexusServiceClient({ endpoint, service: cardIssuingService });
+  const running = cardIssuing.executeOperation('onboardCardholder', request, { scheduleToCloseTimeout: '1 day' }).then(
+    (result): CallerOutcome<unknown> => ({ ok: true, result }),
+    (err: unknown): CallerOutcome<unknown> => {
+      const failure = cardIssuingFailure(err);
+      if (failure) return { ok: false, ...failure };
+      throw err;
+    },
+  );
+  let ended = false;
+  void running.finally(() => (ended = true));
+  let verificationUrl: string | undefined;
+  for (let attempt = 0; attempt < 60 && !verificationUrl && !ended; attempt++) {
+    // Not found until the flow exists: asked again a second later.
+    const progress = await cardIssuing.executeOperation('onboarding', { idempotencyKey: request.idempotencyKey }, { scheduleToCloseTimeout: '30 seconds' }).catch(() => undefined);
+    verificationUrl = progress?.verificationUrl;
+    if (!verificationUrl) await sleep(1000);
+  }
+  // Here a real caller sends the person to verificationUrl.
+  return { verificationUrl, outcome: await running };
 }

@@ -63,6 +63,9 @@ export interface CardIssuingClientOptions {
   onDeprecation?: (message: string) => void;
 }
 
+/** An onboarding's workflow ID is `onboard-cardholder/<key>`. */
+const ONBOARD_CARDHOLDER_ID = 'onboard-cardholder';
+
 const emitDeprecation = (message: string) => process.emitWarning(message, { type: 'DeprecationWarning', code: 'PROVIDER_DEPRECATION' });
 
 export class CardIssuingClient {
@@ -138,7 +141,7 @@ export class CardIssuingClient {
   startOnboardCardholder(request: OnboardRequest, opts?: CallOptions): Promise<FlowHandle<OnboardCardholderResult, 'onboardCardholder'>> {
     const { idempotencyKey, ...input } = request;
     if (input.mode === 'manual') this.#onDeprecation(MANUAL_KYC_DEPRECATION);
-    return this.#startKeyed('onboardCardholder', ['onboard-cardholder'], input as OnboardInput, opts, idempotencyKey);
+    return this.#startKeyed('onboardCardholder', [ONBOARD_CARDHOLDER_ID], input as OnboardInput, opts, idempotencyKey);
   }
 
   onboardCardholder(request: OnboardRequest, opts?: CallOptions): Promise<OnboardCardholderResult> {
@@ -188,6 +191,13 @@ export class CardIssuingClient {
   /** Where an onboarding stands: its cardholder id and the hosted flow's page, as soon as they are known. */
   onboarding(workflowId: string, opts?: CallOptions): Promise<OnboardingProgress> {
     return this.#read(opts, { workflowId }, () => this.#temporal.workflow.getHandle(workflowId).query(onboardingQuery));
+  }
+
+  /** `onboarding` of the onboardCardholder started under `idempotencyKey` (its workflow ID by the same rule). */
+  onboardingByKey(idempotencyKey: string, opts?: CallOptions): Promise<OnboardingProgress> {
+    const errors = keyErrors(idempotencyKey);
+    if (hasErrors(errors)) return Promise.reject(new CardIssuingError({ type: 'ValidationFailed', message: `invalid onboarding lookup: ${describeErrors(errors)}`, details: [{ errors }] }));
+    return this.onboarding([ONBOARD_CARDHOLDER_ID, idempotencyKey].join('/'), opts);
   }
 
   // --- Reads (through workflows: callers hold no provider credentials) ------------------

@@ -24,7 +24,7 @@ export type { CardIssuingErrorInit, ClientFailureType, FailureContext, FlowError
 export { DEFAULT_READ_TIMEOUT_MS } from './calls';
 // The Nexus service's contract (docs/nexus.md); a caller's workflow imports it from `@card-issuing/client/nexus`, which loads nothing else.
 export { CARD_ISSUING_NEXUS_SERVICE, cardIssuingService } from './nexus-contract';
-export type { CardIssuingService, CardRef, NexusIssueCardRequest } from './nexus-contract';
+export type { CardIssuingService, CardRef, NexusIssueCardRequest, NexusOnboardRequest, OnboardingRef } from './nexus-contract';
 export type { CallOptions } from './calls';
 export type { FlowStatus, PendingActivity } from '../temporal/flow-status';
 export type * from './flow-types';

@@ -13,8 +13,9 @@
  */
 import * as nexus from 'nexus-rpc';
 import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { CardIssuingError, type CallOptions, type CardIssuingClient } from '../client';
-import { cardIssuingService, type NexusIssueCardRequest } from '../client/nexus-contract';
+import { cardIssuingService, type NexusIssueCardRequest, type NexusOnboardRequest, type OnboardingRef } from '../client/nexus-contract';
 
 /** The most a handler waits for an outcome before answering "still running": under the server's Nexus request timeout (10 s by default). */
 export const NEXUS_WAIT_MS = 8000;
@@ -31,7 +32,8 @@ export function cardIssuingHandler(client: CardIssuingClient) {
     purchaseEsim: operation('purchaseEsim', (input, opts) => client.purchaseEsim(input, opts)),
     rechargeEsim: operation('rechargeEsim', (input, opts) => client.rechargeEsim(input, opts)),
     sendPayout: operation('sendPayout', (input, opts) => client.sendPayout(input, opts)),
-    onboardCardholder: operation('onboardCardholder', (input, opts) => client.onboardCardholder(input, opts)),
+    onboardCardholder: operation('onboardCardholder', (input: NexusOnboardRequest, opts) => client.onboardCardholder(hostedOnly(input), opts)),
+    onboarding: operation('onboarding', (input: OnboardingRef, opts) => client.onboardingByKey(input.idempotencyKey, opts)),
     cardState: operation('cardState', (input, opts) => client.cardState(cardIdOf(input), opts)),
     walletBalance: async (ctx) => answer(ctx, (opts) => client.walletBalance(opts)),
   });
@@ -41,7 +43,7 @@ export function cardIssuingHandler(client: CardIssuingClient) {
 function operation<I, O>(name: string, call: Call<I, O>) {
   return async (ctx: nexus.OperationContext, input: I): Promise<O> => {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-      throw failed(new CardIssuingError({ type: 'ValidationFailed', message: `invalid ${name}: the input must be a JSON object (got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input})`, details: [{ errors: { input: 'must be a JSON object' } }] }));
+      throw invalid(name, 'input', `must be a JSON object (got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input})`);
     }
     return answer(ctx, (opts) => call(input, opts));
   };
@@ -72,6 +74,8 @@ export function acrossTheBoundary(err: unknown): Error {
     return new nexus.HandlerError('UPSTREAM_TIMEOUT', `still running: ${err.message}; the retry of this request joins it by its key`, { retryableOverride: true });
   }
   if (err instanceof CardIssuingError) return failed(err);
+  // A read of a flow or card there is none of (yet): typed, as the client's callers see it from the CLI.
+  if (err instanceof WorkflowNotFoundError) return failed(new CardIssuingError({ type: 'FlowNotFound', message: `no flow ${err.workflowId}`, workflowId: err.workflowId }));
   return new nexus.HandlerError('INTERNAL', `could not complete: ${(err as Error)?.message ?? String(err)}`, { retryableOverride: true });
 }
 
@@ -94,12 +98,24 @@ function failed(err: CardIssuingError): nexus.OperationError {
 
 function withoutPin(input: NexusIssueCardRequest): NexusIssueCardRequest {
   if ('pin' in input && (input as { pin?: unknown }).pin !== undefined) {
-    throw failed(new CardIssuingError({ type: 'ValidationFailed', message: 'invalid issueCard: pin is not taken over Nexus: set it with the client package (it seals the PIN to the workers\' key) or the CLI\'s set-pin', details: [{ errors: { pin: 'not taken over Nexus (a Nexus payload is the caller\'s, in clear)' } }] }));
+    throw invalid('issueCard', 'pin', "is not taken over Nexus (a Nexus payload is the caller's, in clear): set it with the client package, which seals it to the workers' key, or the CLI's `pin`");
   }
   return input;
 }
 
+/** Documents are files in our workers' store: a caller in another namespace names none (the hosted flow needs none). */
+function hostedOnly(input: NexusOnboardRequest): NexusOnboardRequest {
+  const mode = (input as { mode?: unknown }).mode;
+  if (mode === 'hosted') return input;
+  throw invalid('onboardCardholder', 'mode', `must be "hosted" over Nexus (got ${JSON.stringify(mode ?? 'form')}): the form and the manual submission name documents in our workers' store, which a caller in another namespace cannot fill; use the client package or the CLI for them`);
+}
+
 function cardIdOf(input: { cardId?: unknown }): string {
   if (typeof input.cardId === 'string' && input.cardId.length > 0) return input.cardId;
-  throw failed(new CardIssuingError({ type: 'ValidationFailed', message: 'invalid cardState: cardId is required (a non-empty string)', details: [{ errors: { cardId: 'is required: a non-empty string' } }] }));
+  throw invalid('cardState', 'cardId', 'is required: a non-empty string');
+}
+
+/** A refusal before any call, as the client's own: ValidationFailed naming the field and the rule. */
+function invalid(operation: string, field: string, rule: string): nexus.OperationError {
+  return failed(new CardIssuingError({ type: 'ValidationFailed', message: `invalid ${operation}: ${field} ${rule}`, details: [{ errors: { [field]: rule } }] }));
 }

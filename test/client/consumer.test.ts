@@ -106,7 +106,7 @@ describeIfInstallable('examples/fund-service, installed from the packed @card-is
     const script = `const m = require('@card-issuing/client/nexus'); const loaded = Object.keys(require.cache); console.log(JSON.stringify({ name: m.cardIssuingService.name, operations: Object.keys(m.cardIssuingService.operations).sort(), heavy: loaded.filter((f) => /@temporalio[\\/]client|@grpc/.test(f)) }))`;
     const run = spawnSync(process.execPath, ['-e', script], { cwd: serviceDir, encoding: 'utf8' });
     expect(run.stderr).toBe('');
-    expect(JSON.parse(run.stdout)).toEqual({ name: 'cardIssuing', operations: ['cardState', 'fundCard', 'issueCard', 'onboardCardholder', 'purchaseEsim', 'rechargeEsim', 'sendPayout', 'walletBalance', 'withdrawFromCard'], heavy: [] });
+    expect(JSON.parse(run.stdout)).toEqual({ name: 'cardIssuing', operations: ['cardState', 'fundCard', 'issueCard', 'onboardCardholder', 'onboarding', 'purchaseEsim', 'rechargeEsim', 'sendPayout', 'walletBalance', 'withdrawFromCard'], heavy: [] });
   });
 
   test('a request without Idempotency-Key is refused 400 naming the header; an invalid amount 422 with its field error; neither moves anything', async () => {

@@ -196,6 +196,23 @@ test('cancelling the caller\'s issueCard does not cancel ours: TRY_CANCEL stops 
   }
 });
 
+test('a hosted onboarding over Nexus: its page is read through `onboarding` before the review ends, then the review\'s outcome; the form (our store\'s documents) is refused ValidationFailed naming mode', async () => {
+  await stack.control('PUT', '/config', { kycReviewMs: 8000 });
+  try {
+    const request = { mode: 'hosted', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', timings: FAST_TIMINGS, idempotencyKey: uniqueId('nexus-kyc').slice(0, 40) };
+    const hosted = await withTsCaller('ts-kyc', () => caller.workflow.execute('onboardHostedThroughNexus', { taskQueue: 'ts-kyc', workflowId: uniqueId('caller-kyc'), args: [endpoint, request] }));
+    const progress = await ours.onboarding(`onboard-cardholder/${request.idempotencyKey}`);
+    expect(hosted).toEqual({ verificationUrl: progress.verificationUrl, outcome: { ok: true, result: expect.objectContaining({ id: progress.cardholderId, kycStatus: 'APPROVED' }) } });
+    expect(progress.verificationUrl).toEqual(expect.stringContaining(progress.cardholderId!));
+
+    const form = { ...request, mode: 'form', idempotencyKey: uniqueId('nexus-form').slice(0, 40), documents: { idFront: { name: 'someone-else/passport.png', contentType: 'image/png' }, attachments: [] } };
+    const refused = await withTsCaller('ts-kyc', () => caller.workflow.execute('onboardHostedThroughNexus', { taskQueue: 'ts-kyc', workflowId: uniqueId('caller-kyc'), args: [endpoint, form] }));
+    expect(refused.outcome).toMatchObject({ ok: false, type: 'ValidationFailed', message: expect.stringContaining('mode must be "hosted" over Nexus') });
+  } finally {
+    await stack.control('PUT', '/config', { kycReviewMs: 500 });
+  }
+});
+
 test('README "Calling from another namespace" shows the snippets these callers run', () => {
   const readme = readFileSync(resolve(__dirname, '../../README.md'), 'utf8');
   for (const file of [TS_CALLER.replace(/\.js$/, '.ts'), join(GO_CALLER_DIR, 'main.go')]) {
