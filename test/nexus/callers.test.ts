@@ -143,8 +143,8 @@ test('a failure arrives typed on the caller\'s side: a key reused for another am
 });
 
 test('an issueCard still running past the Nexus request is asked again and joins the same flow; a caller worker killed meanwhile and replaced ends with one card', async () => {
-  // The card takes 15 s to provision: every Nexus request (8 s at most) answers "still running" and is retried.
-  await stack.control('PUT', '/config', { cardProvisioningMs: 15_000 });
+  // The card takes 10 s to provision: the first Nexus request (8 s at most) answers "still running" and is retried.
+  await stack.control('PUT', '/config', { cardProvisioningMs: 10_000 });
   try {
     const before = await cardCount();
     const tsKey = uniqueId('nexus-issue-ts');
@@ -152,6 +152,8 @@ test('an issueCard still running past the Nexus request is asked again and joins
     // TypeScript: the caller's worker stops mid-operation; another takes its workflow over.
     const tsRun = await caller.workflow.start('issueCardThroughNexus', { taskQueue: 'ts-issue', workflowId: uniqueId('caller-issue'), args: [endpoint, request(tsKey)] });
     await withTsCaller('ts-issue', () => waitUntil(async () => scheduled(tsRun.workflowId), 30_000, 'the TS caller scheduled its operation'));
+    // The first request answered "still running"; the caller's server asks again (and the retry joins the flow: one card below).
+    await waitUntil(async () => /UPSTREAM_TIMEOUT\): still running/.test((await lastAttemptFailure(tsRun.workflowId)) ?? ''), 30_000, 'an attempt answered still running');
     const fromTs = (await withTsCaller('ts-issue', () => tsRun.result())) as CallerOutcome<{ cardId: string }>;
     expect(fromTs).toMatchObject({ ok: true, result: { availableBalance: 1200 } });
 
@@ -175,7 +177,7 @@ test('an issueCard still running past the Nexus request is asked again and joins
 });
 
 test('cancelling the caller\'s issueCard does not cancel ours: TRY_CANCEL stops the caller at once, the default waits and answers the card; our flow ends with one card, which the same key answers', async () => {
-  await stack.control('PUT', '/config', { cardProvisioningMs: 10_000 });
+  await stack.control('PUT', '/config', { cardProvisioningMs: 5_000 });
   try {
     const before = await cardCount();
     const key = uniqueId('nexus-cancel');
@@ -197,7 +199,7 @@ test('cancelling the caller\'s issueCard does not cancel ours: TRY_CANCEL stops 
 });
 
 test('a hosted onboarding over Nexus: its page is read through `onboarding` before the review ends, then the review\'s outcome; the form (our store\'s documents) is refused ValidationFailed naming mode', async () => {
-  await stack.control('PUT', '/config', { kycReviewMs: 8000 });
+  await stack.control('PUT', '/config', { kycReviewMs: 3000 });
   try {
     const request = { mode: 'hosted', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', timings: FAST_TIMINGS, idempotencyKey: uniqueId('nexus-kyc').slice(0, 40) };
     const hosted = await withTsCaller('ts-kyc', () => caller.workflow.execute('onboardHostedThroughNexus', { taskQueue: 'ts-kyc', workflowId: uniqueId('caller-kyc'), args: [endpoint, request] }));
@@ -222,6 +224,12 @@ test('README "Calling from another namespace" shows the snippets these callers r
     expect(readme).toContain(snippet!.trim());
   }
 });
+
+/** Why the last attempt of the workflow's pending Nexus operation failed, as the caller's server keeps it (undefined: none failed, or none pending). */
+async function lastAttemptFailure(workflowId: string): Promise<string | undefined> {
+  const pending = (await caller.workflow.getHandle(workflowId).describe()).raw.pendingNexusOperations ?? [];
+  return pending[0]?.lastAttemptFailure?.message ?? undefined;
+}
 
 /** The caller's history holds the scheduled Nexus operation. */
 async function scheduled(workflowId: string): Promise<boolean> {
