@@ -62,8 +62,13 @@ type failureDetail struct {
 
 // FundCardThroughNexus funds a card through the endpoint; a repeat under the same key moves money once.
 func FundCardThroughNexus(ctx workflow.Context, endpoint string, request MoneyMovementRequest) (Outcome, error) {
+	return callCardIssuing(ctx, endpoint, fundCardOp, request)
+}
+
+// callCardIssuing runs one operation of the service and reads its result or its typed failure.
+func callCardIssuing(ctx workflow.Context, endpoint, operation string, request any) (Outcome, error) {
 	cardIssuing := workflow.NewNexusClient(endpoint, service)
-	future := cardIssuing.ExecuteOperation(ctx, fundCardOp, request, workflow.NexusOperationOptions{ScheduleToCloseTimeout: operationTimeout})
+	future := cardIssuing.ExecuteOperation(ctx, operation, request, workflow.NexusOperationOptions{ScheduleToCloseTimeout: operationTimeout})
 	var result map[string]any
 	if err := future.Get(ctx, &result); err != nil {
 		return typedFailure(err)
@@ -96,13 +101,7 @@ func typedFailure(err error) (Outcome, error) {
 
 // IssueCardThroughNexus issues a card through the endpoint (it runs until the card is created).
 func IssueCardThroughNexus(ctx workflow.Context, endpoint string, request IssueCardRequest) (Outcome, error) {
-	cardIssuing := workflow.NewNexusClient(endpoint, service)
-	future := cardIssuing.ExecuteOperation(ctx, issueCardOp, request, workflow.NexusOperationOptions{ScheduleToCloseTimeout: operationTimeout})
-	var result map[string]any
-	if err := future.Get(ctx, &result); err != nil {
-		return typedFailure(err)
-	}
-	return Outcome{OK: true, Result: result}, nil
+	return callCardIssuing(ctx, endpoint, issueCardOp, request)
 }
 
 func main() {
