@@ -11,6 +11,7 @@ import { clientInterceptors } from '../src/temporal/client-interceptors';
 import { freePort } from '../src/ports';
 import { SEARCH_ATTRIBUTES } from '../src/shared/search-attributes';
 import { prepareNamespace } from './cluster/namespace';
+import { CALLERS_NAMESPACE } from '../src/temporal/nexus-endpoint';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -58,7 +59,9 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const ip = opts.ip ?? '127.0.0.1';
   const port = opts.port || (await freePort(ip));
   const uiPort = opts.headless ? undefined : opts.uiPort || (await freePort(ip));
-  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--namespace', opts.namespace ?? 'default', '--log-level', 'error'];
+  // The callers' namespace beside ours: where README's Nexus callers run (docs/nexus.md).
+  const namespaces = [...new Set([opts.namespace ?? 'default', CALLERS_NAMESPACE])].flatMap((n) => ['--namespace', n]);
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), ...namespaces, '--log-level', 'error'];
   if (opts.dbFile) {
     mkdirSync(dirname(opts.dbFile), { recursive: true });
     args.push('--db-filename', opts.dbFile);

@@ -9,6 +9,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 
 /** The endpoint name callers use unless told another (NEXUS_ENDPOINT). */
 export const DEFAULT_NEXUS_ENDPOINT = 'card-issuing';
+/** The namespace our tooling (the dev server, the cluster scripts) makes for trying a caller in (README, "Calling from another namespace"). */
+export const CALLERS_NAMESPACE = 'callers';
 /** What the server accepts as an endpoint name (and Temporal Cloud too). */
 export const NEXUS_ENDPOINT_NAME = /^[a-zA-Z][a-zA-Z0-9-]{0,198}[a-zA-Z0-9]$/;
 

@@ -19,8 +19,9 @@ import { createCardIssuingClient } from '../../src/starter/connect';
 import { buildWorkflowBundle } from '../../src/fleet/bundle';
 import { freePort } from '../../src/ports';
 import { prepareNamespace } from './namespace';
-import { DEFAULT_NEXUS_ENDPOINT, ensureNexusEndpoint, type NexusEndpointTarget } from '../../src/temporal/nexus-endpoint';
+import { CALLERS_NAMESPACE, DEFAULT_NEXUS_ENDPOINT, ensureNexusEndpoint, type NexusEndpointTarget } from '../../src/temporal/nexus-endpoint';
 import { nexusQueue } from '../../src/shared/task-queues';
+import { msToTs } from '@temporalio/common/lib/time';
 import { startPostgres } from './postgres';
 import { spawnApp, type AppProcess } from '../processes';
 import { ensureTemporalServer } from './server-build';
@@ -66,12 +67,15 @@ export interface Cluster {
 /** Stopped in reverse order of starting, whatever happens. */
 export const stoppers: Array<() => Promise<unknown>> = [];
 
-/** The endpoint of README "Calling from another namespace", made as the chart's Job makes it. */
+/** The endpoint of README "Calling from another namespace", made as the chart's Job makes it, and the callers' namespace. */
 async function nexusEndpointFor(address: string, config: Config): Promise<NexusEndpointTarget> {
   const target = { name: DEFAULT_NEXUS_ENDPOINT, namespace: config.temporal.namespace, taskQueue: nexusQueue(config.temporal.taskQueue) };
   const connection = await Connection.connect({ address });
   try {
     await ensureNexusEndpoint(connection, target);
+    // And a namespace of its own for a caller to run in, as the dev server has.
+    const exists = await connection.workflowService.describeNamespace({ namespace: CALLERS_NAMESPACE }).then(() => true, () => false);
+    if (!exists) await connection.workflowService.registerNamespace({ namespace: CALLERS_NAMESPACE, description: 'Nexus callers (README, "Calling from another namespace")', workflowExecutionRetentionPeriod: msToTs('1 day') });
     return target;
   } finally {
     await connection.close();
@@ -121,7 +125,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   };
   const config = loadConfig(env);
   await nexusEndpointFor(server.address, config).then(
-    (endpoint) => say(`Nexus endpoint ${endpoint.name} routes to ${endpoint.namespace}/${endpoint.taskQueue} (service cardIssuing; docs/nexus.md)`),
+    (endpoint) => say(`Nexus endpoint ${endpoint.name} routes to ${endpoint.namespace}/${endpoint.taskQueue} (service cardIssuing; docs/nexus.md); callers may run in namespace ${CALLERS_NAMESPACE}`),
     (err: unknown) => say(`Nexus endpoint not made (${(err as Error).message}): the server's operator API refused it`),
   );
 
