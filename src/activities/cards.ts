@@ -27,9 +27,6 @@ import { earlierDerivedPost, earlierRunInput, earlierRunPost, earlierRunsOfThisW
 import { outcomeUnknown } from './idempotent-post';
 import { earlierAttemptMayHaveTakenEffect, logExtraFields, providerCall } from './provider-call';
 
-/** The longest a read waits for its `notBefore`: under the provider activities' 5 s heartbeat timeout (workflows/lib/provider.ts). */
-export const MAX_READ_WAIT_MS = 3000;
-
 /** How long the provider answers a POST /cards key with its first card (spec: 24 h). */
 export const CARD_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -85,15 +82,7 @@ export function createCardActivities({ provider, temporal, bins, pins }: CardAct
       });
     },
 
-    /**
-     * GET /cards/{cardId}. `notBefore` (epoch ms): the card workflow's delayed balance read
-     * (workflows/lib/card-balance.ts) waits here until then, instead of in a timer of its own: the
-     * read it asks for a second after a movement costs one activity, not a timer, an activity and
-     * their workflow tasks. The wait is capped below the heartbeat timeout; a retry reads at once.
-     */
-    async getCard({ cardId, notBefore }: { cardId: string; notBefore?: number }): Promise<CardView> {
-      const wait = Math.min((notBefore ?? 0) - Date.now(), MAX_READ_WAIT_MS);
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    async getCard({ cardId }: { cardId: string }): Promise<CardView> {
       return providerCall(async () => toCardView(await provider.getCard(cardId)));
     },
 

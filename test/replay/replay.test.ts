@@ -1,8 +1,7 @@
 /**
  * Replays the recorded histories (test/replay/histories/**) against the current workflow code, as
  * release 2 runs them (docs/versioning.md, "Release 2"): current/ holds release 2's recordings;
- * every other folder release 1's, but before-balance-read-in-activity/ (release 2's card workflows,
- * an auto-upgrading type, before a later change). Release 2 replays every history of an auto-upgrading type,
+ * every other folder release 1's. Release 2 replays every history of an auto-upgrading type,
  * whichever release recorded it, and the pinned flows' histories it recorded itself. Release 1's
  * histories of pinned types (release-1-last/ the last it recorded) are kept as the record of what
  * release 2 refuses to run: those flows end on release 1's build, and the release gate keeps
@@ -14,9 +13,8 @@
  * money flows with three markers and the workflow's signal to the card), before-schedule-names/
  * (the reconciliation workflows under their former camelCase types), before-documents-store/
  * (an onboarding whose documents were paths), before-open-items/ (a fundCard and a card update
- * that ended OutcomeUnknown without opening an item), before-balance-read-after-answer/ (card
- * workflows whose money updates waited for the card's read) and before-balance-read-in-activity/
- * (release 2's card workflows whose delayed read waited in a timer) stand for workflows still running
+ * that ended OutcomeUnknown without opening an item) and before-balance-read-after-answer/ (card
+ * workflows whose money updates waited for the card's read) stand for workflows still running
  * and must keep replaying, where their type auto-upgrades.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';

@@ -24,13 +24,6 @@ const refreshRetry = { retry: { maximumAttempts: 3, maximumInterval: '5 seconds'
  * workflow task, an activity and ~100 ms on every movement's path (docs/performance.md, P5).
  */
 export const BALANCE_READ_AFTER_ANSWER_PATCH = 'card-balance-read-after-answer';
-/**
- * docs/versioning.md: the delayed read's wait is its activity's (getCard's `notBefore`), not a timer's:
- * a burst's read costs one activity and one workflow task instead of a timer, an activity and two
- * (docs/performance.md, P5). `patched()` is called where a delayed read is asked for.
- */
-export const BALANCE_READ_WAITS_IN_ACTIVITY_PATCH = 'card-balance-read-waits-in-activity';
-
 /** How long after a movement the card is read: movements within it share the read. */
 export const BALANCE_READ_DELAY_MS = 1000;
 
@@ -122,40 +115,24 @@ export class CardBalance {
     return this.next;
   }
 
-  /**
-   * The read a second from now, shared by every movement until it is made (one read per burst):
-   * `readsAt` when its activity waits for the time itself, `fired` once a timer's wait is over.
-   */
-  private soon?: { fired: boolean; readsAt?: number };
+  /** The read a second from now, shared by every movement until its timer fires (one timer, one read per burst). */
+  private soon?: { fired: boolean };
 
-  /** Asks for a read a little later (BALANCE_READ_DELAY_MS), without waiting for it: movements until it is made share it. */
+  /** Asks for a read a little later (BALANCE_READ_DELAY_MS), without waiting for it: movements until its timer fires share it. */
   refreshSoon(): void {
-    // Its time has come: the read may have been answered before this movement (a workflow task's time follows the calls it handles).
-    if (this.soon?.readsAt !== undefined && Date.now() >= this.soon.readsAt) this.soon = undefined;
     // Its timer fired: the read is under way and may have been answered before this movement.
     if (this.soon?.fired && patched(BALANCE_READ_AFTER_EVERY_MOVEMENT_PATCH)) this.soon = undefined;
     if (this.soon) return;
-    const soon: { fired: boolean; readsAt?: number } = { fired: false };
+    const soon = { fired: false };
     this.soon = soon;
-    const done = () => {
-      if (this.soon === soon) this.soon = undefined;
-    };
-    if (patched(BALANCE_READ_WAITS_IN_ACTIVITY_PATCH)) {
-      soon.readsAt = Date.now() + BALANCE_READ_DELAY_MS;
-      void this.readOnce(soon.readsAt).finally(done);
-      return;
-    }
     void sleep(BALANCE_READ_DELAY_MS)
       .then(() => {
         soon.fired = true;
         return this.refresh();
       })
-      .finally(done);
-  }
-
-  /** A read made at `notBefore` by its activity (no timer), unless this workflow makes no reads. */
-  private readOnce(notBefore: number): Promise<void> {
-    return this.reads() ? this.read(notBefore) : Promise.resolve();
+      .finally(() => {
+        if (this.soon === soon) this.soon = undefined;
+      });
   }
 
   /** A read is asked for or under way: a run continuing as new now tells the next one to read at once (no update waits for it). */
@@ -163,13 +140,12 @@ export class CardBalance {
     return Boolean(this.soon ?? this.next ?? this.current);
   }
 
-  /** One read (at `notBefore`, epoch ms, when given: its activity waits until then). A failed read changes nothing: the next one will do. */
-  private async read(notBefore?: number): Promise<void> {
-    // Stamped when it is asked to happen, as an immediate read is stamped when it is scheduled.
-    const readAt = notBefore ?? Date.now();
+  /** One read. A failed read changes nothing: the next one will do. */
+  private async read(): Promise<void> {
+    const readAt = Date.now();
     try {
-      // Few attempts: a failed read only leaves the view older.
-      this.apply(await providerCalls('general', refreshRetry).getCard({ cardId: this.cardId, ...(notBefore === undefined ? {} : { notBefore }) }), readAt);
+      // Few attempts: a money update's answer waits for this read, and a failed one only leaves the view older.
+      this.apply(await providerCalls('general', refreshRetry).getCard({ cardId: this.cardId }), readAt);
     } catch (err) {
       log.warn('card balance not refreshed', { cardId: this.cardId, error: (err as Error).message });
     }
