@@ -18,7 +18,7 @@ import { FailureType, type FlowName } from '../shared/failures';
 import type { CodecKeys } from '../codec/payload-codec';
 import type { PinPublicKey } from '../codec/card-secrets';
 import type { CardSensitive } from '../provider-api';
-import { describeErrors, hasErrors, keyErrors, toCardView } from '../shared/card-rules';
+import { toCardView } from '../shared/card-rules';
 import { entityWorkflowId } from '../shared/ids';
 import { signalEntity } from '../temporal/entity-signals';
 import type { EsimPlanAnswer as EsimPlan, WalletBalanceAnswer as WalletBalance } from '../provider/answers';
@@ -45,7 +45,7 @@ import { describeFlow, type FlowStatus } from '../temporal/flow-status';
 import { CardIssuingError, asCardIssuingError, toCardIssuingError } from './errors';
 import { CardUpdates } from './card-updates';
 import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
-import { REQUEST_DIGEST_MEMO, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
+import { ONBOARD_CARDHOLDER_ID, REQUEST_DIGEST_MEMO, assertKey, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
 import type { CardBinAnswer as CardBin, OperationAnswer } from '../provider/answers';
 import type { OperationRecord, SubmittedMovement } from './flow-types';
 
@@ -62,9 +62,6 @@ export interface CardIssuingClientOptions {
   /** Where the provider's deprecations are told; default: a Node DeprecationWarning. */
   onDeprecation?: (message: string) => void;
 }
-
-/** An onboarding's workflow ID is `onboard-cardholder/<key>`. */
-const ONBOARD_CARDHOLDER_ID = 'onboard-cardholder';
 
 const emitDeprecation = (message: string) => process.emitWarning(message, { type: 'DeprecationWarning', code: 'PROVIDER_DEPRECATION' });
 
@@ -194,9 +191,8 @@ export class CardIssuingClient {
   }
 
   /** `onboarding` of the onboardCardholder started under `idempotencyKey` (its workflow ID by the same rule). */
-  onboardingByKey(idempotencyKey: string, opts?: CallOptions): Promise<OnboardingProgress> {
-    const errors = keyErrors(idempotencyKey);
-    if (hasErrors(errors)) return Promise.reject(new CardIssuingError({ type: 'ValidationFailed', message: `invalid onboarding lookup: ${describeErrors(errors)}`, details: [{ errors }] }));
+  async onboardingByKey(idempotencyKey: string, opts?: CallOptions): Promise<OnboardingProgress> {
+    assertKey(idempotencyKey, 'onboarding lookup');
     return this.onboarding([ONBOARD_CARDHOLDER_ID, idempotencyKey].join('/'), opts);
   }
 
@@ -218,8 +214,7 @@ export class CardIssuingClient {
 
   /** The provider's record of an idempotency key (GET /operations/{key}), read by a worker; `known: false` when it has none. */
   async operation(idempotencyKey: string, opts?: CallOptions): Promise<OperationRecord> {
-    const errors = keyErrors(idempotencyKey);
-    if (hasErrors(errors)) throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid operation lookup: ${describeErrors(errors)}`, details: [{ errors }] });
+    assertKey(idempotencyKey, 'operation lookup');
     const record = await this.#readFlowWith<OperationAnswer | null>('operationRecord', readableId('operation', idempotencyKey, undefined), [{ idempotencyKey }], opts);
     return record === null ? { idempotencyKey, known: false } : { idempotencyKey, known: true, record };
   }
@@ -344,10 +339,9 @@ export class CardIssuingClient {
   }
 
   /** A money flow under its caller's key: the key is checked, and decides the workflow ID. */
-  #startKeyed<I, R, F extends FlowName>(workflowType: F, idParts: string[], input: I & { idempotencyKey?: string }, opts?: CallOptions, key = input.idempotencyKey, digestInput: unknown = input): Promise<FlowHandle<R, F>> {
-    const errors = typeof key === 'string' ? keyErrors(key) : { idempotencyKey: 'is required: what the caller repeats on retry, 1-64 of [a-zA-Z0-9_-]' };
-    if (hasErrors(errors)) return Promise.reject(new CardIssuingError({ type: 'ValidationFailed', message: `invalid ${workflowType}: ${describeErrors(errors)}`, details: [{ errors }] }));
-    return this.#start<I, R, F>(workflowType, [...idParts, key!].join('/'), input, opts, key, digestInput);
+  async #startKeyed<I, R, F extends FlowName>(workflowType: F, idParts: string[], input: I & { idempotencyKey?: string }, opts?: CallOptions, key = input.idempotencyKey, digestInput: unknown = input): Promise<FlowHandle<R, F>> {
+    assertKey(key, workflowType);
+    return this.#start<I, R, F>(workflowType, [...idParts, key].join('/'), input, opts, key, digestInput);
   }
 
   /**

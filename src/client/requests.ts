@@ -5,6 +5,8 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { canonicalJson } from '../shared/canonical-json';
+import { describeErrors, hasErrors, keyErrors } from '../shared/card-rules';
+import { CardIssuingError } from './errors';
 import type { FlowName } from '../shared/failures';
 import type { IssueCardRequestInput, MoneyMovementInput, MoneyMovementResult, OnboardInput } from '../shared/types';
 import type { CallOptions } from './calls';
@@ -44,6 +46,15 @@ export interface FlowHandle<R, F extends FlowName = FlowName> {
   /** Phantom: the flow whose failures result() throws. */
   readonly flowName?: F;
 }
+
+/** A caller's key, or ValidationFailed naming it: what the caller repeats on retry. */
+export function assertKey(key: unknown, what: string): asserts key is string {
+  const errors = typeof key === 'string' ? keyErrors(key) : { idempotencyKey: 'is required: what the caller repeats on retry, 1-64 of [a-zA-Z0-9_-]' };
+  if (hasErrors(errors)) throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid ${what}: ${describeErrors(errors)}`, details: [{ errors }] });
+}
+
+/** An onboarding's workflow ID is `onboard-cardholder/<key>`. */
+export const ONBOARD_CARDHOLDER_ID = 'onboard-cardholder';
 
 /** The memo field holding a digest of a flow's input, for a repeated start to compare with. */
 export const REQUEST_DIGEST_MEMO = 'requestDigest';
