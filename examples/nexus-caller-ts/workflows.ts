@@ -79,7 +79,10 @@ export async function onboardHostedThroughNexus(endpoint: string, request: Nexus
     },
   );
   let ended = false;
-  void running.finally(() => (ended = true));
+  void running.then(
+    () => (ended = true),
+    () => (ended = true),
+  );
   let verificationUrl: string | undefined;
   for (let attempt = 0; attempt < 60 && !verificationUrl && !ended; attempt++) {
     // Not found until the flow exists: asked again a second later.

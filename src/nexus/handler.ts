@@ -33,28 +33,32 @@ export function cardIssuingHandler(client: CardIssuingClient) {
     rechargeEsim: operation('rechargeEsim', (input, opts) => client.rechargeEsim(input, opts)),
     sendPayout: operation('sendPayout', (input, opts) => client.sendPayout(input, opts)),
     onboardCardholder: operation('onboardCardholder', (input: NexusOnboardRequest, opts) => client.onboardCardholder(hostedOnly(input), opts)),
-    onboarding: operation('onboarding', (input: OnboardingRef, opts) => client.onboardingByKey(input.idempotencyKey, opts)),
-    cardState: operation('cardState', (input, opts) => client.cardState(cardIdOf(input), opts)),
-    walletBalance: async (ctx) => answer(ctx, (opts) => client.walletBalance(opts)),
+    onboarding: operation('onboarding', (input: OnboardingRef, opts) => client.onboardingByKey(input.idempotencyKey, opts), READ),
+    cardState: operation('cardState', (input, opts) => client.cardState(cardIdOf(input), opts), READ),
+    walletBalance: async (ctx) => answer(ctx, (opts) => client.walletBalance(opts), READ),
   });
 }
 
+/** A read moves nothing: a flow it finds none of is FlowNotFound, not a call to ask again. */
+const READ = { read: true } as const;
+type Kind = { read?: boolean };
+
 /** An operation whose input must be a JSON object: anything else is refused ValidationFailed before any call. */
-function operation<I, O>(name: string, call: Call<I, O>) {
+function operation<I, O>(name: string, call: Call<I, O>, kind: Kind = {}) {
   return async (ctx: nexus.OperationContext, input: I): Promise<O> => {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) {
       throw invalid(name, 'input', `must be a JSON object (got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input})`);
     }
-    return answer(ctx, (opts) => call(input, opts));
+    return answer(ctx, (opts) => call(input, opts), kind);
   };
 }
 
 /** Runs the call within what is left of the request, and turns its failure into one the caller's SDK reads. */
-async function answer<O>(ctx: nexus.OperationContext, call: (opts: CallOptions) => Promise<O>): Promise<O> {
+async function answer<O>(ctx: nexus.OperationContext, call: (opts: CallOptions) => Promise<O>, kind: Kind = {}): Promise<O> {
   try {
     return await call({ timeout: waitFor(ctx.requestDeadline), signal: ctx.abortSignal });
   } catch (err) {
-    throw acrossTheBoundary(err);
+    throw acrossTheBoundary(err, kind);
   }
 }
 
@@ -68,14 +72,14 @@ export function waitFor(deadline: Date | undefined, now = Date.now()): number {
  * retry joins the same flow by its key. A failure of the call: the operation failed, typed. Anything
  * else (Temporal unreachable from the handler, a bug): retryable, said as it is.
  */
-export function acrossTheBoundary(err: unknown): Error {
+export function acrossTheBoundary(err: unknown, kind: Kind = {}): Error {
   if (err instanceof nexus.OperationError || err instanceof nexus.HandlerError) return err;
   if (err instanceof CardIssuingError && (err.type === 'ClientTimeout' || err.type === 'Aborted')) {
     return new nexus.HandlerError('UPSTREAM_TIMEOUT', `still running: ${err.message}; the retry of this request joins it by its key`, { retryableOverride: true });
   }
   if (err instanceof CardIssuingError) return failed(err);
-  // A read of a flow or card there is none of (yet): typed, as the client's callers see it from the CLI.
-  if (err instanceof WorkflowNotFoundError) return failed(new CardIssuingError({ type: 'FlowNotFound', message: `no flow ${err.workflowId}`, workflowId: err.workflowId }));
+  // A read of a flow or card there is none of (yet): typed. A money call's lost run is asked again (it may have moved money).
+  if (err instanceof WorkflowNotFoundError && kind.read) return failed(new CardIssuingError({ type: 'FlowNotFound', message: `no flow ${err.workflowId}`, workflowId: err.workflowId }));
   return new nexus.HandlerError('INTERNAL', `could not complete: ${(err as Error)?.message ?? String(err)}`, { retryableOverride: true });
 }
 

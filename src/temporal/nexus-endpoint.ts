@@ -24,8 +24,17 @@ export type EndpointOutcome = 'created' | 'updated' | 'kept';
 
 const DESCRIPTION = 'The card-issuing service `cardIssuing`: issueCard, fundCard, withdrawFromCard, purchaseEsim, rechargeEsim, sendPayout, onboardCardholder, cardState, walletBalance. Money operations take the caller\'s idempotency key.';
 
-/** Creates the endpoint, or points an existing one of that name at `target`; another process making it at the same moment is no failure. */
-export async function ensureNexusEndpoint(connection: Connection, target: NexusEndpointTarget): Promise<EndpointOutcome> {
+/** An endpoint of that name routes elsewhere and was not taken over: nothing changed. */
+export class EndpointTaken extends Error {
+  readonly type = 'NexusEndpointTaken';
+}
+
+/**
+ * Creates the endpoint, or keeps it when it routes to `target` already; one routing elsewhere is
+ * repointed only with `takeOver` (EndpointTaken otherwise). Another process making it at the same
+ * moment is no failure.
+ */
+export async function ensureNexusEndpoint(connection: Connection, target: NexusEndpointTarget, opts: { takeOver?: boolean } = {}): Promise<EndpointOutcome> {
   if (!NEXUS_ENDPOINT_NAME.test(target.name)) throw new Error(`Nexus endpoint name "${target.name}" must start with a letter, end with a letter or digit, and hold only letters, digits and "-" (2-200 characters)`);
   const spec = {
     name: target.name,
@@ -41,6 +50,8 @@ export async function ensureNexusEndpoint(connection: Connection, target: NexusE
       }
       const worker = existing.spec?.target?.worker;
       if (worker?.namespace === target.namespace && worker.taskQueue === target.taskQueue) return 'kept';
+      // Endpoints are cluster-wide: one of that name routing elsewhere may be another deployment's (staging beside production).
+      if (!opts.takeOver) throw new EndpointTaken(`Nexus endpoint ${target.name} routes to ${worker ? `namespace ${worker.namespace}, task queue ${worker.taskQueue}` : 'a target outside this cluster'}, not here (${target.namespace}, ${target.taskQueue}): nothing changed. Choose another name, or take it over on purpose (--take-over)`);
       await connection.operatorService.updateNexusEndpoint({ id: existing.id, version: existing.version, spec });
       return 'updated';
     } catch (err) {

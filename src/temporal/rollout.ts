@@ -48,7 +48,7 @@ export async function rollOut(target: DeploymentTarget, client: Client, plan: Ro
     await sleep(plan.soakMs);
     const failing = await failingFlows(client, target, plan.buildId, since, plan.failingAttempts);
     if (failing.length > 0) {
-      const rollback = await rollbackBuild(target);
+      const rollback = await acceptedWithin(plan.waitForWorkersMs, () => rollbackBuild(target));
       const moved = rollback.to ? await moveAllPinned(target, client, rollback.from, rollback.to, progress) : [];
       progress(`gate failed at ${percent} %: ${failing.length} flow(s) failing their workflow tasks (${failing.slice(0, 5).join(', ')}${failing.length > 5 ? ', …' : ''}); rolled back to ${rollback.to ?? 'unversioned workers'}, ${moved.length} pinned flow(s) moved`);
       return { outcome: 'rolled-back', atPercent: percent, failing, rollback, moved };

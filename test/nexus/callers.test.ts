@@ -58,6 +58,11 @@ beforeAll(async () => {
   expect(jsonOf(made).result).toMatchObject({ name: endpoint, namespace: stack.config.temporal.namespace, taskQueue: `${stack.taskQueue}-nexus`, outcome: 'created' });
   const again = await runInProcess(stack, ['nexus-endpoint', '--name', endpoint, '--json']);
   expect(jsonOf(again).result.outcome).toBe('kept');
+  // Endpoints are cluster-wide: another deployment's (another task queue) does not take this one over by accident.
+  const elsewhere = { ...stack.config, temporal: { ...stack.config.temporal, taskQueue: `${stack.taskQueue}-other` } };
+  const taken = await runInProcess(stack, ['nexus-endpoint', '--name', endpoint, '--json'], { config: elsewhere });
+  expect(taken.code).toBe(1);
+  expect(jsonOf(taken)).toMatchObject({ ok: false, error: { type: 'NexusEndpointTaken', message: expect.stringContaining(`task queue ${stack.taskQueue}-nexus`) } });
 
   buildDir = mkdtempSync(join(tmpdir(), 'nexus-caller-go-'));
   try {
@@ -123,13 +128,17 @@ test('the same fundCard from a TypeScript and a Go caller, repeated, moves the m
   expect(await balance(cardId)).toBe(1700);
 });
 
-test('a failure arrives typed on the caller\'s side: a key reused for another amount is IdempotencyConflict, an amount below the minimum ValidationFailed, nothing moved', async () => {
+test('a failure arrives typed on the caller\'s side: a key reused for another amount is IdempotencyConflict, an amount below the minimum or a PIN in clear ValidationFailed, nothing moved', async () => {
   const cardId = await newCard(1000);
   const key = uniqueId('nexus-conflict');
   await withTsCaller('ts-fail', async () => {
     expect(await run('fundCardThroughNexus', 'ts-fail', [endpoint, { cardId, amount: 300, idempotencyKey: key }])).toMatchObject({ ok: true });
     expect(await run('fundCardThroughNexus', 'ts-fail', [endpoint, { cardId, amount: 400, idempotencyKey: key }])).toMatchObject({ ok: false, type: 'IdempotencyConflict', mayHaveTakenEffect: false });
     expect(await run('fundCardThroughNexus', 'ts-fail', [endpoint, { cardId, amount: 50, idempotencyKey: uniqueId('nexus-small') }])).toMatchObject({ ok: false, type: 'ValidationFailed', mayHaveTakenEffect: false });
+    // A PIN never crosses in clear: refused before anything starts.
+    await expect(run('issueCardThroughNexus', 'ts-fail', [endpoint, { idempotencyKey: uniqueId('nexus-pin'), cardBinId: plainBin, initialAmount: 500, firstName: 'Ada', lastName: 'Lovelace', pin: '1234' }])).rejects.toMatchObject({
+      cause: { cause: { cause: { type: 'ValidationFailed', message: expect.stringContaining('pin is not taken over Nexus') } } },
+    });
   });
   if (!goSkipped()) {
     const go = startGoCaller('go-fail');
