@@ -56,7 +56,8 @@ function operation<I, O>(name: string, call: Call<I, O>, kind: Kind = {}) {
 /** Runs the call within what is left of the request, and turns its failure into one the caller's SDK reads. */
 async function answer<O>(ctx: nexus.OperationContext, call: (opts: CallOptions) => Promise<O>, kind: Kind = {}): Promise<O> {
   try {
-    return await call({ timeout: waitFor(ctx.requestDeadline), signal: ctx.abortSignal });
+    // One deadline for the whole call: a relative timeout would count again from the start for the result.
+    return await call({ signal: AbortSignal.any([ctx.abortSignal, AbortSignal.timeout(waitFor(ctx.requestDeadline))]) });
   } catch (err) {
     throw acrossTheBoundary(err, kind);
   }
