@@ -101,8 +101,14 @@ export function rateClassQueue(mainQueue: string, queue: RateQueue): string {
 
 // The entity workflows' queue: its home is entity-queues.ts (the client package imports it without the activities' types).
 export { entityQueue, mainQueueOf } from './entity-queues';
+import { entityQueue } from './entity-queues';
 
 /** The queue our Nexus service `cardIssuing` is served on (src/nexus): the endpoint's target. */
 export function nexusQueue(mainQueue: string): string {
   return `${mainQueue}-nexus`;
+}
+
+/** Every queue our workflows run on: the main queue, the entities' and the Nexus service's. */
+export function workflowQueues(mainQueue: string): string[] {
+  return [mainQueue, entityQueue(mainQueue), nexusQueue(mainQueue)];
 }

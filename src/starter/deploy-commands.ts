@@ -18,6 +18,8 @@ import {
   type DeploymentTarget,
 } from '../temporal/deployments';
 import { rollOut } from '../temporal/rollout';
+import { runIds } from '../temporal/run-ids';
+import { workflowQueues } from '../shared/task-queues';
 import { describeGate, releaseGate } from '../temporal/release-gate';
 import { UsageError, flag, type Flags } from './args';
 import { bool, str, type Command, type CommandContext, type CommandOutcome } from './command-kit';
@@ -133,7 +135,7 @@ async function rollback(target: DeploymentTarget, movePinned: boolean, ctx: Comm
   let moved: string[] = [];
   if (movePinned && done.to) {
     const { client } = (await ctx.client()).temporal;
-    moved = await movePinnedFlows(target, done.from, done.to, (query) => client.workflow.list({ query }));
+    moved = await movePinnedFlows(target, done.from, done.to, (query) => runIds(client, query));
     ctx.progress(`${moved.length} running flow(s) pinned to ${done.from} moved to ${done.to}`);
   } else ctx.progress(`flows pinned to ${done.from} stay on it: keep its workers until \`deploy status\` shows it DRAINED, or move them with --move-pinned`);
   const outcome = shown(done.state);
@@ -144,7 +146,7 @@ async function rollback(target: DeploymentTarget, movePinned: boolean, ctx: Comm
 async function rollout(target: DeploymentTarget, plan: Extract<DeployPlan, { action: 'rollout' }>, ctx: CommandContext): Promise<CommandOutcome> {
   const { client } = (await ctx.client()).temporal;
   const buildId = plan.buildId ?? newestNotCurrent(await describeDeployment(target));
-  const done = await rollOut(target, client, { ...plan, buildId }, ctx.progress);
+  const done = await rollOut(target, client, { ...plan, buildId, taskQueues: workflowQueues(ctx.config().temporal.taskQueue) }, ctx.progress);
   if (done.outcome === 'promoted') return shown(done.state);
   const result = { from: done.rollback.from, to: done.rollback.to, atPercent: done.atPercent, failing: done.failing, moved: done.moved };
   return { ok: false, result, failure: { type: 'DeploymentGateFailed', message: `build ${buildId} was rolled back at ${done.atPercent} %: ${done.failing.length} flow(s) kept failing their workflow tasks`, details: [result] } };

@@ -9,6 +9,7 @@
  * nothing new ran on the new build, so a flow failing now is the ramp's to answer for.
  */
 import type { Client } from '@temporalio/client';
+import { pendingTaskAttempt, runIds, type RunId } from './run-ids';
 import { DeploymentNotFound, DeploymentRefused, describeDeployment, isMomentary, movePinnedFlows, promoteBuild, rampBuild, rollbackBuild, type DeploymentState, type DeploymentTarget, type Rollback } from './deployments';
 
 export interface RolloutPlan {
@@ -21,6 +22,8 @@ export interface RolloutPlan {
   failingAttempts: number;
   /** How long the new build's workers may take to poll every task queue before the first ramp is accepted. */
   waitForWorkersMs: number;
+  /** The deployment's workflow task queues: the gate looks at flows there only (a shared namespace holds other services' flows). */
+  taskQueues: string[];
 }
 
 export type RolloutOutcome =
@@ -46,7 +49,7 @@ export async function rollOut(target: DeploymentTarget, client: Client, plan: Ro
     await acceptedWithin(plan.waitForWorkersMs, () => rampBuild(target, plan.buildId, percent));
     progress(`build ${plan.buildId} ramped to ${percent} %: holding ${Math.round(plan.soakMs / 1000)} s while the gate watches`);
     await sleep(plan.soakMs);
-    const failing = await failingFlows(client, target, plan.buildId, since, plan.failingAttempts);
+    const failing = await failingFlows(client, target, { ...plan, since });
     if (failing.length > 0) {
       const rollback = await acceptedWithin(plan.waitForWorkersMs, () => rollbackBuild(target));
       const moved = rollback.to ? await moveAllPinned(target, client, rollback.from, rollback.to, progress) : [];
@@ -59,23 +62,25 @@ export async function rollOut(target: DeploymentTarget, client: Client, plan: Ro
   return { outcome: 'promoted', state };
 }
 
-/** Running flows started since `since` or pinned to `buildId` whose workflow task has been attempted `failingAttempts` times or more. */
-export async function failingFlows(client: Client, target: DeploymentTarget, buildId: string, since: Date, failingAttempts: number): Promise<string[]> {
+/** Running flows on the deployment's queues started since `since`, or pinned to `buildId`, whose workflow task has been attempted `failingAttempts` times or more. */
+export async function failingFlows(client: Client, target: DeploymentTarget, gate: Pick<RolloutPlan, 'buildId' | 'failingAttempts' | 'taskQueues'> & { since: Date }): Promise<string[]> {
+  const queues = gate.taskQueues.map((queue) => `TaskQueue = '${queue}'`).join(' OR ');
   const queries = [
-    `ExecutionStatus = 'Running' AND StartTime >= '${since.toISOString()}'`,
-    `ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion = '${target.deploymentName}:${buildId}'`,
+    `ExecutionStatus = 'Running' AND StartTime >= '${gate.since.toISOString()}' AND (${queues})`,
+    `ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion = '${target.deploymentName}:${gate.buildId}'`,
   ];
-  const seen = new Map<string, string>();
+  const seen = new Map<string, RunId>();
   for (const query of queries) {
-    for await (const flow of client.workflow.list({ query })) {
-      seen.set(`${flow.workflowId}/${flow.runId}`, flow.workflowId);
+    for await (const run of runIds(client, query)) {
+      seen.set(`${run.workflowId}/${run.runId}`, run);
       if (seen.size >= GATE_SAMPLE) break;
     }
   }
   const failing: string[] = [];
-  for (const [key, workflowId] of seen) {
-    const description = await client.workflow.getHandle(workflowId, key.slice(workflowId.length + 1)).describe().catch(() => undefined);
-    if ((description?.raw.pendingWorkflowTask?.attempt ?? 0) >= failingAttempts) failing.push(workflowId);
+  for (const run of seen.values()) {
+    // A run that ended since it was listed has no task to fail.
+    const attempt = await pendingTaskAttempt(client, run).catch(() => 0);
+    if (attempt >= gate.failingAttempts) failing.push(run.workflowId);
   }
   return failing;
 }
@@ -84,7 +89,7 @@ export async function failingFlows(client: Client, target: DeploymentTarget, bui
 async function moveAllPinned(target: DeploymentTarget, client: Client, from: string, to: string, progress: (line: string) => void): Promise<string[]> {
   const moved = new Set<string>();
   for (let pass = 0; pass < 10; pass++) {
-    const now = await movePinnedFlows(target, from, to, (query) => client.workflow.list({ query })).catch((err: unknown) => {
+    const now = await movePinnedFlows(target, from, to, (query) => runIds(client, query)).catch((err: unknown) => {
       // An earlier release's build cannot replay them: they stay where they are, and the rollback stands.
       if (!(err instanceof DeploymentRefused)) throw err;
       progress(err.message);
