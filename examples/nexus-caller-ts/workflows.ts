@@ -67,12 +67,16 @@ export async function issueCardThenCancel(endpoint: string, request: NexusIssueC
 /**
  * A hosted onboarding: the operation runs until the review ends, and the person needs the provider's
  * page before that, so the caller reads it meanwhile through `onboarding` (by the same key).
+ * `cancelOncePaged`: the caller cancels once it has the page (the person gave up, say), waiting until
+ * ours is cancelled too (the SDK's default cancellation type).
  */
-export async function onboardHostedThroughNexus(endpoint: string, request: NexusOnboardRequest): Promise<{ verificationUrl?: string; outcome: CallerOutcome<unknown> }> {
+export async function onboardHostedThroughNexus(endpoint: string, request: NexusOnboardRequest, cancelOncePaged = false): Promise<{ verificationUrl?: string; outcome: CallerOutcome<unknown> }> {
   const cardIssuing = createNexusServiceClient({ endpoint, service: cardIssuingService });
-  const running = cardIssuing.executeOperation('onboardCardholder', request, { scheduleToCloseTimeout: '1 day' }).then(
+  const scope = new CancellationScope();
+  const running = scope.run(() => cardIssuing.executeOperation('onboardCardholder', request, { scheduleToCloseTimeout: '1 day' })).then(
     (result): CallerOutcome<unknown> => ({ ok: true, result }),
     (err: unknown): CallerOutcome<unknown> => {
+      if (isCancellation(err)) return { ok: false, type: 'Cancelled', message: (err as Error).message, mayHaveTakenEffect: false, cancelled: true };
       const failure = cardIssuingFailure(err);
       if (failure) return { ok: false, ...failure };
       throw err;
@@ -91,5 +95,6 @@ export async function onboardHostedThroughNexus(endpoint: string, request: Nexus
     if (!verificationUrl) await sleep(1000);
   }
   // Here a real caller sends the person to verificationUrl.
+  if (cancelOncePaged && verificationUrl) scope.cancel();
   return { verificationUrl, outcome: await running };
 }

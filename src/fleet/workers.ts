@@ -26,6 +26,7 @@ import { bundleHasTracing, type Tracing } from '../observability/tracing';
 import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, nexusQueue, rateClassQueue, type RateQueue } from '../shared/task-queues';
 import { CardIssuingClient } from '../client';
 import { cardIssuingHandler } from '../nexus/handler';
+import { createRelayActivities } from '../nexus/relay-activities';
 import { clientConnectionOptions, connectionOptions } from '../temporal/connection';
 import { SEARCH_ATTRIBUTES } from '../shared/search-attributes';
 import { bootstrapCurrentBuild, recordRelease } from '../temporal/deployments';
@@ -126,7 +127,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     ...rates.map((rate) =>
       Worker.create({ ...common, taskQueue: rate.taskQueue, maxTaskQueueActivitiesPerSecond: enforce ? rate.perSecond : undefined }),
     ),
-    nexusWorker(native, config, taskQueue, temporalClient),
+    nexusWorker({ connection: native, namespace: config.temporal.namespace, ...workflows }, config, taskQueue, temporalClient),
   ]);
   return {
     workers,
@@ -150,12 +151,14 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
 /**
  * The Nexus service `cardIssuing` (src/nexus, docs/nexus.md) on a queue of its own, the endpoint's
  * target. Its payloads are the caller's: read and written as plain JSON by the SDK's default
- * converter, since no caller holds our payload key; the flows it starts go through our client with
- * our codec, so our histories stay encrypted. Unversioned: its handlers replay nothing.
+ * converter, since no caller holds our payload key, and so are the onboarding relays it runs (their
+ * result is the caller's operation result; workflows/onboarding-relay.ts). The flows it starts go
+ * through our client with our codec, so our histories stay encrypted. Unversioned: the relay keeps
+ * the marker discipline of an auto-upgrading flow.
  */
-function nexusWorker(connection: NativeConnection, config: Config, taskQueue: string, temporal: Client): Promise<Worker> {
+function nexusWorker(common: Partial<WorkerOptions>, config: Config, taskQueue: string, temporal: Client): Promise<Worker> {
   const client = new CardIssuingClient({ client: temporal, taskQueue, codec: config.codec });
-  return Worker.create({ connection, namespace: config.temporal.namespace, taskQueue: nexusQueue(taskQueue), nexusServices: [cardIssuingHandler(client)] });
+  return Worker.create({ ...common, taskQueue: nexusQueue(taskQueue), nexusServices: [cardIssuingHandler(client)], activities: createRelayActivities(client) });
 }
 
 /**

@@ -4,7 +4,7 @@
  * rule (workflow or update ID from the caller's key), the request digest that refuses another
  * request under a key, and the restart after a failed run are the client's, in one place.
  *
- * Operations are synchronous. A call still running when the Nexus request must be answered is a
+ * Operations are synchronous but onboardCardholder (a relay workflow: onboardingOperation). A call still running when the Nexus request must be answered is a
  * retryable UPSTREAM_TIMEOUT: the caller's server asks again, with the same input and so the same
  * key, and the call joins the flow or update already there until it has an outcome. A failure is
  * an operation failure whose innermost cause is an ApplicationFailure of the client's `type`, with
@@ -12,10 +12,12 @@
  * client package's callers.
  */
 import * as nexus from 'nexus-rpc';
-import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowRunOperationHandler, startWorkflow } from '@temporalio/nexus';
 import { CardIssuingError, type CallOptions, type CardIssuingClient } from '../client';
-import { cardIssuingService, type NexusIssueCardRequest, type NexusOnboardRequest, type OnboardingRef } from '../client/nexus-contract';
+import { typedFailure } from './typed-failure';
+import { cardIssuingService, type NexusIssueCardRequest, type NexusOnboardRequest, type OnboardCardholderResult, type OnboardingRef } from '../client/nexus-contract';
+import type { onboardingRelay } from '../workflows/onboarding-relay';
 
 /** The most a handler waits for an outcome before answering "still running": under the server's Nexus request timeout (10 s by default). */
 export const NEXUS_WAIT_MS = 8000;
@@ -32,10 +34,32 @@ export function cardIssuingHandler(client: CardIssuingClient) {
     purchaseEsim: operation('purchaseEsim', (input, opts) => client.purchaseEsim(input, opts)),
     rechargeEsim: operation('rechargeEsim', (input, opts) => client.rechargeEsim(input, opts)),
     sendPayout: operation('sendPayout', (input, opts) => client.sendPayout(input, opts)),
-    onboardCardholder: operation('onboardCardholder', (input: NexusOnboardRequest, opts) => client.onboardCardholder(hostedOnly(input), opts)),
+    onboardCardholder: onboardingOperation(client),
     onboarding: operation('onboarding', (input: OnboardingRef, opts) => client.onboardingByKey(input.idempotencyKey, opts), READ),
     cardState: operation('cardState', (input, opts) => client.cardState(cardIdOf(input), opts), READ),
     walletBalance: async (ctx) => answer(ctx, (opts) => client.walletBalance(opts), READ),
+  });
+}
+
+/**
+ * onboardCardholder is asynchronous (it waits days for a person and a review): our onboarding flow
+ * is started (or joined) by the client under the caller's key, as over every operation, then a relay
+ * on this queue (workflows/onboarding-relay.ts) is the operation: it delivers the outcome, and its
+ * cancellation cancels our onboarding. One relay per key: a repeated call attaches to it.
+ */
+function onboardingOperation(client: CardIssuingClient) {
+  return new WorkflowRunOperationHandler<NexusOnboardRequest, OnboardCardholderResult>(async (ctx, input) => {
+    const request = hostedOnly(objectInput('onboardCardholder', input));
+    const flow = await answer(ctx, (opts) => client.startOnboardCardholder(request, opts));
+    try {
+      return await startWorkflow<typeof onboardingRelay>(ctx, 'onboardingRelay', {
+        workflowId: `nexus-relay/${flow.workflowId}`,
+        args: [{ workflowId: flow.workflowId }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      });
+    } catch (err) {
+      throw acrossTheBoundary(err);
+    }
   });
 }
 
@@ -45,12 +69,12 @@ type Kind = { read?: boolean };
 
 /** An operation whose input must be a JSON object: anything else is refused ValidationFailed before any call. */
 function operation<I, O>(name: string, call: Call<I, O>, kind: Kind = {}) {
-  return async (ctx: nexus.OperationContext, input: I): Promise<O> => {
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-      throw invalid(name, 'input', `must be a JSON object (got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input})`);
-    }
-    return answer(ctx, (opts) => call(input, opts), kind);
-  };
+  return async (ctx: nexus.OperationContext, input: I): Promise<O> => answer(ctx, (opts) => call(objectInput(name, input), opts), kind);
+}
+
+function objectInput<I>(operation: string, input: I): I {
+  if (typeof input === 'object' && input !== null && !Array.isArray(input)) return input;
+  throw invalid(operation, 'input', `must be a JSON object (got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input})`);
 }
 
 /** Runs the call within what is left of the request, and turns its failure into one the caller's SDK reads. */
@@ -91,14 +115,7 @@ export function acrossTheBoundary(err: unknown, kind: Kind = {}): Error {
  * (A non-retryable ApplicationFailure thrown as it is would arrive as a handler error instead.)
  */
 function failed(err: CardIssuingError): nexus.OperationError {
-  const detail = {
-    mayHaveTakenEffect: err.mayHaveTakenEffect,
-    ...(err.workflowId === undefined ? {} : { workflowId: err.workflowId }),
-    ...(err.updateId === undefined ? {} : { updateId: err.updateId }),
-    ...(err.idempotencyKey === undefined ? {} : { idempotencyKey: err.idempotencyKey }),
-    details: [...err.details],
-  };
-  return new nexus.OperationError('failed', err.message, { cause: ApplicationFailure.create({ type: err.type, message: err.message, nonRetryable: true, details: [detail] }) });
+  return new nexus.OperationError('failed', err.message, { cause: typedFailure(err) });
 }
 
 function withoutPin(input: NexusIssueCardRequest): NexusIssueCardRequest {

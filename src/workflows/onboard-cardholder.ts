@@ -23,7 +23,7 @@
  *   (Before the marker: after an unknown outcome it submitted, and DuplicateCardholder then said
  *   that the earlier submission evidently went through.)
  */
-import { log, patched, setHandler, sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, log, patched, setHandler, sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { KycSubmitted } from '../activities/kyc';
 import { describeErrors, hasErrors } from '../shared/card-rules';
 import { FailureType, isFailureType, type FieldErrors } from '../shared/failures';
@@ -125,6 +125,13 @@ function refuseHostedResubmission(): never {
  */
 export const KYC_RESTART_NEVER_RESUBMITS_PATCH = 'kyc-restart-never-resubmits';
 
+/**
+ * docs/versioning.md: a cancellation (a Nexus caller's, through the onboarding relay; an operator's)
+ * lets a submission in flight finish and record its cardholder before the flow ends cancelled: a
+ * restart under the key then waits for that cardholder's review instead of ending OutcomeUnknown.
+ */
+export const KYC_SUBMISSION_OUTLIVES_CANCEL_PATCH = 'kyc-submission-outlives-cancel';
+
 const SUBMIT_ENDPOINT = { form: 'POST /kyc/cardholders/form', manual: 'POST /kyc/cardholders/manual', hosted: 'POST /kyc/cardholders/auto' } as const;
 
 function refuseResubmission(mode: OnboardingProgress['mode']): never {
@@ -168,7 +175,8 @@ type SubmitCall = (acts: ProviderCalls<'general'>) => Promise<KycSubmitted>;
 /** Documents checked, uploaded, submission sent once; the cardholder's id, recorded in the memo. */
 async function submit(input: OnboardInput, earlierOutcomeUnknown: boolean, recordNotSubmitted: boolean): Promise<KycSubmitted> {
   const call = await submission(input);
-  const submitted = await submitOnce(call, earlierOutcomeUnknown, recordNotSubmitted);
+  const once = () => submitOnce(call, earlierOutcomeUnknown, recordNotSubmitted);
+  const submitted = patched(KYC_SUBMISSION_OUTLIVES_CANCEL_PATCH) ? await CancellationScope.nonCancellable(once) : await once();
   const record: SubmissionRecord = { cardholderId: submitted.id, ...(submitted.verificationUrl ? { verificationUrl: submitted.verificationUrl } : {}) };
   upsertMemo({ [KYC_SUBMISSION_MEMO]: record });
   return submitted;

@@ -224,6 +224,33 @@ test('a hosted onboarding over Nexus: its page is read through `onboarding` befo
   }
 });
 
+test('cancelling the caller\'s hosted onboarding cancels ours once its cardholder is recorded; the same key later waits for that cardholder\'s review and submits nothing again', async () => {
+  // The review waits for the sandbox's decision (below), so the onboarding is still waiting when the caller cancels.
+  await stack.control('PUT', '/config', { kycReviewMs: 600_000 });
+  try {
+    const submissions = async () => ((await stack.control('GET', '/stats')).endpoints.startHostedKyc?.requests ?? 0) as number;
+    const sentBefore = await submissions();
+    const request = { mode: 'hosted', firstName: 'Ada', lastName: 'Byron', email: 'ada.byron@example.com', timings: FAST_TIMINGS, idempotencyKey: uniqueId('nexus-kyc-cancel').slice(0, 40) };
+    const workflowId = `onboard-cardholder/${request.idempotencyKey}`;
+    const cancelled = await withTsCaller('ts-kyc', () => caller.workflow.execute('onboardHostedThroughNexus', { taskQueue: 'ts-kyc', workflowId: uniqueId('caller-kyc'), args: [endpoint, request, true] }));
+    expect(cancelled).toMatchObject({ verificationUrl: expect.any(String), outcome: { ok: false, cancelled: true } });
+    // The caller was told once ours ended: our onboarding and its relay are cancelled.
+    expect((await ours.status(workflowId)).status).toBe('CANCELLED');
+    expect((await stack.client.workflow.getHandle(`nexus-relay/${workflowId}`).describe()).status.name).toBe('CANCELLED');
+    const { cardholderId } = await ours.onboarding(workflowId);
+    expect(cardholderId).toEqual(expect.any(String));
+
+    // The same key again: a new run waits for the recorded cardholder's review (decided now) and sends no second submission.
+    const again = withTsCaller('ts-kyc', () => caller.workflow.execute('onboardHostedThroughNexus', { taskQueue: 'ts-kyc', workflowId: uniqueId('caller-kyc'), args: [endpoint, request] }));
+    await waitUntil(async () => (await ours.status(workflowId)).status === 'RUNNING', 30_000, 'the onboarding restarted under the key');
+    await stack.control('POST', `/kyc/${cardholderId}/decision`, { kycStatus: 'APPROVED' });
+    expect((await again).outcome).toEqual({ ok: true, result: expect.objectContaining({ id: cardholderId, kycStatus: 'APPROVED' }) });
+    expect((await submissions()) - sentBefore).toBe(1);
+  } finally {
+    await stack.control('PUT', '/config', { kycReviewMs: 500 });
+  }
+});
+
 test('README "Calling from another namespace" shows the snippets these callers run', () => {
   const readme = readFileSync(resolve(__dirname, '../../README.md'), 'utf8');
   for (const file of [TS_CALLER.replace(/\.js$/, '.ts'), join(GO_CALLER_DIR, 'main.go')]) {

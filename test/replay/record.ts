@@ -8,7 +8,7 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config';
@@ -16,7 +16,7 @@ import { sampleFolder, sampleKycForm, writeSampleDocuments } from '../../src/san
 import { entityWorkflowId } from '../../src/shared/ids';
 import { openItemId } from '../../src/shared/open-items';
 import { RECONCILIATIONS } from '../../src/shared/reconciliation';
-import { cardStateQuery, deleteCardUpdate, fundCardUpdate, freezeCardUpdate, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
+import { cardStateQuery, deleteCardUpdate, fundCardUpdate, freezeCardUpdate, onboardingQuery, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
 import { ensureTemporalCli } from '../../tools/temporal-cli';
 import { startDevServer } from '../../tools/dev-server';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
@@ -158,6 +158,39 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
       await save('reconcile-cards-first-run', cards, cards.firstExecutionRunId);
       await save('refresh-bins', await reconcile(RECONCILIATIONS.bins.workflowType));
       await save('sweep-stuck', await reconcile(RECONCILIATIONS.stuck.workflowType));
+    },
+  },
+  'onboarding-cancelled': {
+    // Every provider answer takes 1 s: the cancellations below arrive while the hosted submission is at the provider.
+    sandbox: { kycReviewMs: 600_000, faults: { latencyMs: 1000 } },
+    async record(stack, save) {
+      const hosted = () => ({ mode: 'hosted', firstName: 'Replay', lastName: 'Test', email: 'replay@example.com', timings: FAST_TIMINGS });
+      const submitting = async (handle: WorkflowHandle) =>
+        waitUntil(async () => ((await handle.describe()).raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'startHostedKyc'), 30_000, 'the submission under way');
+      // A cancellation during the submission (kyc-submission-outlives-cancel): it finishes and records its cardholder.
+      const cancelled = await run(stack, 'onboardCardholder', hosted());
+      await submitting(cancelled);
+      await cancelled.cancel();
+      await cancelled.result().catch(() => undefined);
+      await save('onboard-cardholder-cancelled-in-submission', cancelled);
+      // The Nexus operation's relay (started here as its handler does, on the Nexus service's queue): one cancelled, one completed.
+      // Its worker writes plain JSON (no codec of ours): so does the client that starts it.
+      const plain = new Client({ connection: stack.client.connection, namespace: stack.config.temporal.namespace });
+      const relay = async (onboarding: WorkflowHandle) =>
+        plain.workflow.start('onboardingRelay', { taskQueue: `${stack.taskQueue}-nexus`, workflowId: `nexus-relay/${onboarding.workflowId}`, args: [{ workflowId: onboarding.workflowId }] });
+      const relayed = await run(stack, 'onboardCardholder', hosted());
+      const cancelledRelay = await relay(relayed);
+      await submitting(relayed);
+      await cancelledRelay.cancel();
+      await cancelledRelay.result().catch(() => undefined);
+      await save('onboarding-relay-cancelled', cancelledRelay);
+      const completed = await run(stack, 'onboardCardholder', hosted());
+      const completedRelay = await relay(completed);
+      await waitUntil(async () => (await completed.query(onboardingQuery)).cardholderId !== undefined, 30_000, 'the cardholder');
+      const { cardholderId } = await completed.query(onboardingQuery);
+      await stack.control('POST', `/kyc/${cardholderId}/decision`, { kycStatus: 'APPROVED' });
+      await completedRelay.result();
+      await save('onboarding-relay', completedRelay);
     },
   },
   esim: {

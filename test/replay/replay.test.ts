@@ -26,6 +26,7 @@ import { PINNED_FLOWS } from '../../src/shared/pinned-flows';
 import { createDataConverter } from '../../src/codec/payload-codec';
 import { REPLAY_CODEC_ENV } from './codec';
 import { createActivities } from '../../src/activities';
+import { createRelayActivities } from '../../src/nexus/relay-activities';
 import { loadHistory } from './load-history';
 
 const ROOT = join(__dirname, 'histories');
@@ -70,7 +71,7 @@ describe('replay of recorded histories', () => {
   test('covers every workflow type, each among the histories release 2 runs', () => {
     const types = new Set(files.filter(release2Runs).map((f) => workflowType(f)));
     const reconciliations = Object.values(RECONCILIATIONS).flatMap((r) => [r.workflowType, r.formerWorkflowType]);
-    for (const t of ['issueCard', 'fundCard', 'withdrawFromCard', 'cardLifecycle', 'providerEntity', 'onboardCardholder', 'purchaseEsim', 'rechargeEsim', 'trackPayout', 'sendPayout', ...reconciliations]) {
+    for (const t of ['issueCard', 'fundCard', 'withdrawFromCard', 'cardLifecycle', 'providerEntity', 'onboardCardholder', 'onboardingRelay', 'purchaseEsim', 'rechargeEsim', 'trackPayout', 'sendPayout', ...reconciliations]) {
       expect(types).toContain(t);
     }
   });
@@ -100,7 +101,11 @@ describe('replay of recorded histories', () => {
  * removed or renamed while a flow of that era may be running.
  */
 test('every activity type a kept history scheduled is still registered', () => {
-  const registered = new Set(Object.keys(createActivities({ provider: {} as never, bins: {} as never, temporal: {} as never, pins: {} as never, documents: {} as never, reconcileBudget: { windowMs: 60_000, share: 0.1 } })));
+  // The main workers' activities, and the Nexus service's worker's (the onboarding relay's).
+  const registered = new Set([
+    ...Object.keys(createActivities({ provider: {} as never, bins: {} as never, temporal: {} as never, pins: {} as never, documents: {} as never, reconcileBudget: { windowMs: 60_000, share: 0.1 } })),
+    ...Object.keys(createRelayActivities({} as never)),
+  ]);
   const scheduled = new Set(
     files.flatMap((f) => (JSON.parse(readFileSync(f, 'utf8')) as { events: Array<{ activityTaskScheduledEventAttributes?: { activityType?: { name?: string } } }> }).events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)),
   );

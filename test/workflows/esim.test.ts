@@ -90,18 +90,21 @@ describe('purchaseEsim and rechargeEsim', () => {
     expect(terminal.message).toMatch(/new key/);
   });
 
+  // An attempt of the charge makes two or three calls (reconcile, then post), so about 45% of attempts fail, and
+  // its retries back off 1, 2, 4, 8, 16 s and then every 20 s: one purchase in ~75 needs 30 s, one in ~1,300 over
+  // 110 s (measured and computed). The purchases run side by side, so the test waits for the slowest, not their sum,
+  // and its time limit covers 14 failed attempts in a row (4 × 0.45^14 ≈ 1 run in 20,000).
   test('purchases with 30% of provider calls failing (half after their side effect) are each charged once', async () => {
     stack = await startStack({ esimIssueMs: 50 });
     const before = await wallet();
     await stack.control('PUT', '/config', { faults: { errorRate: 0.3 } });
-    const orders = [];
-    for (let i = 0; i < 4; i++) orders.push(await run('purchaseEsim', { planNo: 'epln_global_1gb' }));
+    const orders = await Promise.all([0, 1, 2, 3].map(() => run('purchaseEsim', { planNo: 'epln_global_1gb' })));
     await stack.control('PUT', '/config', { faults: { errorRate: 0 } });
     expect(orders.map((o) => o.status)).toEqual(Array(4).fill('ISSUED'));
     expect(new Set(orders.map((o) => o.orderNo)).size).toBe(4);
     expect(await wallet()).toBe(before - 4 * 450);
     expect((await stack.control('GET', '/ledger')).violations).toEqual([]);
-  });
+  }, 260_000);
 
   test('a recharge of an issued eSIM answers the ISSUED recharge order', async () => {
     stack = await startStack({ esimIssueMs: 100 });

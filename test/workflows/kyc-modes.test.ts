@@ -93,4 +93,23 @@ describe('onboardCardholder: manual and hosted', () => {
     const result = await handle.result();
     expect(result).toMatchObject({ id: progress.cardholderId, kycStatus: 'APPROVED', verificationUrl: progress.verificationUrl });
   });
+
+  test('a cancellation during the hosted submission lets it finish and record its cardholder; the same key then waits for that cardholder and sends nothing again', async () => {
+    // Every provider answer takes 1.5 s: the cancellation arrives while the submission is at the provider.
+    stack = await startStack({ kycReviewMs: 600_000, faults: { latencyMs: 1500 } });
+    const c = client();
+    const request = { mode: 'hosted' as const, firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', timings: FAST_TIMINGS, idempotencyKey: uniqueId('kyc').slice(0, 40) };
+    const handle = await c.startOnboardCardholder(request);
+    await waitUntil(async () => ((await handle.describe()).pendingActivities ?? []).some((a) => a.activityType === 'startHostedKyc'), 30_000, 'the submission under way');
+    await handle.cancel();
+    await expect(handle.result()).rejects.toMatchObject({ type: 'FlowCancelled' });
+    const { cardholderId } = await c.onboarding(handle.workflowId);
+    expect(cardholderId).toEqual(expect.any(String));
+
+    const again = c.onboardCardholder(request);
+    await waitUntil(async () => (await c.status(handle.workflowId)).status === 'RUNNING', 30_000, 'the restart under the key');
+    await stack.control('POST', `/kyc/${cardholderId}/decision`, { kycStatus: 'APPROVED' });
+    expect(await again).toMatchObject({ id: cardholderId, kycStatus: 'APPROVED' });
+    expect((await stack.control('GET', '/stats')).endpoints.startHostedKyc.requests).toBe(1);
+  });
 });
