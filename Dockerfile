@@ -19,7 +19,8 @@ COPY src ./src
 # dist/ mirrors src/ without src/sandbox; the bundle is what every worker of the image runs
 # (WORKFLOW_BUNDLE_PATH below), so a worker starts without webpack and all replicas run
 # byte-identical workflow code. The traced bundle (OpenTelemetry's workflow interceptors) is for
-# workers with OTEL_EXPORTER_OTLP_ENDPOINT set. dist-sandbox/ is the sandbox target's.
+# workers with OTEL_EXPORTER_OTLP_ENDPOINT set. Beside each, bundle.js writes the Nexus worker's own
+# (`.nexus.js`: the onboarding relay alone, src/fleet/nexus-bundle.ts). dist-sandbox/ is the sandbox target's.
 RUN npx tsc -p tsconfig.build.json \
  && node dist/fleet/bundle.js dist/workflow-bundle.js \
  && node dist/fleet/bundle.js --tracing dist/workflow-bundle-traced.js \

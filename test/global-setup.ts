@@ -10,19 +10,22 @@ import { loadConfig } from '../src/config';
 import { ensureTemporalCli } from '../tools/temporal-cli';
 import { startDevServer } from '../tools/dev-server';
 import { FAILURE_CONVERTER_PATH } from '../src/codec/payload-codec';
+import { bundleNexusWorkflows, nexusBundlePathOf } from '../src/fleet/nexus-bundle';
 
 export default async function globalSetup(): Promise<void> {
   // The tests run on a developer's footing: public development defaults for the secrets a test leaves unset.
   process.env.CARD_ISSUING_DEVELOPMENT = 'true';
   if (process.env.SKIP_TEMPORAL === '1') return;
   const cliPath = await ensureTemporalCli(loadConfig().temporal.cliPath);
-  const [server, bundle] = await Promise.all([
+  const [server, bundle, nexusBundle] = await Promise.all([
     startDevServer({ cliPath, headless: true }),
     bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger() }),
+    bundleNexusWorkflows(),
   ]);
   const dir = mkdtempSync(join(tmpdir(), 'card-issuing-test-'));
   const bundlePath = join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
+  writeFileSync(nexusBundlePathOf(bundlePath), nexusBundle);
   process.env.TEST_TEMPORAL_ADDRESS = server.address;
   process.env.TEST_WORKFLOW_BUNDLE = bundlePath;
   (globalThis as Record<string, unknown>).__temporalDevServer = server;

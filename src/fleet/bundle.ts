@@ -14,6 +14,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { FAILURE_CONVERTER_PATH } from '../codec/payload-codec';
 import { WORKFLOW_TRACING_MODULE } from '../observability/tracing';
 import { WORKFLOW_PRELOAD_MODULES } from './workers';
+import { bundleNexusWorkflows, nexusBundlePathOf } from './nexus-bundle';
 
 /** Bundles src/workflows (or dist/workflows once compiled) with the failure converter (and the tracing interceptors when asked); resolves the written path. */
 export async function buildWorkflowBundle(outPath: string, opts: { tracing?: boolean } = {}): Promise<string> {
@@ -29,6 +30,8 @@ export async function buildWorkflowBundle(outPath: string, opts: { tracing?: boo
   const path = resolve(outPath);
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, code);
+  // The Nexus worker's own bundle, beside it (nexus-bundle.ts): the onboarding relay alone.
+  writeFileSync(nexusBundlePathOf(path), await bundleNexusWorkflows());
   return path;
 }
 

@@ -27,6 +27,7 @@ import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, nexusQueue, rateClassQueue
 import { CardIssuingClient } from '../client';
 import { cardIssuingHandler } from '../nexus/handler';
 import { createRelayActivities } from '../nexus/relay-activities';
+import { nexusWorkflows } from './nexus-bundle';
 import { clientConnectionOptions, connectionOptions } from '../temporal/connection';
 import { SEARCH_ATTRIBUTES } from '../shared/search-attributes';
 import { bootstrapCurrentBuild, recordRelease } from '../temporal/deployments';
@@ -127,7 +128,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     ...rates.map((rate) =>
       Worker.create({ ...common, taskQueue: rate.taskQueue, maxTaskQueueActivitiesPerSecond: enforce ? rate.perSecond : undefined }),
     ),
-    nexusWorker({ connection: native, namespace: config.temporal.namespace, ...workflows }, config, taskQueue, temporalClient),
+    nexusWorker({ connection: native, namespace: config.temporal.namespace, ...(await nexusWorkflows(setup.workflowBundlePath)) }, config, taskQueue, temporalClient),
   ]);
   return {
     workers,
@@ -152,9 +153,10 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
  * The Nexus service `cardIssuing` (src/nexus, docs/nexus.md) on a queue of its own, the endpoint's
  * target. Its payloads are the caller's: read and written as plain JSON by the SDK's default
  * converter, since no caller holds our payload key, and so are the onboarding relays it runs (their
- * result is the caller's operation result; workflows/onboarding-relay.ts). The flows it starts go
- * through our client with our codec, so our histories stay encrypted. Unversioned: the relay keeps
- * the marker discipline of an auto-upgrading flow.
+ * result is the caller's operation result; workflows/onboarding-relay.ts), the only workflow it runs
+ * (nexus-bundle.ts). The flows it starts go through our client with our codec, so our histories stay
+ * encrypted. Unversioned: the relay keeps the marker discipline of an auto-upgrading flow. No
+ * workflow tracing: the relay's activities are traced, its workflow task is not.
  */
 function nexusWorker(common: Partial<WorkerOptions>, config: Config, taskQueue: string, temporal: Client): Promise<Worker> {
   const client = new CardIssuingClient({ client: temporal, taskQueue, codec: config.codec });

@@ -251,6 +251,25 @@ test('cancelling the caller\'s hosted onboarding cancels ours once its cardholde
   }
 });
 
+test('the Nexus worker, which reads plain JSON, runs the onboarding relay and no other workflow: a money flow started on its queue in clear never runs', async () => {
+  const plain = new Client({ connection: stack.client.connection, namespace: stack.config.temporal.namespace });
+  const card = await ours.issueCard({ idempotencyKey: uniqueId('nexus-plain'), cardBinId: plainBin, initialAmount: 900, firstName: 'Mallory', lastName: 'Plain', timings: FAST_TIMINGS });
+  const wallet = async () => (await stack.control('GET', '/wallet')).availableBalance as number;
+  const before = await wallet();
+  const handle = await plain.workflow.start('fundCard', { taskQueue: `${stack.taskQueue}-nexus`, workflowId: uniqueId('nexus-plain-fund'), args: [{ cardId: card.cardId, amount: 500, timings: FAST_TIMINGS }] });
+  try {
+    await waitUntil(async () => {
+      const events = (await handle.fetchHistory()).events ?? [];
+      return events.some((e) => /fundCard/.test(e.workflowTaskFailedEventAttributes?.failure?.message ?? ''));
+    }, 30_000, 'the workflow task refused');
+    const { events } = await handle.fetchHistory();
+    expect((events ?? []).filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
+    expect(await wallet()).toBe(before);
+  } finally {
+    await handle.terminate('test done');
+  }
+});
+
 test('README "Calling from another namespace" shows the snippets these callers run', () => {
   const readme = readFileSync(resolve(__dirname, '../../README.md'), 'utf8');
   for (const file of [TS_CALLER.replace(/\.js$/, '.ts'), join(GO_CALLER_DIR, 'main.go')]) {
