@@ -9,11 +9,14 @@ process.once('SIGINT', () => {
   process.exit(130);
 });
 
+/** Commands that send and read no payload of ours, and so need no payload key (the chart's endpoint Job is given none). */
+const WITHOUT_PAYLOADS: ReadonlySet<string> = new Set(['nexus-endpoint']);
+
 // A bad variable is the runner's to report (exit 2, and under --json the one object), not an exit of its own.
 // Its payloads go to workers with the real payload key: outside development it must hold it too.
 runCli(process.argv.slice(2), () => {
   const config = loadConfig();
-  requireSecrets('PAYLOAD_CODEC_KEY')(config);
+  if (!WITHOUT_PAYLOADS.has(process.argv[2] ?? '')) requireSecrets('PAYLOAD_CODEC_KEY')(config);
   return config;
 }, {
   stdout: (t) => process.stdout.write(t),

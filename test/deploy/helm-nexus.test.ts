@@ -20,6 +20,15 @@ maybe('no endpoint Job by default; with create, a post-install/upgrade hook Job 
   expect(container.command).toEqual(['node', 'dist/starter/cli.js', 'nexus-endpoint', '--name=payments-cards']);
   const env = Object.fromEntries(container.env.filter((e: { value?: string }) => e.value !== undefined).map((e: { name: string; value: string }) => [e.name, e.value]));
   expect(env).toMatchObject({ TEMPORAL_TASK_QUEUE: 'cards-eu' });
+  // It sends no payload of ours: no payload key, no provider secret, no PIN key.
+  const names = container.env.map((e: { name: string }) => e.name);
+  for (const secret of ['PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PROVIDER_API_SECRET', 'PIN_SEAL_PRIVATE_KEY']) expect(names).not.toContain(secret);
+  // Its pod is held by a NetworkPolicy of its own: DNS and Temporal out, nothing in.
+  const policy = rendered.docs.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name.endsWith('-nexus-endpoint'));
+  expect(policy?.spec.podSelector.matchLabels['app.kubernetes.io/component']).toBe('nexus-endpoint');
+  expect(made.spec.template.metadata.labels['app.kubernetes.io/component']).toBe('nexus-endpoint');
+  expect(policy?.spec.ingress).toEqual([]);
+  expect(policy?.spec.egress.map((e: { ports: Array<{ port: number }> }) => e.ports.map((p) => p.port).join('+'))).toEqual(['53+53', '7233']);
 });
 
 maybe('a name the server would refuse is refused at render, naming the value and the rule', () => {

@@ -17,7 +17,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { CardIssuingClient } from '../../src/client';
 import { FAST_TIMINGS, startStack, temporalAddress, uniqueId, type Stack } from '../helpers/stack';
 import { fixtureBins } from '../helpers/provider';
-import { jsonOf, runInProcess } from '../starter/cli-helpers';
+import { jsonOf, runChild, runInProcess } from '../starter/cli-helpers';
 import { waitUntil } from '../helpers/wait';
 import type { CallerOutcome } from '../../examples/nexus-caller-ts/workflows';
 
@@ -268,6 +268,15 @@ test('the Nexus worker, which reads plain JSON, runs the onboarding relay and no
   } finally {
     await handle.terminate('test done');
   }
+});
+
+test('nexus-endpoint needs no payload key outside development (it sends no payload); a command that does still refuses to run without one', async () => {
+  const production = { CARD_ISSUING_DEVELOPMENT: undefined, PAYLOAD_CODEC_KEY: undefined, PAYLOAD_CODEC_PREVIOUS_KEYS: undefined };
+  const kept = await runChild(stack, ['nexus-endpoint', '--name', endpoint, '--json'], { env: production });
+  expect(kept.code === 0 ? jsonOf(kept).result.outcome : `exit ${kept.code}: ${kept.stderr}`).toBe('kept');
+  const refused = await runChild(stack, ['wallet', '--json'], { env: production });
+  expect(refused.code).toBe(2);
+  expect(refused.stdout + refused.stderr).toMatch(/PAYLOAD_CODEC_KEY must be set/);
 });
 
 test('README "Calling from another namespace" shows the snippets these callers run', () => {

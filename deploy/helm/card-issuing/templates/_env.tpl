@@ -122,6 +122,12 @@
 {{- toYaml $out -}}
 {{- end -}}
 
+{{/* The Nexus endpoint Job's: Temporal only (nexus-endpoint sends no payload: no payload key, no provider secret, no PIN key). */}}
+{{- define "card-issuing.nexusEndpointEnv" -}}
+{{ include "card-issuing.processEnv" . }}
+{{ include "card-issuing.temporalEnv" . }}
+{{- end -}}
+
 {{/* The rollout Job's: the operator CLI's, Temporal and the payload key, no provider secret, no PIN key. */}}
 {{- define "card-issuing.rolloutEnv" -}}
 {{ include "card-issuing.processEnv" . }}
