@@ -10,9 +10,10 @@
  * whose first task has not completed yet carries no version either, but has recorded nothing a
  * build could fail to replay.
  */
-import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { PINNED_FLOWS } from '../shared/pinned-flows';
+import { runIds, type RunId } from './run-ids';
 
 const { EventType } = temporal.api.enums.v1;
 
@@ -52,7 +53,7 @@ export async function releaseGate(client: Client, { taskQueue, limit = 20 }: { t
   const flows: UnversionedFlow[] = [];
   let checked = 0;
   let unchecked = false;
-  for await (const run of client.workflow.list({ query: releaseGateQuery(taskQueue) })) {
+  for await (const run of runIds(client, releaseGateQuery(taskQueue))) {
     if (checked >= MAX_CHECKED) {
       unchecked = true;
       break;
@@ -74,7 +75,7 @@ export function describeGate(gate: ReleaseGate): string {
 }
 
 /** True when a workflow task of the run completed on a worker with no Worker Deployment (an unversioned worker reports no deployment name). */
-async function ranUnversioned(client: Client, run: WorkflowExecutionInfo): Promise<boolean> {
+async function ranUnversioned(client: Client, run: RunId): Promise<boolean> {
   const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
   return (history.events ?? []).some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED && !e.workflowTaskCompletedEventAttributes?.deploymentVersion?.deploymentName);
 }
