@@ -45,7 +45,7 @@ import { describeFlow, type FlowStatus } from '../temporal/flow-status';
 import { CardIssuingError, asCardIssuingError, toCardIssuingError } from './errors';
 import { CardUpdates } from './card-updates';
 import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
-import { ONBOARD_CARDHOLDER_ID, REQUEST_DIGEST_MEMO, assertKey, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
+import { ONBOARD_CARDHOLDER_ID, REQUEST_DIGEST_MEMO, assertKey, onboardingWorkflowId, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
 import type { CardBinAnswer as CardBin, OperationAnswer } from '../provider/answers';
 import type { OperationRecord, SubmittedMovement } from './flow-types';
 
@@ -193,7 +193,7 @@ export class CardIssuingClient {
   /** `onboarding` of the onboardCardholder started under `idempotencyKey` (its workflow ID by the same rule). */
   async onboardingByKey(idempotencyKey: string, opts?: CallOptions): Promise<OnboardingProgress> {
     assertKey(idempotencyKey, 'onboarding lookup');
-    return this.onboarding([ONBOARD_CARDHOLDER_ID, idempotencyKey].join('/'), opts);
+    return this.onboarding(onboardingWorkflowId(idempotencyKey), opts);
   }
 
   // --- Reads (through workflows: callers hold no provider credentials) ------------------

@@ -56,6 +56,11 @@ export function assertKey(key: unknown, what: string): asserts key is string {
 /** An onboarding's workflow ID is `onboard-cardholder/<key>`. */
 export const ONBOARD_CARDHOLDER_ID = 'onboard-cardholder';
 
+/** The workflow ID of the onboarding started under a caller's key. */
+export function onboardingWorkflowId(idempotencyKey: string): string {
+  return [ONBOARD_CARDHOLDER_ID, idempotencyKey].join('/');
+}
+
 /** The memo field holding a digest of a flow's input, for a repeated start to compare with. */
 export const REQUEST_DIGEST_MEMO = 'requestDigest';
 

@@ -45,7 +45,8 @@ export function cardIssuingHandler(client: CardIssuingClient) {
  * onboardCardholder is asynchronous (it waits days for a person and a review): our onboarding flow
  * is started (or joined) by the client under the caller's key, as over every operation, then a relay
  * on this queue (workflows/onboarding-relay.ts) is the operation: it delivers the outcome, and its
- * cancellation cancels our onboarding. One relay per key: a repeated call attaches to it.
+ * cancellation cancels our onboarding. One relay per run of the onboarding: a repeated call under the
+ * key attaches to it; a call after that run ended without a result follows the run the client starts.
  */
 function onboardingOperation(client: CardIssuingClient) {
   return new WorkflowRunOperationHandler<NexusOnboardRequest, OnboardCardholderResult>(async (ctx, input) => {
@@ -53,14 +54,18 @@ function onboardingOperation(client: CardIssuingClient) {
     const flow = await answer(ctx, (opts) => client.startOnboardCardholder(request, opts));
     try {
       return await startWorkflow<typeof onboardingRelay>(ctx, 'onboardingRelay', {
-        workflowId: `nexus-relay/${flow.workflowId}`,
-        args: [{ workflowId: flow.workflowId }],
+        workflowId: relayWorkflowId(flow.workflowId, flow.runId),
+        args: [{ idempotencyKey: request.idempotencyKey, runId: flow.runId }],
         workflowIdConflictPolicy: 'USE_EXISTING',
       });
     } catch (err) {
       throw acrossTheBoundary(err);
     }
   });
+}
+
+export function relayWorkflowId(onboardingWorkflowId: string, runId: string): string {
+  return `nexus-relay/${onboardingWorkflowId}/${runId}`;
 }
 
 /** A read moves nothing: a flow it finds none of is FlowNotFound, not a call to ask again. */

@@ -1,62 +1,78 @@
 /**
  * The activities of the Nexus onboarding relay (workflows/onboarding-relay.ts), on the Nexus
- * service's queue: they read and cancel our onboarding flow through the client package, with our
- * codec, and answer the relay only what may cross to the caller (the onboarding's outcome).
+ * service's queue, whose worker writes plain JSON into our namespace. Anyone who may start a
+ * workflow there may start a relay with any input, so they read only the onboarding flow under the
+ * key they are given (the client's ID rule: no other flow), and answer only what may cross to the
+ * caller in clear: the outcome's fields, or a failure's type and ids, never a message or detail of
+ * our flow's (which our codec keeps encrypted in its history).
  */
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { CardIssuingError, type CardIssuingClient } from '../client';
+import { onboardingWorkflowId } from '../client/requests';
 import type { OnboardCardholderResult } from '../shared/types';
 import type { OnboardingRelayInput } from '../workflows/onboarding-relay';
-import { typedFailure } from './typed-failure';
 
-/** How often a waiting activity says it is alive (its heartbeat timeout is 30 s). */
-const HEARTBEAT_MS = 10_000;
-
-export type CancelledOrDone = { cancelled: true } | { cancelled: false; result: OnboardCardholderResult };
+export type OnboardingSeen = { state: 'running' } | { state: 'cancelled' } | { state: 'completed'; result: OnboardCardholderResult };
 
 export function createRelayActivities(client: CardIssuingClient) {
   return {
-    /** The onboarding's result, once it ends; its failure, typed. */
-    async awaitOnboarding({ workflowId }: OnboardingRelayInput): Promise<OnboardCardholderResult> {
-      return heartbeating(() => outcome(client, workflowId));
+    /** Where the onboarding run stands: running, cancelled, or its outcome; any other ending is its failure, typed. */
+    async lookAtOnboarding(input: OnboardingRelayInput): Promise<OnboardingSeen> {
+      const flow = onboarding(client, input);
+      const { status } = await flow.describe().catch((err: unknown) => Promise.reject(relayFailure(err, input)));
+      if (status === 'RUNNING') return { state: 'running' };
+      if (status === 'CANCELED' || status === 'CANCELLED') return { state: 'cancelled' };
+      try {
+        return { state: 'completed', result: outcomeOnly(await flow.result()) };
+      } catch (err) {
+        throw relayFailure(err, input);
+      }
     },
 
-    /** Cancels the onboarding and waits until it ends: cancelled, or completed if its review came first. */
-    async cancelOnboarding({ workflowId }: OnboardingRelayInput): Promise<CancelledOrDone> {
-      return heartbeating(async () => {
-        await client.flow(workflowId).cancel().catch(ignoreEnded);
-        try {
-          return { cancelled: false, result: await outcome(client, workflowId) };
-        } catch (err) {
-          if ((err as { type?: string }).type === 'FlowCancelled') return { cancelled: true };
-          throw err;
-        }
-      });
+    /** Asks for the onboarding run's cancellation (the relay then looks until it ended). */
+    async cancelOnboarding(input: OnboardingRelayInput): Promise<void> {
+      await onboarding(client, input).cancel().catch((err: unknown) => Promise.reject(relayFailure(err, input)));
     },
   };
 }
 
 export type RelayActivities = ReturnType<typeof createRelayActivities>;
 
-async function outcome(client: CardIssuingClient, workflowId: string): Promise<OnboardCardholderResult> {
-  try {
-    return await client.flow<OnboardCardholderResult, 'onboardCardholder'>(workflowId).result({ signal: Context.current().cancellationSignal });
-  } catch (err) {
-    throw err instanceof CardIssuingError && err.type !== 'Aborted' ? typedFailure(err) : err;
+function onboarding(client: CardIssuingClient, { idempotencyKey, runId }: OnboardingRelayInput) {
+  if (typeof idempotencyKey !== 'string' || typeof runId !== 'string') {
+    throw ApplicationFailure.create({ type: 'ValidationFailed', message: 'a relay names the key and the run of the onboarding it follows', nonRetryable: true });
   }
+  return client.flow<OnboardCardholderResult, 'onboardCardholder'>(onboardingWorkflowId(idempotencyKey), runId);
 }
 
-/** A cancellation of a flow that already ended changes nothing: its result says how it ended. */
-function ignoreEnded(err: unknown): void {
-  if (!(err instanceof CardIssuingError) || err.type === 'ClientTimeout' || err.type === 'Aborted') throw err;
+/** The outcome's own fields, and nothing else a result might carry. */
+function outcomeOnly(result: OnboardCardholderResult): OnboardCardholderResult {
+  const { id, kycStatus, reason, verificationUrl, warnings } = result;
+  return { id, kycStatus, ...(reason === undefined ? {} : { reason }), ...(verificationUrl === undefined ? {} : { verificationUrl }), ...(warnings === undefined ? {} : { warnings }) };
 }
 
-async function heartbeating<T>(wait: () => Promise<T>): Promise<T> {
-  const context = Context.current();
-  const beat = setInterval(() => context.heartbeat(), HEARTBEAT_MS);
-  try {
-    return await wait();
-  } finally {
-    clearInterval(beat);
-  }
+/**
+ * How the onboarding ended, as the caller may read it in clear: its type (the client's, or the
+ * innermost typed failure of a flow that failed otherwise), `mayHaveTakenEffect` and the ids; our
+ * flow's message and details stay in its encrypted history (`npm run starter -- status`). A failure
+ * that says nothing of the flow (Temporal unreachable) is left to the activity's retries.
+ */
+function relayFailure(err: unknown, { idempotencyKey, runId }: OnboardingRelayInput): unknown {
+  const type = err instanceof CardIssuingError ? err.type : err instanceof WorkflowNotFoundError ? 'FlowNotFound' : err instanceof WorkflowFailedError ? innermostType(err) : undefined;
+  if (type === undefined || type === 'ClientTimeout' || type === 'Aborted') return err;
+  const workflowId = onboardingWorkflowId(idempotencyKey);
+  const mayHaveTakenEffect = err instanceof CardIssuingError ? err.mayHaveTakenEffect : type !== 'FlowNotFound';
+  return ApplicationFailure.create({
+    type,
+    message: `the onboarding under key ${idempotencyKey} ended ${type} (its details: npm run starter -- status ${workflowId})`,
+    nonRetryable: true,
+    details: [{ mayHaveTakenEffect, workflowId, runId, idempotencyKey }],
+  });
+}
+
+function innermostType(err: Error): string {
+  let type = 'FlowFailed';
+  for (let cause: unknown = err.cause; cause instanceof Error; cause = cause.cause) if (cause instanceof ApplicationFailure && cause.type) type = cause.type;
+  return type;
 }

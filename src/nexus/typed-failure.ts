@@ -1,8 +1,8 @@
 /**
  * A failure of ours as a caller in another namespace reads it, in any SDK: an ApplicationFailure of
  * the client's type (non-retryable), whose first detail holds `mayHaveTakenEffect` and the ids to
- * ask again under. A synchronous operation sends it as the cause of its OperationError, the
- * onboarding relay fails with it: either way it is the innermost failure of the caller's chain.
+ * ask again under. A synchronous operation sends it as the cause of its OperationError: the innermost
+ * failure of the caller's chain. (The onboarding relay sends less: relay-activities.ts.)
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { CardIssuingError } from '../client';

@@ -78,8 +78,11 @@ export async function failingFlows(client: Client, target: DeploymentTarget, gat
   }
   const failing: string[] = [];
   for (const run of seen.values()) {
-    // A run that ended since it was listed has no task to fail.
-    const attempt = await pendingTaskAttempt(client, run).catch(() => 0);
+    // A run gone since it was listed (retention) has no task to fail; any other failure to look stops the rollout (exit 3) rather than pass a build unseen.
+    const attempt = await pendingTaskAttempt(client, run).catch((err: unknown) => {
+      if ((err as { code?: number }).code === 5) return 0;
+      throw err;
+    });
     if (attempt >= gate.failingAttempts) failing.push(run.workflowId);
   }
   return failing;

@@ -2,40 +2,71 @@
  * onboardingRelay: the asynchronous Nexus operation `onboardCardholder` (src/nexus, docs/nexus.md).
  * It runs on the Nexus service's queue, whose worker writes plain JSON: its result reaches the
  * caller's namespace as it is, through the operation's completion callback. So it holds nothing our
- * codec must keep: its input is our onboarding flow's workflow ID (the caller's key), its result the
- * onboarding's outcome (cardholder id, KYC status, the hosted page). The onboarding itself, with
- * the applicant's identity, runs in our flow, encrypted; the relay only waits for it.
+ * codec must keep: its input is the caller's key and the run of our onboarding it follows, its
+ * result the onboarding's outcome (cardholder id, KYC status, the hosted page), its failure a type
+ * and ids. The onboarding itself, with the applicant's identity, runs in our flow, encrypted.
+ *
+ * It looks at the onboarding at growing intervals (1 s to 2 min) rather than waiting in an activity:
+ * a review takes days, and a waiting activity would hold one of the worker's slots all that time.
  *
  * Cancelling the caller's operation cancels the relay, and the relay cancels our onboarding: that
  * is safe (it moves no money; a submission in flight finishes and records its cardholder first,
  * and the same key later waits for that cardholder's review instead of submitting again). The
  * relay then waits for our flow to end: cancelled, or completed if the review came first.
  */
-import { ActivityFailure, CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
-import type { RelayActivities } from '../nexus/relay-activities';
+import { ActivityFailure, ApplicationFailure, CancellationScope, continueAsNew, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
+import type { OnboardingSeen, RelayActivities } from '../nexus/relay-activities';
 import type { OnboardCardholderResult } from '../shared/types';
 import { declareVersioning } from './lib/versioning';
 
 export interface OnboardingRelayInput {
-  /** Our onboardCardholder flow (its ID follows from the caller's key). */
-  workflowId: string;
+  /** The caller's key: our onboarding flow is the one under it (the client's ID rule), and only such a flow is read. */
+  idempotencyKey: string;
+  /** The run it follows: a later run under the key (after this one ended) is another relay's. */
+  runId: string;
+  /** Looks made by earlier runs of this relay (continue-as-new), for the interval. */
+  looks?: number;
 }
 
-/** The wait lasts as long as the review (days): the activity heartbeats, and a lost worker's wait is taken up by another. */
-const waiting = proxyActivities<RelayActivities>({
-  startToCloseTimeout: '60 days',
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+const { lookAtOnboarding, cancelOnboarding } = proxyActivities<RelayActivities>({
+  startToCloseTimeout: '1 minute',
+  // Temporal unreachable from the worker is waited out; a failure that lasts (an hour of attempts) fails the relay.
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 60 },
 });
+
+/** A run's history stays small: it continues as new after this many looks (about 14 hours at the 2-minute interval). */
+const LOOKS_PER_RUN = 400;
 
 export async function onboardingRelay(input: OnboardingRelayInput): Promise<OnboardCardholderResult> {
   try {
-    return await relayed(waiting.awaitOnboarding(input));
+    return await untilEnded(input, true);
   } catch (err) {
     if (!isCancellation(err)) throw err;
-    const ended = await CancellationScope.nonCancellable(() => relayed(waiting.cancelOnboarding(input)));
-    if (ended.cancelled) throw err;
-    return ended.result;
+    return CancellationScope.nonCancellable(async () => {
+      await relayed(cancelOnboarding(input));
+      const seen = await untilEnded(input, false);
+      if (seen === CANCELLED) throw err;
+      return seen;
+    });
+  }
+}
+
+const CANCELLED = Symbol('cancelled');
+
+function untilEnded(input: OnboardingRelayInput, continues: true): Promise<OnboardCardholderResult>;
+function untilEnded(input: OnboardingRelayInput, continues: false): Promise<OnboardCardholderResult | typeof CANCELLED>;
+async function untilEnded(input: OnboardingRelayInput, continues: boolean): Promise<OnboardCardholderResult | typeof CANCELLED> {
+  const first = input.looks ?? 0;
+  for (let look = first; ; look++) {
+    const seen: OnboardingSeen = await relayed(lookAtOnboarding(input));
+    if (seen.state === 'completed') return seen.result;
+    if (seen.state === 'cancelled') {
+      if (!continues) return CANCELLED;
+      // Cancelled by someone else (an operator): typed as the client types it (its submission may have been sent).
+      throw ApplicationFailure.create({ type: 'FlowCancelled', message: `the onboarding under key ${input.idempotencyKey} was cancelled`, nonRetryable: true, details: [{ mayHaveTakenEffect: true, idempotencyKey: input.idempotencyKey }] });
+    }
+    if (continues && look - first >= LOOKS_PER_RUN) await continueAsNew<typeof onboardingRelay>({ ...input, looks: look + 1 });
+    await sleep(Math.min(1000 * 2 ** look, 120_000));
   }
 }
 

@@ -15,6 +15,7 @@ import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { CardIssuingClient } from '../../src/client';
+import { relayWorkflowId } from '../../src/nexus/handler';
 import { FAST_TIMINGS, startStack, temporalAddress, uniqueId, type Stack } from '../helpers/stack';
 import { fixtureBins } from '../helpers/provider';
 import { jsonOf, runChild, runInProcess } from '../starter/cli-helpers';
@@ -235,8 +236,9 @@ test('cancelling the caller\'s hosted onboarding cancels ours once its cardholde
     const cancelled = await withTsCaller('ts-kyc', () => caller.workflow.execute('onboardHostedThroughNexus', { taskQueue: 'ts-kyc', workflowId: uniqueId('caller-kyc'), args: [endpoint, request, true] }));
     expect(cancelled).toMatchObject({ verificationUrl: expect.any(String), outcome: { ok: false, cancelled: true } });
     // The caller was told once ours ended: our onboarding and its relay are cancelled.
-    expect((await ours.status(workflowId)).status).toBe('CANCELLED');
-    expect((await stack.client.workflow.getHandle(`nexus-relay/${workflowId}`).describe()).status.name).toBe('CANCELLED');
+    const { status, runId } = await ours.status(workflowId);
+    expect(status).toBe('CANCELLED');
+    expect((await stack.client.workflow.getHandle(relayWorkflowId(workflowId, runId)).describe()).status.name).toBe('CANCELLED');
     const { cardholderId } = await ours.onboarding(workflowId);
     expect(cardholderId).toEqual(expect.any(String));
 
@@ -268,6 +270,15 @@ test('the Nexus worker, which reads plain JSON, runs the onboarding relay and no
   } finally {
     await handle.terminate('test done');
   }
+});
+
+test('a relay started in clear by hand reads only the onboarding under its key: pointed at another flow\'s run it fails FlowNotFound and answers nothing of that flow', async () => {
+  const plain = new Client({ connection: stack.client.connection, namespace: stack.config.temporal.namespace });
+  const payout = await ours.startSendPayout({ idempotencyKey: uniqueId('nexus-relay-probe').slice(0, 40), merOrderNo: uniqueId('po').slice(0, 40), paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000, payeeFirstName: 'Eve', payeeLastName: 'Probe', payeeAccountNo: 'GB29NWBK60161331926819', timings: FAST_TIMINGS });
+  const relay = plain.workflow.execute('onboardingRelay', { taskQueue: `${stack.taskQueue}-nexus`, workflowId: uniqueId('relay-probe'), args: [{ idempotencyKey: payout.workflowId.split('/').slice(1).join('/'), runId: payout.runId }] });
+  const failure = await relay.then(() => undefined, (err: Error & { cause?: Error & { type?: string; details?: unknown[] } }) => err.cause);
+  expect(failure).toMatchObject({ type: 'FlowNotFound' });
+  expect(JSON.stringify([failure?.message, failure?.details])).not.toMatch(/Eve|Probe|GB29/);
 });
 
 test('nexus-endpoint needs no payload key outside development (it sends no payload); a command that does still refuses to run without one', async () => {

@@ -8,12 +8,14 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Client, type WorkflowHandle } from '@temporalio/client';
+import { Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config';
 import { sampleFolder, sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { entityWorkflowId } from '../../src/shared/ids';
+import { onboardingWorkflowId } from '../../src/client/requests';
+import { relayWorkflowId } from '../../src/nexus/handler';
 import { openItemId } from '../../src/shared/open-items';
 import { RECONCILIATIONS } from '../../src/shared/reconciliation';
 import { cardStateQuery, deleteCardUpdate, fundCardUpdate, freezeCardUpdate, onboardingQuery, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
@@ -176,16 +178,20 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
       // The Nexus operation's relay (started here as its handler does, on the Nexus service's queue): one cancelled, one completed.
       // Its worker writes plain JSON (no codec of ours): so does the client that starts it.
       const plain = new Client({ connection: stack.client.connection, namespace: stack.config.temporal.namespace });
-      const relay = async (onboarding: WorkflowHandle) =>
-        plain.workflow.start('onboardingRelay', { taskQueue: `${stack.taskQueue}-nexus`, workflowId: `nexus-relay/${onboarding.workflowId}`, args: [{ workflowId: onboarding.workflowId }] });
-      const relayed = await run(stack, 'onboardCardholder', hosted());
-      const cancelledRelay = await relay(relayed);
+      const relay = async (onboarding: WorkflowHandleWithFirstExecutionRunId, idempotencyKey: string) =>
+        plain.workflow.start('onboardingRelay', { taskQueue: `${stack.taskQueue}-nexus`, workflowId: relayWorkflowId(onboarding.workflowId, onboarding.firstExecutionRunId), args: [{ idempotencyKey, runId: onboarding.firstExecutionRunId }] });
+      // Under a key, as the handler starts them (the relay reads only the onboarding under the key).
+      const keyed = (idempotencyKey: string) => run(stack, 'onboardCardholder', hosted(), onboardingWorkflowId(idempotencyKey));
+      const relayedKey = uniqueId('replay-relay').slice(0, 40);
+      const relayed = await keyed(relayedKey);
+      const cancelledRelay = await relay(relayed, relayedKey);
       await submitting(relayed);
       await cancelledRelay.cancel();
       await cancelledRelay.result().catch(() => undefined);
       await save('onboarding-relay-cancelled', cancelledRelay);
-      const completed = await run(stack, 'onboardCardholder', hosted());
-      const completedRelay = await relay(completed);
+      const completedKey = uniqueId('replay-relay').slice(0, 40);
+      const completed = await keyed(completedKey);
+      const completedRelay = await relay(completed, completedKey);
       await waitUntil(async () => (await completed.query(onboardingQuery)).cardholderId !== undefined, 30_000, 'the cardholder');
       const { cardholderId } = await completed.query(onboardingQuery);
       await stack.control('POST', `/kyc/${cardholderId}/decision`, { kycStatus: 'APPROVED' });

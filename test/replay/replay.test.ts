@@ -19,7 +19,8 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
+import { nexusBundlePathOf } from '../../src/fleet/nexus-bundle';
 import { loadConfig } from '../../src/config';
 import { RECONCILIATIONS } from '../../src/shared/reconciliation';
 import { PINNED_FLOWS } from '../../src/shared/pinned-flows';
@@ -44,17 +45,23 @@ const recordedByRelease2 = (file: string) => relative(ROOT, file).startsWith('cu
 /** What release 2 runs: every auto-upgrading history, and the pinned ones it recorded. */
 const release2Runs = (file: string) => recordedByRelease2(file) || !PINNED.has(workflowType(file) ?? '');
 
+/** The Nexus worker's relay runs from its own bundle with the SDK's default converter (src/fleet/nexus-bundle.ts); every other type from ours. */
+const NEXUS_TYPES: ReadonlySet<string> = new Set(['onboardingRelay']);
+
 async function replayFailures(paths: string[]): Promise<string[]> {
+  const ours = paths.filter((f) => !NEXUS_TYPES.has(workflowType(f) ?? ''));
+  const nexus = paths.filter((f) => NEXUS_TYPES.has(workflowType(f) ?? ''));
+  return [
+    ...(await replayed(ours, { workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE! }, dataConverter: createDataConverter(loadConfig(REPLAY_CODEC_ENV).codec) })),
+    ...(await replayed(nexus, { workflowBundle: { codePath: nexusBundlePathOf(process.env.TEST_WORKFLOW_BUNDLE!) } })),
+  ];
+}
+
+async function replayed(paths: string[], options: ReplayWorkerOptions): Promise<string[]> {
+  if (paths.length === 0) return [];
   const histories = paths.map((f) => ({ workflowId: relative(ROOT, f), history: loadHistory(f) }));
-  const results = Worker.runReplayHistories(
-    {
-      workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE! },
-      dataConverter: createDataConverter(loadConfig(REPLAY_CODEC_ENV).codec),
-    },
-    histories,
-  );
   const failures: string[] = [];
-  for await (const result of results) if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+  for await (const result of Worker.runReplayHistories(options, histories)) if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
   return failures;
 }
 
