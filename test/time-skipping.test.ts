@@ -7,6 +7,7 @@
  * Java and Maven are optional for the project: on a machine without them these tests are skipped,
  * and the suite's name says what is missing.
  */
+import { bundleNexusWorkflows, nexusBundlePathOf } from '../src/fleet/nexus-bundle';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,16 +51,18 @@ if (missing) process.stderr.write(`time skipping: skipped, this machine lacks ${
     }
     const codecKey = randomBytes(32).toString('base64');
     const codec = loadConfig({ PAYLOAD_CODEC_KEY: codecKey, PAYLOAD_CODEC_KEY_ID: 'test' }).codec;
-    const [started, bundle] = await Promise.all([
+    const [started, bundle, nexusBundle] = await Promise.all([
       TestWorkflowEnvironment.createTimeSkipping({
         server: { executable: { type: 'existing-path', path: wrapper } },
         client: { dataConverter: createDataConverter(codec) },
       }),
       bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger() }),
+      bundleNexusWorkflows(),
     ]);
     env = started;
     bundleDir = mkdtempSync(join(tmpdir(), 'card-issuing-ts-'));
     writeFileSync(join(bundleDir, 'workflow-bundle.js'), bundle.code);
+    writeFileSync(nexusBundlePathOf(join(bundleDir, 'workflow-bundle.js')), nexusBundle);
 
     // The dev server gets these as --search-attribute flags; the test server through the operator API
     // (unregistered, the first upsert fails every workflow task: "BadSearchAttributes: search attribute FlowKind is not defined").
