@@ -10,6 +10,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { CardIssuingError, type CardIssuingClient } from '../client';
 import { onboardingWorkflowId } from '../client/requests';
+import { hasErrors, keyErrors } from '../shared/card-rules';
 import type { OnboardCardholderResult } from '../shared/types';
 import type { OnboardingRelayInput } from '../workflows/onboarding-relay';
 
@@ -40,8 +41,9 @@ export function createRelayActivities(client: CardIssuingClient) {
 export type RelayActivities = ReturnType<typeof createRelayActivities>;
 
 function onboarding(client: CardIssuingClient, { idempotencyKey, runId }: OnboardingRelayInput) {
-  if (typeof idempotencyKey !== 'string' || typeof runId !== 'string') {
-    throw ApplicationFailure.create({ type: 'ValidationFailed', message: 'a relay names the key and the run of the onboarding it follows', nonRetryable: true });
+  // A key by the client's rule (so the ID is an onboarding's and nothing else), and a run.
+  if (hasErrors(keyErrors(idempotencyKey)) || typeof runId !== 'string') {
+    throw ApplicationFailure.create({ type: 'ValidationFailed', message: 'a relay names the key (1-64 of [a-zA-Z0-9_-]) and the run of the onboarding it follows', nonRetryable: true });
   }
   return client.flow<OnboardCardholderResult, 'onboardCardholder'>(onboardingWorkflowId(idempotencyKey), runId);
 }
