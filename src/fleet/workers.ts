@@ -160,7 +160,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
  */
 function nexusWorker(common: Partial<WorkerOptions>, config: Config, taskQueue: string, temporal: Client): Promise<Worker> {
   const client = new CardIssuingClient({ client: temporal, taskQueue, codec: config.codec });
-  return Worker.create({ ...common, taskQueue: nexusQueue(taskQueue), nexusServices: [cardIssuingHandler(client)], activities: createRelayActivities(client) });
+  return Worker.create({ ...common, taskQueue: nexusQueue(taskQueue), nexusServices: [cardIssuingHandler(client, config.codec)], activities: createRelayActivities(client, config.codec) });
 }
 
 /**

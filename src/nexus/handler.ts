@@ -16,6 +16,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowRunOperationHandler, startWorkflow } from '@temporalio/nexus';
 import { CardIssuingError, type CallOptions, type CardIssuingClient } from '../client';
 import { typedFailure } from './typed-failure';
+import { relayToken } from './relay-token';
+import type { CodecKeys } from '../codec/payload-codec';
 import { cardIssuingService, type NexusIssueCardRequest, type NexusOnboardRequest, type OnboardCardholderResult, type OnboardingRef } from '../client/nexus-contract';
 import type { onboardingRelay } from '../workflows/onboarding-relay';
 
@@ -26,7 +28,8 @@ const ANSWER_MARGIN_MS = 1000;
 
 type Call<I, O> = (input: I, opts: CallOptions) => Promise<O>;
 
-export function cardIssuingHandler(client: CardIssuingClient) {
+/** `codec`: our payload keys, from which the onboarding relay's signature is derived (relay-token.ts). */
+export function cardIssuingHandler(client: CardIssuingClient, codec: CodecKeys) {
   return nexus.serviceHandler(cardIssuingService, {
     issueCard: operation('issueCard', (input: NexusIssueCardRequest, opts) => client.issueCard(withoutPin(input), opts)),
     fundCard: operation('fundCard', (input, opts) => client.fundCard(input, opts)),
@@ -34,7 +37,7 @@ export function cardIssuingHandler(client: CardIssuingClient) {
     purchaseEsim: operation('purchaseEsim', (input, opts) => client.purchaseEsim(input, opts)),
     rechargeEsim: operation('rechargeEsim', (input, opts) => client.rechargeEsim(input, opts)),
     sendPayout: operation('sendPayout', (input, opts) => client.sendPayout(input, opts)),
-    onboardCardholder: onboardingOperation(client),
+    onboardCardholder: onboardingOperation(client, codec),
     onboarding: operation('onboarding', (input: OnboardingRef, opts) => client.onboardingByKey(input.idempotencyKey, opts), READ),
     cardState: operation('cardState', (input, opts) => client.cardState(cardIdOf(input), opts), READ),
     walletBalance: async (ctx) => answer(ctx, (opts) => client.walletBalance(opts), READ),
@@ -48,14 +51,14 @@ export function cardIssuingHandler(client: CardIssuingClient) {
  * cancellation cancels our onboarding. One relay per run of the onboarding: a repeated call under the
  * key attaches to it; a call after that run ended without a result follows the run the client starts.
  */
-function onboardingOperation(client: CardIssuingClient) {
+function onboardingOperation(client: CardIssuingClient, codec: CodecKeys) {
   return new WorkflowRunOperationHandler<NexusOnboardRequest, OnboardCardholderResult>(async (ctx, input) => {
     const request = hostedOnly(objectInput('onboardCardholder', input));
     const flow = await answer(ctx, (opts) => client.startOnboardCardholder(request, opts));
     try {
       return await startWorkflow<typeof onboardingRelay>(ctx, 'onboardingRelay', {
         workflowId: relayWorkflowId(flow.workflowId, flow.runId),
-        args: [{ idempotencyKey: request.idempotencyKey, runId: flow.runId }],
+        args: [{ idempotencyKey: request.idempotencyKey, runId: flow.runId, token: relayToken(codec, request.idempotencyKey, flow.runId) }],
         workflowIdConflictPolicy: 'USE_EXISTING',
       });
     } catch (err) {

@@ -14,7 +14,7 @@
  * and the same key later waits for that cardholder's review instead of submitting again). The
  * relay then waits for our flow to end: cancelled, or completed if the review came first.
  */
-import { ActivityFailure, ApplicationFailure, CancellationScope, continueAsNew, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
 import type { OnboardingSeen, RelayActivities } from '../nexus/relay-activities';
 import type { OnboardCardholderResult } from '../shared/types';
 import { declareVersioning } from './lib/versioning';
@@ -24,48 +24,53 @@ export interface OnboardingRelayInput {
   idempotencyKey: string;
   /** The run it follows: a later run under the key (after this one ended) is another relay's. */
   runId: string;
+  /** Our handler's signature over the key and the run (nexus/relay-token.ts): a relay started by anyone else reads nothing. */
+  token: string;
   /** Looks made by earlier runs of this relay (continue-as-new), for the interval. */
   looks?: number;
+  /** An earlier run of this relay was cancelled: this one cancels our onboarding and waits for it to end. */
+  cancelling?: boolean;
 }
 
 const { lookAtOnboarding, cancelOnboarding } = proxyActivities<RelayActivities>({
   startToCloseTimeout: '1 minute',
-  // Temporal unreachable from the worker is waited out; a failure that lasts (an hour of attempts) fails the relay.
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 60 },
+  // Temporal unreachable from the worker is waited out, however long; what the flow ended with is final (relay-activities.ts).
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
 /** A run's history stays small: it continues as new after this many looks (about 14 hours at the 2-minute interval). */
 const LOOKS_PER_RUN = 400;
 
 export async function onboardingRelay(input: OnboardingRelayInput): Promise<OnboardCardholderResult> {
-  try {
-    return await untilEnded(input, true);
-  } catch (err) {
-    if (!isCancellation(err)) throw err;
-    return CancellationScope.nonCancellable(async () => {
-      await relayed(cancelOnboarding(input));
-      const seen = await untilEnded(input, false);
-      if (seen === CANCELLED) throw err;
-      return seen;
-    });
+  if (!input.cancelling) {
+    try {
+      const seen = await untilEnded(input);
+      if (seen !== CANCELLED) return seen;
+      // Cancelled by someone else (an operator): typed as the client types it (its submission may have been sent).
+      throw ApplicationFailure.create({ type: 'FlowCancelled', message: `the onboarding under key ${input.idempotencyKey} was cancelled`, nonRetryable: true, details: [{ mayHaveTakenEffect: true, idempotencyKey: input.idempotencyKey }] });
+    } catch (err) {
+      if (!isCancellation(err)) throw err;
+    }
   }
+  // The caller cancelled (in this run, or in the run this one continued from).
+  const seen = await CancellationScope.nonCancellable(async () => {
+    await relayed(cancelOnboarding(input));
+    return untilEnded({ ...input, cancelling: true });
+  });
+  if (seen === CANCELLED) throw new CancelledFailure(`the onboarding under key ${input.idempotencyKey} was cancelled`);
+  return seen;
 }
 
 const CANCELLED = Symbol('cancelled');
 
-function untilEnded(input: OnboardingRelayInput, continues: true): Promise<OnboardCardholderResult>;
-function untilEnded(input: OnboardingRelayInput, continues: false): Promise<OnboardCardholderResult | typeof CANCELLED>;
-async function untilEnded(input: OnboardingRelayInput, continues: boolean): Promise<OnboardCardholderResult | typeof CANCELLED> {
+/** Looks until the run ended: its outcome, or CANCELLED; continues as new (keeping `cancelling`) when the history has grown. */
+async function untilEnded(input: OnboardingRelayInput): Promise<OnboardCardholderResult | typeof CANCELLED> {
   const first = input.looks ?? 0;
   for (let look = first; ; look++) {
     const seen: OnboardingSeen = await relayed(lookAtOnboarding(input));
     if (seen.state === 'completed') return seen.result;
-    if (seen.state === 'cancelled') {
-      if (!continues) return CANCELLED;
-      // Cancelled by someone else (an operator): typed as the client types it (its submission may have been sent).
-      throw ApplicationFailure.create({ type: 'FlowCancelled', message: `the onboarding under key ${input.idempotencyKey} was cancelled`, nonRetryable: true, details: [{ mayHaveTakenEffect: true, idempotencyKey: input.idempotencyKey }] });
-    }
-    if (continues && look - first >= LOOKS_PER_RUN) await continueAsNew<typeof onboardingRelay>({ ...input, looks: look + 1 });
+    if (seen.state === 'cancelled') return CANCELLED;
+    if (look - first >= LOOKS_PER_RUN) await continueAsNew<typeof onboardingRelay>({ ...input, looks: look + 1 });
     await sleep(Math.min(1000 * 2 ** look, 120_000));
   }
 }

@@ -12,7 +12,8 @@ const job = (docs: Doc[]) => docs.find((d) => d.kind === 'Job' && d.metadata.nam
 
 maybe('no endpoint Job by default; with create, a post-install/upgrade hook Job runs nexus-endpoint with the worker\'s Temporal settings', () => {
   expect(job(helmTemplate().docs)).toBeUndefined();
-  const rendered = helmTemplate('nexus.endpoint.create=true', 'nexus.endpoint.name=payments-cards', 'temporal.taskQueue=cards-eu');
+  // The worker's own extraEnv (where an operator may put a secret of the worker's) is the worker's, not the Job's.
+  const rendered = helmTemplate('nexus.endpoint.create=true', 'nexus.endpoint.name=payments-cards', 'temporal.taskQueue=cards-eu', 'worker.extraEnv[0].name=PIN_SEAL_PREVIOUS_KEYS', 'worker.extraEnv[0].value=secret');
   expect(rendered.status).toBe(0);
   const made = job(rendered.docs) as Doc & { metadata: { annotations: Record<string, string> } };
   expect(made.metadata.annotations['helm.sh/hook']).toBe('post-install,post-upgrade');
@@ -22,7 +23,7 @@ maybe('no endpoint Job by default; with create, a post-install/upgrade hook Job 
   expect(env).toMatchObject({ TEMPORAL_TASK_QUEUE: 'cards-eu' });
   // It sends no payload of ours: no payload key, no provider secret, no PIN key.
   const names = container.env.map((e: { name: string }) => e.name);
-  for (const secret of ['PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PROVIDER_API_SECRET', 'PIN_SEAL_PRIVATE_KEY']) expect(names).not.toContain(secret);
+  for (const secret of ['PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PROVIDER_API_SECRET', 'PIN_SEAL_PRIVATE_KEY', 'PIN_SEAL_PREVIOUS_KEYS']) expect(names).not.toContain(secret);
   // Its pod is held by a NetworkPolicy of its own: DNS and Temporal out, nothing in.
   const policy = rendered.docs.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name.endsWith('-nexus-endpoint'));
   expect(policy?.spec.podSelector.matchLabels['app.kubernetes.io/component']).toBe('nexus-endpoint');

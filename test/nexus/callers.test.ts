@@ -16,6 +16,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { CardIssuingClient } from '../../src/client';
 import { relayWorkflowId } from '../../src/nexus/handler';
+import { relayToken } from '../../src/nexus/relay-token';
 import { FAST_TIMINGS, startStack, temporalAddress, uniqueId, type Stack } from '../helpers/stack';
 import { fixtureBins } from '../helpers/provider';
 import { jsonOf, runChild, runInProcess } from '../starter/cli-helpers';
@@ -272,13 +273,51 @@ test('the Nexus worker, which reads plain JSON, runs the onboarding relay and no
   }
 });
 
-test('a relay started in clear by hand reads only the onboarding under its key: pointed at another flow\'s run it fails FlowNotFound and answers nothing of that flow', async () => {
+test('a relay started in clear by hand reads nothing: without our handler\'s signature it is refused, and even signed it reads only the onboarding under its key', async () => {
   const plain = new Client({ connection: stack.client.connection, namespace: stack.config.temporal.namespace });
+  const relay = async (input: Record<string, unknown>) =>
+    plain.workflow.execute('onboardingRelay', { taskQueue: `${stack.taskQueue}-nexus`, workflowId: uniqueId('relay-probe'), args: [input] }).then(
+      (result: unknown) => ({ result }),
+      (err: Error & { cause?: Error & { type?: string; details?: unknown[] } }) => ({ failure: err.cause }),
+    );
+  // A real onboarding, ended: anyone may list its ID and run.
+  const idempotencyKey = uniqueId('nexus-relay-probe').slice(0, 40);
+  const onboarded = await ours.startOnboardCardholder({ mode: 'hosted', firstName: 'Eve', lastName: 'Probe', email: 'eve@example.com', timings: FAST_TIMINGS, idempotencyKey });
+  await onboarded.result();
+  for (const token of [undefined, 'test.forged', relayToken({ keyId: 'test', key: Buffer.alloc(32, 1).toString('base64') }, idempotencyKey, onboarded.runId)]) {
+    const refused = await relay({ idempotencyKey, runId: onboarded.runId, token });
+    expect(refused).toMatchObject({ failure: { type: 'ValidationFailed' } });
+  }
+  // Signed with our key (this test holds it), but pointed at a payout's run: only onboard-cardholder/<key> is read.
   const payout = await ours.startSendPayout({ idempotencyKey: uniqueId('nexus-relay-probe').slice(0, 40), merOrderNo: uniqueId('po').slice(0, 40), paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000, payeeFirstName: 'Eve', payeeLastName: 'Probe', payeeAccountNo: 'GB29NWBK60161331926819', timings: FAST_TIMINGS });
-  const relay = plain.workflow.execute('onboardingRelay', { taskQueue: `${stack.taskQueue}-nexus`, workflowId: uniqueId('relay-probe'), args: [{ idempotencyKey: payout.workflowId.split('/').slice(1).join('/'), runId: payout.runId }] });
-  const failure = await relay.then(() => undefined, (err: Error & { cause?: Error & { type?: string; details?: unknown[] } }) => err.cause);
-  expect(failure).toMatchObject({ type: 'FlowNotFound' });
-  expect(JSON.stringify([failure?.message, failure?.details])).not.toMatch(/Eve|Probe|GB29/);
+  const payoutKey = payout.workflowId.split('/').slice(1).join('/');
+  const elsewhere = await relay({ idempotencyKey: payoutKey, runId: payout.runId, token: relayToken(stack.config.codec, payoutKey, payout.runId) });
+  expect(elsewhere).toMatchObject({ failure: { type: 'FlowNotFound' } });
+  expect(JSON.stringify(elsewhere)).not.toMatch(/Eve|Probe|GB29/);
+});
+
+test('a relay cancelled just after the onboarding completed answers the outcome (the cancellation came too late to take)', async () => {
+  await stack.control('PUT', '/config', { kycReviewMs: 600_000 });
+  try {
+    const plain = new Client({ connection: stack.client.connection, namespace: stack.config.temporal.namespace });
+    const idempotencyKey = uniqueId('nexus-late-cancel').slice(0, 40);
+    const onboarding = await ours.startOnboardCardholder({ mode: 'hosted', firstName: 'Late', lastName: 'Cancel', email: 'late@example.com', timings: FAST_TIMINGS, idempotencyKey });
+    const relay = await plain.workflow.start('onboardingRelay', {
+      taskQueue: `${stack.taskQueue}-nexus`,
+      workflowId: relayWorkflowId(onboarding.workflowId, onboarding.runId),
+      args: [{ idempotencyKey, runId: onboarding.runId, token: relayToken(stack.config.codec, idempotencyKey, onboarding.runId) }],
+    });
+    // Between two of the relay's looks (they are seconds apart by then): the review ends, then the caller cancels.
+    const looks = async () => ((await relay.fetchHistory()).events ?? []).filter((e) => e.activityTaskCompletedEventAttributes).length;
+    await waitUntil(async () => (await looks()) >= 3, 30_000, 'three looks');
+    const { cardholderId } = await ours.onboarding(onboarding.workflowId);
+    await stack.control('POST', `/kyc/${cardholderId}/decision`, { kycStatus: 'APPROVED' });
+    await onboarding.result();
+    await relay.cancel();
+    expect(await relay.result()).toMatchObject({ id: cardholderId, kycStatus: 'APPROVED' });
+  } finally {
+    await stack.control('PUT', '/config', { kycReviewMs: 500 });
+  }
 });
 
 test('nexus-endpoint needs no payload key outside development (it sends no payload); a command that does still refuses to run without one', async () => {

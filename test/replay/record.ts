@@ -16,6 +16,7 @@ import { sampleFolder, sampleKycForm, writeSampleDocuments } from '../../src/san
 import { entityWorkflowId } from '../../src/shared/ids';
 import { onboardingWorkflowId } from '../../src/client/requests';
 import { relayWorkflowId } from '../../src/nexus/handler';
+import { relayToken } from '../../src/nexus/relay-token';
 import { openItemId } from '../../src/shared/open-items';
 import { RECONCILIATIONS } from '../../src/shared/reconciliation';
 import { cardStateQuery, deleteCardUpdate, fundCardUpdate, freezeCardUpdate, onboardingQuery, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
@@ -179,7 +180,7 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
       // Its worker writes plain JSON (no codec of ours): so does the client that starts it.
       const plain = new Client({ connection: stack.client.connection, namespace: stack.config.temporal.namespace });
       const relay = async (onboarding: WorkflowHandleWithFirstExecutionRunId, idempotencyKey: string) =>
-        plain.workflow.start('onboardingRelay', { taskQueue: `${stack.taskQueue}-nexus`, workflowId: relayWorkflowId(onboarding.workflowId, onboarding.firstExecutionRunId), args: [{ idempotencyKey, runId: onboarding.firstExecutionRunId }] });
+        plain.workflow.start('onboardingRelay', { taskQueue: `${stack.taskQueue}-nexus`, workflowId: relayWorkflowId(onboarding.workflowId, onboarding.firstExecutionRunId), args: [{ idempotencyKey, runId: onboarding.firstExecutionRunId, token: relayToken(stack.config.codec, idempotencyKey, onboarding.firstExecutionRunId) }] });
       // Under a key, as the handler starts them (the relay reads only the onboarding under the key).
       const keyed = (idempotencyKey: string) => run(stack, 'onboardCardholder', hosted(), onboardingWorkflowId(idempotencyKey));
       const relayedKey = uniqueId('replay-relay').slice(0, 40);
