@@ -45,7 +45,7 @@ import { describeFlow, type FlowStatus } from '../temporal/flow-status';
 import { CardIssuingError, asCardIssuingError, toCardIssuingError } from './errors';
 import { CardUpdates } from './card-updates';
 import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
-import { ONBOARD_CARDHOLDER_ID, REQUEST_DIGEST_MEMO, assertKey, onboardingWorkflowId, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
+import { ONBOARD_CARDHOLDER_ID, REQUEST_DIGEST_MEMO, assertKey, keyedWorkflowId, onboardingWorkflowId, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
 import type { CardBinAnswer as CardBin, OperationAnswer } from '../provider/answers';
 import type { OperationRecord, SubmittedMovement } from './flow-types';
 
@@ -341,7 +341,7 @@ export class CardIssuingClient {
   /** A money flow under its caller's key: the key is checked, and decides the workflow ID. */
   async #startKeyed<I, R, F extends FlowName>(workflowType: F, idParts: string[], input: I & { idempotencyKey?: string }, opts?: CallOptions, key = input.idempotencyKey, digestInput: unknown = input): Promise<FlowHandle<R, F>> {
     assertKey(key, workflowType);
-    return this.#start<I, R, F>(workflowType, [...idParts, key].join('/'), input, opts, key, digestInput);
+    return this.#start<I, R, F>(workflowType, keyedWorkflowId(idParts, key), input, opts, key, digestInput);
   }
 
   /**

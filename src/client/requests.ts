@@ -56,9 +56,14 @@ export function assertKey(key: unknown, what: string): asserts key is string {
 /** An onboarding's workflow ID is `onboard-cardholder/<key>`. */
 export const ONBOARD_CARDHOLDER_ID = 'onboard-cardholder';
 
+/** A keyed flow's workflow ID: its type's prefix, then the caller's key (`onboard-cardholder/<key>`). */
+export function keyedWorkflowId(idParts: string[], idempotencyKey: string): string {
+  return [...idParts, idempotencyKey].join('/');
+}
+
 /** The workflow ID of the onboarding started under a caller's key. */
 export function onboardingWorkflowId(idempotencyKey: string): string {
-  return [ONBOARD_CARDHOLDER_ID, idempotencyKey].join('/');
+  return keyedWorkflowId([ONBOARD_CARDHOLDER_ID], idempotencyKey);
 }
 
 /** The memo field holding a digest of a flow's input, for a repeated start to compare with. */

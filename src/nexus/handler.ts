@@ -4,18 +4,18 @@
  * rule (workflow or update ID from the caller's key), the request digest that refuses another
  * request under a key, and the restart after a failed run are the client's, in one place.
  *
- * Operations are synchronous but onboardCardholder (a relay workflow: onboardingOperation). A call still running when the Nexus request must be answered is a
- * retryable UPSTREAM_TIMEOUT: the caller's server asks again, with the same input and so the same
+ * Every operation but onboardCardholder (a relay workflow: onboardingOperation) is synchronous. A
+ * call still running when the Nexus request must be answered is a retryable UPSTREAM_TIMEOUT: the caller's server asks again, with the same input and so the same
  * key, and the call joins the flow or update already there until it has an outcome. A failure is
  * an operation failure whose innermost cause is an ApplicationFailure of the client's `type`, with
  * `mayHaveTakenEffect` and the ids in its first detail: the caller catches the same types as the
  * client package's callers.
  */
 import * as nexus from 'nexus-rpc';
+import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowRunOperationHandler, startWorkflow } from '@temporalio/nexus';
 import { CardIssuingError, type CallOptions, type CardIssuingClient } from '../client';
-import { typedFailure } from './typed-failure';
 import { relayToken } from './relay-token';
 import type { CodecKeys } from '../codec/payload-codec';
 import { cardIssuingService, type NexusIssueCardRequest, type NexusOnboardRequest, type OnboardCardholderResult, type OnboardingRef } from '../client/nexus-contract';
@@ -125,6 +125,19 @@ export function acrossTheBoundary(err: unknown, kind: Kind = {}): Error {
 function failed(err: CardIssuingError): nexus.OperationError {
   return new nexus.OperationError('failed', err.message, { cause: typedFailure(err) });
 }
+
+/** The cause: an ApplicationFailure of the client's type, whose first detail holds `mayHaveTakenEffect` and the ids to ask again under. */
+function typedFailure(err: CardIssuingError): ApplicationFailure {
+  const detail = {
+    mayHaveTakenEffect: err.mayHaveTakenEffect,
+    ...(err.workflowId === undefined ? {} : { workflowId: err.workflowId }),
+    ...(err.updateId === undefined ? {} : { updateId: err.updateId }),
+    ...(err.idempotencyKey === undefined ? {} : { idempotencyKey: err.idempotencyKey }),
+    details: [...err.details],
+  };
+  return ApplicationFailure.create({ type: err.type, message: err.message, nonRetryable: true, details: [detail] });
+}
+
 
 function withoutPin(input: NexusIssueCardRequest): NexusIssueCardRequest {
   if ('pin' in input && (input as { pin?: unknown }).pin !== undefined) {

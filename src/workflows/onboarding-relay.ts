@@ -42,23 +42,19 @@ const { lookAtOnboarding, cancelOnboarding } = proxyActivities<RelayActivities>(
 const LOOKS_PER_RUN = 400;
 
 export async function onboardingRelay(input: OnboardingRelayInput): Promise<OnboardCardholderResult> {
-  if (!input.cancelling) {
-    try {
-      const seen = await untilEnded(input);
-      if (seen !== CANCELLED) return seen;
-      // Cancelled by someone else (an operator): typed as the client types it (its submission may have been sent).
-      throw ApplicationFailure.create({ type: 'FlowCancelled', message: `the onboarding under key ${input.idempotencyKey} was cancelled`, nonRetryable: true, details: [{ mayHaveTakenEffect: true, idempotencyKey: input.idempotencyKey }] });
-    } catch (err) {
-      if (!isCancellation(err)) throw err;
-    }
+  const seen = input.cancelling ? undefined : await untilEnded(input).catch((err: unknown) => (isCancellation(err) ? undefined : Promise.reject(err)));
+  if (seen === CANCELLED) {
+    // Cancelled by someone else (an operator): typed as the client types it (its submission may have been sent).
+    throw ApplicationFailure.create({ type: 'FlowCancelled', message: `the onboarding under key ${input.idempotencyKey} was cancelled`, nonRetryable: true, details: [{ mayHaveTakenEffect: true, idempotencyKey: input.idempotencyKey }] });
   }
+  if (seen !== undefined) return seen;
   // The caller cancelled (in this run, or in the run this one continued from).
-  const seen = await CancellationScope.nonCancellable(async () => {
+  const ended = await CancellationScope.nonCancellable(async () => {
     await relayed(cancelOnboarding(input));
     return untilEnded({ ...input, cancelling: true });
   });
-  if (seen === CANCELLED) throw new CancelledFailure(`the onboarding under key ${input.idempotencyKey} was cancelled`);
-  return seen;
+  if (ended === CANCELLED) throw new CancelledFailure(`the onboarding under key ${input.idempotencyKey} was cancelled`);
+  return ended;
 }
 
 const CANCELLED = Symbol('cancelled');
