@@ -3,7 +3,7 @@
  * service's queue, whose worker writes plain JSON into our namespace. Anyone who may start a
  * workflow there may start a relay with any input, so they read only a relay our handler signed
  * (relay-token.ts), only the onboarding flow under its key (the client's ID rule), and answer only
- * what may cross to the caller in clear: the outcome's fields but its free-text reason, or a
+ * what may cross to the caller in clear: the outcome's fields except its free-text reason, or a
  * failure's type and ids, never a message or detail of our flow's (our codec keeps those encrypted).
  */
 import { ApplicationFailure } from '@temporalio/common';

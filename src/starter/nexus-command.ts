@@ -1,8 +1,9 @@
 /**
  * `nexus-endpoint [--name NAME] [--take-over]` (docs/nexus.md): makes the Nexus endpoint other
  * namespaces call our service `cardIssuing` through (temporal/nexus-endpoint.ts). One of that name
- * routing elsewhere is refused (exit 1 NexusEndpointTaken) unless taken over on purpose. Run once per cluster by the operator, the demo and the
- * chart's Job; running it again changes nothing.
+ * routing elsewhere is refused (exit 1 NexusEndpointTaken) unless taken over on purpose. Run once
+ * per cluster by the operator, the demo and the chart's Job; running it again changes nothing. It
+ * sends no payload of ours, so it needs no payload key (cli.ts).
  */
 import type { Connection } from '@temporalio/client';
 import { DEFAULT_NEXUS_ENDPOINT, EndpointTaken, NEXUS_ENDPOINT_NAME, ensureNexusEndpoint } from '../temporal/nexus-endpoint';
