@@ -21,6 +21,8 @@ const MAGIC: Record<DocumentRef['contentType'], { bytes: Buffer; label: string }
   'application/pdf': { bytes: Buffer.from('%PDF-'), label: 'a PDF document (its bytes must start with %PDF-)' },
 };
 
+const NOT_REGULAR = 'must name a regular file in the documents store (a FIFO, socket, device or folder is refused)';
+
 /** Why a document cannot be read; its `rule` is what a field error says (never the document's content or the store's path). */
 export class DocumentRefused extends Error {
   constructor(readonly rule: string) {
@@ -43,11 +45,14 @@ export class DocumentStore {
   /** The document's bytes, once every rule above holds; throws DocumentRefused otherwise. */
   async read(name: string, contentType: DocumentRef['contentType']): Promise<Buffer> {
     const path = await this.#resolve(name);
-    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => {
+    // O_NONBLOCK: opening a FIFO without a writer would hold a thread of libuv's small pool until one
+    // came (a few such names would stall every fs call of the worker); it changes nothing for a regular file.
+    const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW).catch(() => {
       throw new DocumentRefused('must name a readable file in the documents store');
     });
     try {
-      if (!(await handle.stat()).isFile()) throw new DocumentRefused('must name a regular file in the documents store');
+      // fstat of what was opened, not stat of the path: the path may have been swapped since.
+      if (!(await handle.stat()).isFile()) throw new DocumentRefused(NOT_REGULAR);
       const bytes = await readCapped(handle, MAX_UPLOAD_BYTES);
       assertContentType(bytes, contentType);
       return bytes;

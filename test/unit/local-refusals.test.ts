@@ -2,7 +2,8 @@
  * No local refusal the spec does not state (issue 21): what the spec forbids is refused before
  * sending, naming the field and the rule; what it does not forbid goes to the provider.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKycActivities } from '../../src/activities/kyc';
@@ -58,5 +59,24 @@ describe('documents checked before the first upload', () => {
   it('a folder is not a document', async () => {
     mkdirSync(join(dir, 'folder'), { recursive: true });
     expect((await inspect('folder', 'image/png'))['documents.idFront']).toMatch(/regular file|readable file/);
+  });
+
+  describe('a FIFO in the store', () => {
+    const fifo = join(dir, 'pipe.png');
+    // Had the open waited for a writer, this lets it go (the thread it holds would keep jest from exiting).
+    afterAll(() => {
+      try {
+        closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // ENXIO: nobody is waiting to read it, as it should be.
+      }
+    });
+
+    it('is refused at once, without waiting for a writer', async () => {
+      execFileSync('mkfifo', [fifo]);
+      expect(await inspect('pipe.png', 'image/png')).toEqual({
+        'documents.idFront': 'must name a regular file in the documents store (a FIFO, socket, device or folder is refused)',
+      });
+    }, 3000);
   });
 });
