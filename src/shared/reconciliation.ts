@@ -182,7 +182,13 @@ export function parseDuration(text: string): number | undefined {
   return n > 0 ? n * scale : undefined;
 }
 
-/** A visibility string literal (no quote can end it early). Pure: workflows and clients build their queries with it. */
+/**
+ * A visibility string literal that nothing in `value` can end early. Temporal reads a query with a
+ * MySQL-style tokenizer, where a backslash escapes the next character: a value ending in a backslash
+ * would escape our closing quote, and what follows in the query would be read as part of the value
+ * (or the value's own text as query). So backslashes are doubled as well as quotes. Pure: workflows
+ * and clients build their queries with it.
+ */
 export function literal(value: string): string {
-  return `'${value.replace(/'/g, "''")}'`;
+  return `'${value.replace(/[\\']/g, (c) => (c === "'" ? "''" : '\\\\'))}'`;
 }
