@@ -153,12 +153,27 @@ export function describeErrors(errors: FieldErrors): string {
     .join('; ');
 }
 
+/** The shortest and longest card numbers (ISO/IEC 7812 as the schemes issue them). */
+const PAN_LENGTH = { min: 13, max: 19 };
+
+/**
+ * The card number as we show it, first 6 and last 4 at most (PCI DSS's widest mask), whatever the
+ * provider sent: its masked PAN passes unchanged, a full one is masked here, and one too short for
+ * that mask to hide anything worth hiding is all asterisks. Separators are dropped first.
+ */
+export function maskCardNumber(value: unknown): string {
+  const text = typeof value === 'string' || typeof value === 'number' ? String(value).replace(/[\s-]/g, '') : '';
+  if (text.length < PAN_LENGTH.min) return '*'.repeat(text.length);
+  const hidden = Math.min(text.length, PAN_LENGTH.max) - 10;
+  return `${text.slice(0, 6)}${'*'.repeat(hidden)}${text.slice(-4)}`;
+}
+
 /** The card as our flows report it: masked PAN, no contact or address data. */
 export function toCardView(card: Record<string, unknown>): CardView {
   const pick = <K extends keyof CardView>(k: K) => (card[k] === undefined ? {} : { [k]: card[k] });
   return {
     cardId: String(card.cardId),
-    cardNumber: String(card.cardNumber ?? ''),
+    cardNumber: maskCardNumber(card.cardNumber),
     status: String(card.status),
     availableBalance: Number(card.availableBalance ?? 0),
     cardBinId: String(card.cardBinId ?? ''),
