@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { MAX_STATUS_LENGTH } from '../shared/event-status';
+import { providerText } from './provider-text';
 
 /** A field the flow can do without: absent, null or of another type, it reads as undefined. */
 function opt<T extends z.ZodType>(schema: T) {
@@ -18,6 +19,8 @@ const str = () => opt(z.string());
 const int = () => opt(z.number().int());
 const bool = () => opt(z.boolean());
 const nullableStr = () => opt(z.string().nullable());
+/** The provider's own words (a failure reason, a message): they enter history and logs, so scrubbed and capped (provider-text.ts). */
+const providerWords = () => opt(z.string().transform((s) => providerText(s)));
 
 // --- Cards --------------------------------------------------------------------------------
 
@@ -68,7 +71,7 @@ export const cardSensitiveAnswerSchema = z.looseObject({});
 export type CardSensitiveAnswer = z.infer<typeof cardSensitiveAnswerSchema>;
 
 /** Funding and withdrawal. Without `success` the outcome is read from GET /operations/{key}. */
-export const balanceMoveAnswerSchema = z.looseObject({ success: bool(), message: str(), operationId: str() });
+export const balanceMoveAnswerSchema = z.looseObject({ success: bool(), message: providerWords(), operationId: str() });
 export type BalanceMoveAnswer = z.infer<typeof balanceMoveAnswerSchema>;
 
 /** GET /operations/{key}: the spec shows `status` only; the rest, when given, is checked against our request. */
@@ -80,7 +83,7 @@ export const operationAnswerSchema = z.looseObject({
   cardId: str(),
   amount: int(),
   orderNo: str(),
-  failureReason: str(),
+  failureReason: providerWords(),
 });
 export type OperationAnswer = z.infer<typeof operationAnswerSchema>;
 
@@ -101,7 +104,7 @@ export type KycSubmissionAnswer = z.infer<typeof kycSubmissionAnswerSchema>;
  * cannot be decided on: an InvalidResponse that a GET may retry (client.ts).
  */
 export const kycCardholderAnswerSchema = z
-  .looseObject({ kycStatus: str(), status: str(), id: str(), reason: str() })
+  .looseObject({ kycStatus: str(), status: str(), id: str(), reason: providerWords() })
   .refine((h) => h.kycStatus !== undefined || h.status !== undefined, { path: ['kycStatus'], message: 'no status' })
   .transform(({ status, ...h }) => ({ ...h, kycStatus: (h.kycStatus ?? status) as string }));
 export type KycCardholderAnswer = z.infer<typeof kycCardholderAnswerSchema>;
@@ -123,7 +126,7 @@ export const payoutAnswerSchema = z.looseObject({
   createdAt: int(),
   completedAt: opt(z.number().int().nullable()),
   canCancel: bool(),
-  failureReason: str(),
+  failureReason: providerWords(),
 });
 export type PayoutAnswer = z.infer<typeof payoutAnswerSchema>;
 
@@ -145,7 +148,7 @@ export const esimOrderAnswerSchema = z.looseObject({
   type: str(),
   planNo: str(),
   amount: int(),
-  failureReason: str(),
+  failureReason: providerWords(),
 });
 export type EsimOrderAnswer = z.infer<typeof esimOrderAnswerSchema>;
 

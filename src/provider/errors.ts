@@ -15,6 +15,7 @@
 import { PROVIDER_ERROR_TYPES, shortfallOf, type ProviderErrorType } from '../shared/failures';
 import { classifyMessage, messageCode } from './classification';
 import { errorsOf, type FailureEnvelope } from './field-errors';
+import { providerText } from './provider-text';
 import { parseResetHeader, type HeaderBag } from './rate-headers';
 
 interface Traits {
@@ -206,7 +207,8 @@ export function errorFromResponse(
   now: number = Date.now(),
 ): ProviderError {
   const message = typeof envelope?.message === 'string' ? envelope.message : '';
-  const code = messageCode(message);
+  // Kept, so scrubbed like any text of the provider's (a code word may carry what it was sent).
+  const code = scrubbed(messageCode(message));
   const errors = errorsOf(envelope);
   // 429 is a rate limit whatever it says; a 5xx is a server error whatever it says.
   const byWords = status === 429 || status >= 500 ? undefined : classifyMessage(message, endpoint);
@@ -218,6 +220,10 @@ export function errorFromResponse(
   const base = { type, endpoint: endpoint?.key, status, code, errors, ...refused, ...(shortfall === undefined ? {} : { shortfall }) };
   if (type === 'RateLimited') return new ProviderError({ ...base, ...rateLimitTiming(envelope?.message, headers, now) });
   return new ProviderError(base);
+}
+
+function scrubbed(text: string | undefined): string | undefined {
+  return text === undefined ? undefined : providerText(text);
 }
 
 /** A failure before or during the exchange (no answer): refused, reset, timed out, aborted. */

@@ -2,6 +2,7 @@
  * Where a provider's failure answer puts what went wrong: the envelope, and its field errors
  * wherever they are (errors.ts maps the rest of the answer to a ProviderError).
  */
+import { providerFieldErrors } from './provider-text';
 
 /** A parsed failure envelope; every field optional because a proxy may answer anything. */
 export interface FailureEnvelope {
@@ -15,6 +16,8 @@ export interface FailureEnvelope {
 /**
  * The field errors wherever the provider put them: `errors`, `data.errors`, or `data` itself when
  * it is a map of field → text (the spec names an "errors map" but shows no envelope field for it).
+ * Names and rules are scrubbed and capped, and their count capped too (provider-text.ts): they go on
+ * into failures, history, logs and Nexus answers.
  */
 export function errorsOf(envelope: FailureEnvelope | undefined): Record<string, string> | undefined {
   if (envelope === undefined) return undefined;
@@ -23,7 +26,7 @@ export function errorsOf(envelope: FailureEnvelope | undefined): Record<string, 
   const dataItself = isTextMap(data) || Array.isArray(data) ? data : undefined;
   for (const place of [envelope.errors, inData, dataItself]) {
     const found = fieldErrors(place);
-    if (found !== undefined) return found;
+    if (found !== undefined) return providerFieldErrors(found);
   }
   return undefined;
 }
