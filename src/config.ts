@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import type { CodecAuthConfig } from './codec/codec-auth';
+import { DEFAULT_DECODE_ROLE, DEFAULT_ENCODE_ROLE, DEFAULT_ROLE_CLAIMS, type CodecAuthConfig } from './codec/codec-auth';
 import { parseKeyList } from './codec/keyring';
 import { publicKeyOf, type PinPrivateKeys } from './codec/card-secrets';
 import type { CodecKeys } from './codec/payload-codec';
@@ -71,6 +71,15 @@ const envSchema = z.object({
   CODEC_JWKS_URL: url.refine((v) => v.startsWith('https://'), 'must be an https:// URL: the keys that decide who reads decrypted history must not travel in the clear').optional(),
   CODEC_JWT_ISSUER: nonEmpty.optional(),
   CODEC_JWT_AUDIENCE: nonEmpty.optional(),
+  // Encoding is a grant of its own (codec/codec-auth.ts): unset, no shared token encodes.
+  CODEC_ENCODE_TOKEN: z.string().min(16, 'must be at least 16 characters (openssl rand -base64 24)').optional(),
+  CODEC_JWT_ROLES_CLAIM: z
+    .string()
+    .transform((v) => v.split(',').map((c) => c.trim()))
+    .pipe(z.array(z.string().regex(/^\S+$/, 'must be a comma-separated list of claim names, e.g. roles,groups')))
+    .default([...DEFAULT_ROLE_CLAIMS]),
+  CODEC_DECODE_ROLE: z.string().regex(/^\S(.*\S)?$/, 'must be a role name without surrounding spaces, e.g. card-issuing-codec-decode').default(DEFAULT_DECODE_ROLE),
+  CODEC_ENCODE_ROLE: z.string().regex(/^\S(.*\S)?$/, 'must be a role name without surrounding spaces, e.g. card-issuing-codec-encode').default(DEFAULT_ENCODE_ROLE),
   PAYLOAD_CODEC_KEY_ID: keyId.default('dev'),
   PAYLOAD_CODEC_PREVIOUS_KEYS: z.string().optional(),
   PIN_SEAL_PRIVATE_KEY: x25519Key.optional(),
@@ -204,6 +213,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const missing = e.CODEC_JWT_ISSUER ? 'CODEC_JWT_AUDIENCE' : 'CODEC_JWT_ISSUER';
     throw new ConfigError(`configuration: ${missing} must be set when CODEC_JWKS_URL is: without issuer and audience, any token the identity provider signed (another application's) would open decrypted history`);
   }
+  if (e.CODEC_ENCODE_TOKEN && e.CODEC_ENCODE_TOKEN === e.CODEC_AUTH_TOKEN) {
+    throw new ConfigError('configuration: CODEC_ENCODE_TOKEN must differ from CODEC_AUTH_TOKEN: encoding is a grant of its own, not something every decoder holds');
+  }
+  if (e.CODEC_ENCODE_ROLE === e.CODEC_DECODE_ROLE) {
+    throw new ConfigError('configuration: CODEC_ENCODE_ROLE must differ from CODEC_DECODE_ROLE: encoding is a grant of its own, not something every decoder holds');
+  }
   if (e.TEMPORAL_TLS_CERT_PATH && !e.TEMPORAL_TLS_KEY_PATH) {
     throw new ConfigError('configuration: TEMPORAL_TLS_KEY_PATH must be set when TEMPORAL_TLS_CERT_PATH is');
   }
@@ -242,10 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       isDevelopmentKey: !e.PAYLOAD_CODEC_KEY,
       serverPort: e.CODEC_SERVER_PORT,
       allowedOrigins: e.CODEC_ALLOWED_ORIGINS,
-      auth:
-        e.CODEC_AUTH_TOKEN || e.CODEC_JWKS_URL
-          ? { mode: 'bearer', token: e.CODEC_AUTH_TOKEN, ...(e.CODEC_JWKS_URL ? { jwks: { url: e.CODEC_JWKS_URL, issuer: e.CODEC_JWT_ISSUER!, audience: e.CODEC_JWT_AUDIENCE! } } : {}) }
-          : { mode: 'loopback' },
+      auth: codecAuth(e),
     },
     pin,
     retiredSettings: RETIRED_SETTINGS.filter((name) => Boolean(env[name])),
@@ -288,6 +300,19 @@ export function requireSecrets(...names: SecretName[]): (config: Config) => void
       `configuration: ${what}: outside development no secret falls back to its public default (set CARD_ISSUING_DEVELOPMENT=true only on a developer's machine)`,
     );
   };
+}
+
+/**
+ * Who may use the codec endpoint (codec/codec-auth.ts). Loopback mode (no token, no JWKS) decodes for
+ * callers on this machine, and encodes for them only with CARD_ISSUING_DEVELOPMENT=true and the public
+ * development payload key: what it seals, anyone could seal, so nothing it encodes is trusted elsewhere.
+ */
+function codecAuth(e: Env): CodecAuthConfig {
+  if (!e.CODEC_AUTH_TOKEN && !e.CODEC_ENCODE_TOKEN && !e.CODEC_JWKS_URL) return { mode: 'loopback', encode: e.CARD_ISSUING_DEVELOPMENT && !e.PAYLOAD_CODEC_KEY };
+  const jwks = e.CODEC_JWKS_URL
+    ? { url: e.CODEC_JWKS_URL, issuer: e.CODEC_JWT_ISSUER!, audience: e.CODEC_JWT_AUDIENCE!, roleClaims: e.CODEC_JWT_ROLES_CLAIM, decodeRole: e.CODEC_DECODE_ROLE, encodeRole: e.CODEC_ENCODE_ROLE }
+    : undefined;
+  return { mode: 'bearer', token: e.CODEC_AUTH_TOKEN, encodeToken: e.CODEC_ENCODE_TOKEN, ...(jwks ? { jwks } : {}) };
 }
 
 /**

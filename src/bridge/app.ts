@@ -56,7 +56,20 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
   const nonces = opts.nonces ?? new NonceCache();
   const deadlineMs = opts.signalDeadlineMs ?? SIGNAL_DEADLINE_MS;
   const metrics = opts.metrics ?? noMetrics;
-  const app = Fastify({ logger: false, bodyLimit: MAX_WEBHOOK_BYTES, return503OnClosing: true });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: MAX_WEBHOOK_BYTES,
+    return503OnClosing: true,
+    // Slowloris: the one internet-facing listener must not let a client that trickles its request (or
+    // never reads our answer) hold a socket for as long as it likes. The provider sends a 256 KiB body
+    // at most and waits 10 s for our answer, so a request not received whole in 15 s is no webhook
+    // of its (Node checks this every 30 s: a little later at worst); a socket silent for 20 s at any
+    // point is closed; an idle kept-alive one after 72 s, above the 60 s idle timeout of the usual
+    // proxies in front, so none reuses a socket we are closing.
+    requestTimeout: 15_000,
+    connectionTimeout: 20_000,
+    keepAliveTimeout: 72_000,
+  });
 
   // Keep the exact bytes: the signature covers them, so nothing may parse before it is checked.
   app.removeAllContentTypeParsers();

@@ -1,5 +1,6 @@
 import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload } from '@temporalio/common';
-import { startCodecServer, type CodecServer } from '../../src/codec/codec-server';
+import { createCodecAuthorizer } from '../../src/codec/codec-auth';
+import { CODEC_TIMEOUTS, buildCodecApp, startCodecServer, type CodecServer } from '../../src/codec/codec-server';
 import { createPayloadCodec, ENCRYPTED_ENCODING } from '../../src/codec/payload-codec';
 
 const PAN = '4111111111111111';
@@ -10,7 +11,8 @@ const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
 describe('codec server over HTTP', () => {
   let server: CodecServer;
   beforeAll(async () => {
-    server = await startCodecServer({ port: 0, codec });
+    // Development that says so (CARD_ISSUING_DEVELOPMENT=true, config.ts): loopback callers may encode too.
+    server = await startCodecServer({ port: 0, codec, auth: createCodecAuthorizer({ mode: 'loopback', encode: true }) });
   });
   afterAll(() => server.close());
 
@@ -40,6 +42,22 @@ describe('codec server over HTTP', () => {
     const decodeResponse = await post('/decode', encoded);
     expect(decodeResponse.status).toBe(200);
     expect(await decodeResponse.json()).toEqual({ payloads });
+  });
+
+  it('refuses /encode to loopback callers unless development said so, encoding nothing', async () => {
+    const decodeOnly = await startCodecServer({ port: 0, codec });
+    try {
+      const plain = defaultPayloadConverter.toPayload({ pan: PAN })!;
+      const response = await fetch(`${decodeOnly.url}/encode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ payloads: [{ metadata: { encoding: b64('json/plain') }, data: Buffer.from(plain.data!).toString('base64') }] }),
+      });
+      expect(response.status).toBe(403);
+      expect(await response.json()).toEqual({ error: expect.stringMatching(/^the encode role is required/) });
+    } finally {
+      await decodeOnly.close();
+    }
   });
 
   it('answers a preflight from the UI origin', async () => {
@@ -109,5 +127,17 @@ describe('codec server edge cases', () => {
     const response = await postRaw(JSON.stringify({ payloads }));
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ payloads });
+  });
+});
+
+describe('codec server timeouts (slowloris)', () => {
+  it('bounds the time to receive a request, an idle socket and an idle kept-alive socket', async () => {
+    const app = buildCodecApp({ codec });
+    await app.ready();
+    expect(app.server.requestTimeout).toBe(CODEC_TIMEOUTS.requestTimeout);
+    expect(app.server.timeout).toBe(CODEC_TIMEOUTS.connectionTimeout);
+    expect(app.server.keepAliveTimeout).toBe(CODEC_TIMEOUTS.keepAliveTimeout);
+    expect(CODEC_TIMEOUTS.requestTimeout).toBeGreaterThan(0);
+    await app.close();
   });
 });
