@@ -99,12 +99,17 @@ export interface UpdateCardContactRequest {
   /** Shape not shown: fields we do not model, sent as they are. */
   extra?: Record<string, unknown>;
 }
+/** The names a contact update's `extra` may carry: those our callers use (docs/provider-fidelity.md). */
+export const CONTACT_EXTRA_FIELDS = ['locale', 'preferredLanguage'] as const;
 export const updateCardContactRequest = new Body<UpdateCardContactRequest>(
-  withExtra({
-    mobilePrefix: optional(cardMobilePrefix),
-    mobile: optional(cardMobile),
-    email: optional(anyString()),
-  }),
+  withExtra(
+    {
+      mobilePrefix: optional(cardMobilePrefix),
+      mobile: optional(cardMobile),
+      email: optional(anyString()),
+    },
+    CONTACT_EXTRA_FIELDS,
+  ),
 );
 
 // freeze, unfreeze and DELETE take no body. Their answers, and PIN's and contact's, are not shown:

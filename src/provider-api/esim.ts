@@ -20,7 +20,9 @@ export interface RechargeEsimRequest {
   /** Shape not shown: fields we do not model, sent as they are. */
   extra?: Record<string, unknown>;
 }
-export const rechargeEsimRequest = new Body<RechargeEsimRequest>(withExtra({ esimNo: required(esimNo), planNo: optional(planNo) }));
+/** The names a recharge's `extra` may carry: those our callers use (docs/provider-fidelity.md). */
+export const RECHARGE_EXTRA_FIELDS = ['autoRenew'] as const;
+export const rechargeEsimRequest = new Body<RechargeEsimRequest>(withExtra({ esimNo: required(esimNo), planNo: optional(planNo) }, RECHARGE_EXTRA_FIELDS));
 
 export interface EsimPlan {
   planNo: string;

@@ -2,7 +2,7 @@
  * KYC cardholders: presigned document uploads, the form, manual (deprecated) and hosted
  * submissions, and the cardholder the provider answers with.
  */
-import { anyString, Body, list, oneOf, optional, pattern, required, text, isoDate, withExtra } from './rules';
+import { Body, callerUrl, list, oneOf, optional, pattern, required, text, isoDate, withExtra } from './rules';
 
 export const KYC_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
 export type KycStatus = (typeof KYC_STATUSES)[number];
@@ -182,18 +182,23 @@ export interface KycAutoRequest {
   firstName: string;
   lastName: string;
   email: string;
-  /** Where the hosted page sends the user when done. */
+  /** Where the hosted page sends the user when done: https (rules.ts, callerUrl). */
   redirectUrl?: string;
   /** Shape not shown: fields we do not model, sent as they are. */
   extra?: Record<string, unknown>;
 }
+/** The names a hosted KYC's `extra` may carry: those our callers use (docs/provider-fidelity.md). */
+export const HOSTED_KYC_EXTRA_FIELDS = ['documentCountry'] as const;
 export const kycAutoRequest = new Body<KycAutoRequest>(
-  withExtra({
-    firstName: required(text(128)),
-    lastName: required(text(128)),
-    email: required(email),
-    redirectUrl: optional(anyString()),
-  }),
+  withExtra(
+    {
+      firstName: required(text(128)),
+      lastName: required(text(128)),
+      email: required(email),
+      redirectUrl: optional(callerUrl()),
+    },
+    HOSTED_KYC_EXTRA_FIELDS,
+  ),
 );
 
 /** Answer of the form and manual submissions (and, with verificationUrl, of the hosted flow). */

@@ -24,6 +24,8 @@ export interface CreatePayoutRequest {
  * request, with the types the spec gives them (docs/provider-fidelity.md); the provider's 400
  * decides everything else.
  */
+/** The names a payout's `extra` may carry: those our callers use (docs/provider-fidelity.md). */
+export const PAYOUT_EXTRA_FIELDS = ['payeeBankCode', 'purpose'] as const;
 export const createPayoutRequest = new Body<CreatePayoutRequest>(withExtra({
   merOrderNo: required(text(Number.MAX_SAFE_INTEGER)),
   paymentType: required(text(Number.MAX_SAFE_INTEGER)),
@@ -33,7 +35,7 @@ export const createPayoutRequest = new Body<CreatePayoutRequest>(withExtra({
   payeeLastName: required(text(Number.MAX_SAFE_INTEGER)),
   payeeAccountNo: required(text(Number.MAX_SAFE_INTEGER)),
   remark: optional(anyString()),
-}));
+}, PAYOUT_EXTRA_FIELDS));
 
 export interface Payout {
   merOrderNo: string;

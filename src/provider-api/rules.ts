@@ -113,20 +113,71 @@ export class Body<T> implements Composite {
 /**
  * Where the spec shows no request shape, a caller may send fields we do not model through an
  * explicit `extra` object: sent as it is, beside the fields we model (which it may not repeat,
- * so a modelled field's rule cannot be bypassed). The provider's 400 judges it.
+ * so a modelled field's rule cannot be bypassed). Only the names `allowed` lists (each endpoint's,
+ * docs/provider-fidelity.md): whatever else a caller put there would reach the provider unread by
+ * us, signed with our key. Their values are the provider's 400 to judge.
  */
 export const EXTRA_FIELD = 'extra';
-export function withExtra(fields: Fields): Fields {
+/** The start of the rule an `extra` name outside the endpoint's list breaks (withoutCallerFieldErrors finds it by it). */
+const EXTRA_NOT_ALLOWED = 'is not a field extra may carry';
+export function withExtra(fields: Fields, allowed: readonly string[]): Fields {
   const modelled = Object.keys(fields);
+  const notAllowed = `${EXTRA_NOT_ALLOWED} (${allowed.length > 0 ? `only ${allowed.join(', ')}` : 'none here'})`;
   const extra: Composite = {
     errorsAt(value, path) {
       if (!isRecord(value)) return at(path, 'must be an object of fields sent to the provider as they are');
       const errors: FieldErrors = {};
-      for (const name of Object.keys(value)) if (modelled.includes(name)) errors[`${path}.${name}`] = `is a field we model: set ${name} itself`;
+      for (const name of Object.keys(value)) {
+        if (modelled.includes(name)) errors[`${path}.${name}`] = `is a field we model: set ${name} itself`;
+        else if (!allowed.includes(name)) errors[`${path}.${name}`] = notAllowed;
+      }
       return errors;
     },
   };
   return { ...fields, [EXTRA_FIELD]: optional(extra) };
+}
+
+/**
+ * A URL a caller gives for the provider to send someone to: `https://`, or `http://` to a loopback
+ * address (a developer's sandbox; the provider client takes it only when its provider is one too),
+ * and no `user:password@`, which can dress one host up as another.
+ */
+export const CALLER_URL_RULE = 'must be an https:// URL without user or password (http:// only to a loopback address, in development)';
+export function callerUrl(): Rule {
+  const string = anyString();
+  return (v) => string(v) ?? (callerUrlScheme(v as string) !== undefined ? undefined : CALLER_URL_RULE);
+}
+
+/**
+ * 'https', 'loopback-http', or undefined when `url` breaks CALLER_URL_RULE. Plain string checks
+ * (workflow code runs them): a host of letters, digits, dots and dashes or an IPv6 literal, an
+ * optional port, then a path, query or fragment; no `@` or backslash before the path.
+ */
+export function callerUrlScheme(url: string): 'https' | 'loopback-http' | undefined {
+  const m = /^(https?):\/\/([a-z0-9.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?(?:[/?#]\S*)?$/i.exec(url);
+  if (!m) return undefined;
+  if (m[1].toLowerCase() === 'https') return 'https';
+  return isLoopbackHost(m[2]) ? 'loopback-http' : undefined;
+}
+
+/** localhost, 127.0.0.0/8 or [::1]. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase();
+  return h === 'localhost' || h === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/** True when one of `errors` is a refusal of an `extra` name or a caller's URL (the rules above). */
+export function hasCallerFieldErrors(errors: FieldErrors): boolean {
+  return Object.values(errors).some(isCallerFieldRule);
+}
+
+/** `errors` without those refusals: the rules as they were before `extra` names and caller URLs were allow-listed. */
+export function withoutCallerFieldErrors(errors: FieldErrors): FieldErrors {
+  return Object.fromEntries(Object.entries(errors).filter(([, rule]) => !isCallerFieldRule(rule)));
+}
+
+function isCallerFieldRule(rule: string): boolean {
+  return rule === CALLER_URL_RULE || rule.startsWith(EXTRA_NOT_ALLOWED);
 }
 
 /** The body as sent: the modelled fields with the caller's `extra` fields beside them. */

@@ -10,7 +10,7 @@
  */
 import type { z } from 'zod';
 import { invalidResponse, isProviderError, localValidationFailed, NOT_AN_ENVELOPE } from './errors';
-import { flattenExtra } from '../provider-api/rules';
+import { CALLER_URL_RULE, callerUrlScheme, flattenExtra } from '../provider-api/rules';
 import { HmacSha256Scheme } from './signing';
 import { ProviderTransport, type TransportOptions } from './transport';
 import type { RateBudget } from './rate-budget';
@@ -196,6 +196,12 @@ export class ProviderClient {
   }
 
   startHostedKyc(body: KycAutoRequest, opts?: CallOptions): Promise<KycSubmission> {
+    // The rule lets http:// to a loopback address through (workflow code cannot know where it runs):
+    // only a provider on this machine, a developer's sandbox, may send a browser there.
+    const loopback = typeof body?.redirectUrl === 'string' && callerUrlScheme(body.redirectUrl) === 'loopback-http';
+    if (loopback && callerUrlScheme(this.origin) !== 'loopback-http') {
+      return Promise.reject(localValidationFailed(ENDPOINTS.startHostedKyc.key, { redirectUrl: `${CALLER_URL_RULE}: the provider is not on this machine` }));
+    }
     return this.#call(ENDPOINTS.startHostedKyc, { body, request: kycAutoRequest, response: kycSubmissionAnswerSchema, ...opts });
   }
 

@@ -32,6 +32,7 @@ import {
   type DocumentSlot,
 } from '../shared/kyc-rules';
 import { onboardingQuery } from '../shared/messages';
+import { hasCallerFieldErrors, withoutCallerFieldErrors } from '../provider-api/rules';
 import { FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
 import type { HostedKycInput, ManualKycInput, OnboardCardholderInput, OnboardCardholderResult, OnboardInput, OnboardingProgress } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
@@ -67,7 +68,10 @@ export async function onboardCardholder(input: OnboardInput): Promise<OnboardCar
   const progress: OnboardingProgress = { mode: kycModeOf(input), warnings: [] };
   setHandler(onboardingQuery, () => progress);
   // A run from before the documents store keeps its rule, so that its history replays; the store refuses its paths.
-  assertValid(onboardErrors(input, !patched(KYC_DOCUMENTS_STORE_PATCH)));
+  let errors = onboardErrors(input, !patched(KYC_DOCUMENTS_STORE_PATCH));
+  // Likewise a hosted run from before its redirectUrl and extra were allow-listed (the provider client refuses them all the same).
+  if (hasCallerFieldErrors(errors) && !patched(HOSTED_KYC_FIELDS_ALLOWLISTED_PATCH)) errors = withoutCallerFieldErrors(errors);
+  assertValid(errors);
   if (progress.mode === 'manual') {
     log.warn(MANUAL_KYC_DEPRECATION);
     progress.warnings.push(MANUAL_KYC_DEPRECATION);
@@ -102,6 +106,13 @@ export async function onboardCardholder(input: OnboardInput): Promise<OnboardCar
 
 /** docs/versioning.md: documents are names inside the workers' documents store, never paths (marker-less runs named paths). */
 export const KYC_DOCUMENTS_STORE_PATCH = 'kyc-documents-store';
+
+/**
+ * docs/versioning.md: a hosted onboarding whose redirectUrl is not https (or loopback http) or whose
+ * `extra` names a field outside HOSTED_KYC_EXTRA_FIELDS fails ValidationFailed before any call;
+ * before, it was sent. `patched()` is called only when it does.
+ */
+export const HOSTED_KYC_FIELDS_ALLOWLISTED_PATCH = 'hosted-kyc-fields-allowlisted';
 
 /**
  * docs/versioning.md: a hosted submission carries no identity, so no duplicate check can stop a

@@ -11,6 +11,7 @@
 import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PayoutAnswer } from '../provider/answers';
 import { createPayoutRequest } from '../provider-api/payouts';
+import { hasCallerFieldErrors, withoutCallerFieldErrors } from '../provider-api/rules';
 import { describeErrors, hasErrors, hasTimingsErrors, keyErrors, payoutTimingsErrors, withoutTimingsErrors } from '../shared/card-rules';
 import { FailureType, shortfallOf, type FieldErrors } from '../shared/failures';
 import { phaseOf } from '../shared/statuses';
@@ -30,6 +31,8 @@ export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> 
   let errors = sendPayoutErrors(input ?? ({} as SendPayoutInput));
   // A payout started before its timings were checked keeps running with them (its history replays).
   if (hasTimingsErrors(errors) && !patched(PAYOUT_TIMINGS_CHECKED_PATCH)) errors = withoutTimingsErrors(errors);
+  // Likewise one started before `extra` was allow-listed keeps its fields (the provider client refuses them all the same).
+  if (hasCallerFieldErrors(errors) && !patched(PAYOUT_EXTRA_ALLOWLISTED_PATCH)) errors = withoutCallerFieldErrors(errors);
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid payout: ${describeErrors(errors)}`, [{ errors }]);
 
   const { idempotencyKey: givenKey, timings, ...request } = input;
@@ -50,6 +53,12 @@ export async function sendPayout(input: SendPayoutInput): Promise<PayoutAnswer> 
  * before, it ran with them. `patched()` is called only when the timings break the rule.
  */
 export const PAYOUT_TIMINGS_CHECKED_PATCH = 'payout-timings-checked';
+
+/**
+ * docs/versioning.md: a payout whose `extra` names a field outside PAYOUT_EXTRA_FIELDS fails
+ * ValidationFailed before any call; before, it was sent. `patched()` is called only when it does.
+ */
+export const PAYOUT_EXTRA_ALLOWLISTED_PATCH = 'payout-extra-allowlisted';
 
 function sendPayoutErrors(input: SendPayoutInput): FieldErrors {
   const { idempotencyKey, timings, ...request } = input;

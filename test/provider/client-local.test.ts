@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { ProviderClient, createProviderClient } from '../../src/provider/client';
 import { HmacSha256Scheme } from '../../src/provider/signing';
 import { uploadDocument } from '../../src/provider/uploads';
+import { CALLER_URL_RULE } from '../../src/provider-api/rules';
 
 interface Seen {
   method: string;
@@ -235,5 +236,57 @@ describe('fields we do not model, through `extra` (issue 21)', () => {
     expect((await c.startHostedKyc({ firstName: 'Ada', lastName: 'Byron', email: 'a@example.com', extra: { documentCountry: 'GB' } })).id).toBe('kyc_hosted');
     expect(JSON.parse(seen.at(-1)!.body)).toEqual({ firstName: 'Ada', lastName: 'Byron', email: 'a@example.com', documentCountry: 'GB' });
     await c.close();
+  });
+});
+
+describe('fields callers pass on to the provider are allow-listed (issue 50)', () => {
+  const payout = { merOrderNo: 'po_z', paymentType: 'SWIFT', arriveCurrency: 'EUR', arriveAmount: 1000, payeeFirstName: 'Ada', payeeLastName: 'Byron', payeeAccountNo: 'DE1234567890' };
+  const hosted = { firstName: 'Ada', lastName: 'Byron', email: 'a@example.com' };
+
+  it('an extra name outside the endpoint\'s list is refused before any request, naming the field and the list', async () => {
+    const c = client();
+    const refused = (errors: Record<string, string>) => ({ type: 'ValidationFailed', errors });
+    await expect(c.createPayout({ ...payout, extra: { payeeBankCode: 'DEUTDEFF', callbackUrl: 'https://x.example' } }, { idempotencyKey: 'po_z' })).rejects.toMatchObject(
+      refused({ 'extra.callbackUrl': 'is not a field extra may carry (only payeeBankCode, purpose)' }),
+    );
+    await expect(c.rechargeEsim({ esimNo: 'esim_1', extra: { planNo2: 'epln_x' } }, { idempotencyKey: 'rc-3' })).rejects.toMatchObject(
+      refused({ 'extra.planNo2': 'is not a field extra may carry (only autoRenew)' }),
+    );
+    await expect(c.updateContact('crd_ok', { email: 'a@example.com', extra: { billingAddress: {} } })).rejects.toMatchObject(
+      refused({ 'extra.billingAddress': 'is not a field extra may carry (only locale, preferredLanguage)' }),
+    );
+    await expect(c.startHostedKyc({ ...hosted, extra: { webhookUrl: 'https://x.example' } })).rejects.toMatchObject(
+      refused({ 'extra.webhookUrl': 'is not a field extra may carry (only documentCountry)' }),
+    );
+    expect(seen).toHaveLength(0);
+    await c.close();
+  });
+
+  it.each([
+    ['http to another machine', 'http://example.com/done'],
+    ['another scheme', 'javascript:alert(1)'],
+    ['a user and password', 'https://bank.example@evil.example/done'],
+    ['a backslash before the path', 'https://evil.example\\@bank.example/'],
+    ['no host', 'https:///done'],
+  ])('a redirectUrl with %s is refused before any request', async (_what, redirectUrl) => {
+    const c = client();
+    await expect(c.startHostedKyc({ ...hosted, redirectUrl })).rejects.toMatchObject({ type: 'ValidationFailed', errors: { redirectUrl: CALLER_URL_RULE } });
+    expect(seen).toHaveLength(0);
+    await c.close();
+  });
+
+  it('an https redirectUrl is sent; loopback http only while the provider is on this machine too (development)', async () => {
+    const c = client();
+    for (const redirectUrl of ['https://apply.example.com/kyc/done?ref=42', 'http://127.0.0.1:3000/done', 'http://localhost/done']) {
+      expect((await c.startHostedKyc({ ...hosted, redirectUrl })).id).toBe('kyc_hosted');
+      expect(JSON.parse(seen.at(-1)!.body)).toMatchObject({ redirectUrl });
+    }
+    await c.close();
+    const remote = createProviderClient({ baseUrl: 'https://provider.invalid', apiKey: 'key_x', apiSecret: SECRET, timeoutMs: 1000 });
+    await expect(remote.startHostedKyc({ ...hosted, redirectUrl: 'http://127.0.0.1:3000/done' })).rejects.toMatchObject({
+      type: 'ValidationFailed',
+      errors: { redirectUrl: expect.stringContaining('the provider is not on this machine') },
+    });
+    await remote.close();
   });
 });

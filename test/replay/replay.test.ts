@@ -13,9 +13,10 @@
  * money flows with three markers and the workflow's signal to the card), before-schedule-names/
  * (the reconciliation workflows under their former camelCase types), before-documents-store/
  * (an onboarding whose documents were paths), before-open-items/ (a fundCard and a card update
- * that ended OutcomeUnknown without opening an item) and before-balance-read-after-answer/ (card
- * workflows whose money updates waited for the card's read) stand for workflows still running
- * and must keep replaying, where their type auto-upgrades.
+ * that ended OutcomeUnknown without opening an item), before-balance-read-after-answer/ (card
+ * workflows whose money updates waited for the card's read) and before-caller-fields/ (a payout and a
+ * hosted onboarding that sent an `extra` field and a redirectUrl now refused) stand for workflows
+ * still running and must keep replaying, where their type auto-upgrades.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { sampleFolder, SAMPLE_PDF, SAMPLE_PNG, sampleKycForm, writeDocument, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { CardIssuingClient } from '../../src/client';
 import type { ManualKycInput, OnboardCardholderInput } from '../../src/shared/types';
+import { CALLER_URL_RULE } from '../../src/provider-api/rules';
 import { workflowFailure } from '../helpers/flows';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
@@ -18,7 +19,7 @@ describe('onboardCardholder: manual and hosted', () => {
   afterEach(async () => stack?.close());
 
   const deprecations: string[] = [];
-  const client = () => new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, onDeprecation: (m) => deprecations.push(m) });
+  const client = () => new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, cardActionKey: stack.config.cardActions.signing, onDeprecation: (m) => deprecations.push(m) });
   const manual = (extra: Partial<ManualKycInput> = {}): ManualKycInput => ({
     mode: 'manual',
     firstName: 'Grace',
@@ -92,6 +93,18 @@ describe('onboardCardholder: manual and hosted', () => {
     expect(progress).toMatchObject({ mode: 'hosted', cardholderId: expect.any(String), verificationUrl: expect.stringContaining(progress.cardholderId!) });
     const result = await handle.result();
     expect(result).toMatchObject({ id: progress.cardholderId, kycStatus: 'APPROVED', verificationUrl: progress.verificationUrl });
+  });
+
+  test('a hosted flow whose redirectUrl is not https, or whose extra names a field outside the list, fails ValidationFailed before any call (issue 50)', async () => {
+    stack = await startStack();
+    const input = { mode: 'hosted', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', redirectUrl: 'http://apply.example.com/done', extra: { callbackUrl: 'https://x.example' }, timings: FAST_TIMINGS };
+    const failure = await workflowFailure(stack.client.workflow.execute('onboardCardholder', { taskQueue: stack.taskQueue, workflowId: uniqueId('kyc-hosted'), args: [input] }));
+    expect(failure.type).toBe('ValidationFailed');
+    expect((failure.details![0] as { errors: Record<string, string> }).errors).toEqual({
+      redirectUrl: CALLER_URL_RULE,
+      'extra.callbackUrl': 'is not a field extra may carry (only documentCountry)',
+    });
+    expect((await stack.control('GET', '/stats')).endpoints.startHostedKyc?.requests ?? 0).toBe(0);
   });
 
   test('a cancellation during the hosted submission lets it finish and record its cardholder; the same key then waits for that cardholder and sends nothing again', async () => {

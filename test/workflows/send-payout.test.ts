@@ -114,4 +114,12 @@ describe('sendPayout', () => {
     expect(Object.keys((failure.details![0] as { errors: Record<string, string> }).errors).sort()).toEqual(['arriveAmount', 'arriveCurrency', 'idempotencyKey']);
     expect(await payoutRequests()).toBe(0);
   });
+
+  test('an extra field outside the allowed names fails ValidationFailed naming it and the rule, before any provider call (issue 50)', async () => {
+    stack = await startStack();
+    const failure = await workflowFailure(send(request({ extra: { payeeBankCode: 'DEUTDEFF', notifyUrl: 'https://x.example/hook' } })));
+    expect(failure.type).toBe('ValidationFailed');
+    expect((failure.details![0] as { errors: Record<string, string> }).errors).toEqual({ 'extra.notifyUrl': 'is not a field extra may carry (only payeeBankCode, purpose)' });
+    expect(await payoutRequests()).toBe(0);
+  });
 });
