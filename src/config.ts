@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { DEFAULT_DECODE_ROLE, DEFAULT_ENCODE_ROLE, DEFAULT_ROLE_CLAIMS, type CodecAuthConfig } from './codec/codec-auth';
 import { parseKeyList } from './codec/keyring';
 import { publicKeyOf, type PinPrivateKeys } from './codec/card-secrets';
+import { cardActionPublicKeyOf, type CardActionKey } from './codec/card-capability';
 import type { CodecKeys } from './codec/payload-codec';
 
 const port = z.coerce.number().int('must be an integer').min(1, 'must be a port between 1 and 65535').max(65535, 'must be a port between 1 and 65535');
@@ -27,6 +28,10 @@ const base64Key = z
 export const DEVELOPMENT_CODEC_KEY = Buffer.alloc(32, 7).toString('base64');
 /** The workers' PIN private key of development (no PIN_SEAL_PRIVATE_KEY nor PIN_SEAL_PUBLIC_KEY): public, so never taken outside it. */
 export const DEVELOPMENT_PIN_PRIVATE_KEY = Buffer.alloc(32, 13).toString('base64');
+/** The card action signing key of development (no CARD_ACTION_SIGNING_KEY): public, so no worker outside development trusts it. */
+export const DEVELOPMENT_CARD_ACTION_KEY = Buffer.alloc(32, 19).toString('base64');
+/** The signal MAC key of development (no SIGNAL_MAC_KEY): public, so never taken outside it. */
+export const DEVELOPMENT_SIGNAL_MAC_KEY = Buffer.alloc(32, 23).toString('base64');
 /** Settings of 1.x that 2.0 no longer reads: a process that finds one says so (the symmetric card-seal key went with issue 40). */
 const RETIRED_SETTINGS = ['CARD_SEAL_KEY', 'CARD_SEAL_KEY_ID', 'CARD_SEAL_PREVIOUS_KEYS'] as const;
 const x25519Key = z
@@ -86,6 +91,13 @@ const envSchema = z.object({
   PIN_SEAL_PUBLIC_KEY: x25519Key.optional(),
   PIN_SEAL_KEY_ID: keyId.default('dev'),
   PIN_SEAL_PREVIOUS_KEYS: z.string().optional(),
+  CARD_ACTION_SIGNING_KEY: base64Key.optional(),
+  CARD_ACTION_KEY_ID: keyId.default('dev'),
+  CARD_ACTION_SUBJECT: z.string().regex(/^[A-Za-z0-9_.@:/-]{1,128}$/, 'must be 1-128 characters of [A-Za-z0-9_.@:/-], e.g. payments-service or ops:alice').optional(),
+  CARD_ACTION_TRUSTED_KEYS: z.string().optional(),
+  SIGNAL_MAC_KEY: base64Key.optional(),
+  SIGNAL_MAC_KEY_ID: keyId.default('dev'),
+  SIGNAL_MAC_PREVIOUS_KEYS: z.string().optional(),
   KYC_DOCUMENTS_DIR: nonEmpty.default('.data/documents'),
   METRICS_PORT: port.optional(),
   ENTITY_WORKFLOW_CACHE_SIZE: positiveInt.default(100),
@@ -155,6 +167,13 @@ export interface Config {
    * may hold the public key alone (PIN_SEAL_PUBLIC_KEY); the codec endpoint never holds a private one.
    */
   pin: PinKeys;
+  /** Card action capabilities: what this process signs with, what workers accept (CARD_ACTION_*). */
+  cardActions: CardActionConfig;
+  /**
+   * The key only the bridge and the workers hold (SIGNAL_MAC_KEY): what they send carries a MAC under
+   * it, and a workflow takes the provider's word only from a payload that does (codec/payload-codec.ts).
+   */
+  signalMac: CodecKeys;
   /** Settings this process found that it no longer reads (RETIRED_SETTINGS): the entry points warn. */
   retiredSettings: string[];
   logLevel: Env['LOG_LEVEL'];
@@ -177,7 +196,17 @@ export interface Config {
 }
 
 /** The secrets a process may need; each has a public development default that production never takes. */
-export type SecretName = 'PROVIDER_API_SECRET' | 'PROVIDER_WEBHOOK_SECRET' | 'PAYLOAD_CODEC_KEY' | 'PIN_SEAL_PRIVATE_KEY';
+export type SecretName = 'PROVIDER_API_SECRET' | 'PROVIDER_WEBHOOK_SECRET' | 'PAYLOAD_CODEC_KEY' | 'PIN_SEAL_PRIVATE_KEY' | 'CARD_ACTION_SIGNING_KEY' | 'CARD_ACTION_TRUSTED_KEYS' | 'SIGNAL_MAC_KEY';
+
+/**
+ * Who may act on a card (shared/card-capability.ts): the key this process signs card actions with
+ * (clients, the CLI), and the public keys the workers accept them from.
+ */
+export interface CardActionConfig {
+  signing: CardActionKey;
+  /** Public keys (Ed25519, base64) by id: CARD_ACTION_TRUSTED_KEYS, or in development the development key's. */
+  trustedKeys: Record<string, string>;
+}
 
 export interface PinKeys {
   keyId: string;
@@ -224,6 +253,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const codecKeys = keyring('PAYLOAD_CODEC', e.PAYLOAD_CODEC_KEY_ID, e.PAYLOAD_CODEC_KEY ?? DEVELOPMENT_CODEC_KEY, e.PAYLOAD_CODEC_PREVIOUS_KEYS);
   const pin = pinKeys(e);
+  const signalMac = keyring('SIGNAL_MAC', e.SIGNAL_MAC_KEY_ID, e.SIGNAL_MAC_KEY ?? DEVELOPMENT_SIGNAL_MAC_KEY, e.SIGNAL_MAC_PREVIOUS_KEYS);
+  assertKeysApart(codecKeys, signalMac, 'SIGNAL_MAC_KEY (or a SIGNAL_MAC_PREVIOUS_KEYS key)');
   if (pin.privateKey) assertKeysApart(codecKeys, { keyId: pin.keyId, key: pin.privateKey, previousKeys: pin.previousKeys }, 'PIN_SEAL_PRIVATE_KEY (or a PIN_SEAL_PREVIOUS_KEYS key)');
   return {
     temporal: {
@@ -260,6 +291,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       auth: codecAuth(e),
     },
     pin,
+    cardActions: cardActionKeys(e),
+    signalMac,
     retiredSettings: RETIRED_SETTINGS.filter((name) => Boolean(env[name])),
     logLevel: e.LOG_LEVEL,
     documentsDir: resolve(e.KYC_DOCUMENTS_DIR),
@@ -281,6 +314,9 @@ function developmentDefaults(env: NodeJS.ProcessEnv): SecretName[] {
   if (unset('PROVIDER_WEBHOOK_SECRET') && unset('PROVIDER_API_SECRET')) defaulted.push('PROVIDER_WEBHOOK_SECRET');
   if (unset('PAYLOAD_CODEC_KEY')) defaulted.push('PAYLOAD_CODEC_KEY');
   if (unset('PIN_SEAL_PRIVATE_KEY')) defaulted.push('PIN_SEAL_PRIVATE_KEY');
+  if (unset('CARD_ACTION_SIGNING_KEY')) defaulted.push('CARD_ACTION_SIGNING_KEY');
+  if (unset('CARD_ACTION_TRUSTED_KEYS')) defaulted.push('CARD_ACTION_TRUSTED_KEYS');
+  if (unset('SIGNAL_MAC_KEY')) defaulted.push('SIGNAL_MAC_KEY');
   return defaulted;
 }
 
@@ -366,6 +402,18 @@ function pinKeys(e: Env): PinKeys {
     ...(ring ? { privateKey: ring.key, ...(ring.previousKeys ? { previousKeys: ring.previousKeys } : {}) } : {}),
     isDevelopmentKey: !e.PIN_SEAL_PRIVATE_KEY && !e.PIN_SEAL_PUBLIC_KEY,
   };
+}
+
+/** The card action keys of the environment: development's own pair where none is set (requireSecrets keeps it there). */
+function cardActionKeys(e: Env): CardActionConfig {
+  const signing = { keyId: e.CARD_ACTION_KEY_ID, privateKey: e.CARD_ACTION_SIGNING_KEY ?? DEVELOPMENT_CARD_ACTION_KEY, ...(e.CARD_ACTION_SUBJECT ? { subject: e.CARD_ACTION_SUBJECT } : {}) };
+  let trustedKeys: Record<string, string> | undefined;
+  try {
+    trustedKeys = parseKeyList(e.CARD_ACTION_TRUSTED_KEYS);
+  } catch (err) {
+    throw new ConfigError(`configuration: CARD_ACTION_TRUSTED_KEYS ${(err as Error).message.replace('base64', 'base64 (Ed25519 public keys)')}`);
+  }
+  return { signing, trustedKeys: trustedKeys ?? { dev: cardActionPublicKeyOf(DEVELOPMENT_CARD_ACTION_KEY) } };
 }
 
 /** The worker's rule, checked where it starts: it opens PINs, so it holds the private key (PIN_SEAL_PRIVATE_KEY). */

@@ -12,7 +12,7 @@ import { createWorkers, type WorkerFleet } from './fleet/workers';
 import { applySchedulesOnce } from './temporal/schedules';
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit(process.env, requireSecrets('PROVIDER_API_SECRET', 'PAYLOAD_CODEC_KEY', 'PIN_SEAL_PRIVATE_KEY'), assertProviderTransport, assertPinKeys);
+  const config = loadConfigOrExit(process.env, requireSecrets('PROVIDER_API_SECRET', 'PAYLOAD_CODEC_KEY', 'PIN_SEAL_PRIVATE_KEY', 'CARD_ACTION_TRUSTED_KEYS', 'SIGNAL_MAC_KEY'), assertProviderTransport, assertPinKeys);
   const log = processLogger('worker', config);
   if (config.developmentDefaults.length > 0) log.warn('development: these secrets take their public development defaults', { secrets: config.developmentDefaults });
   if (config.retiredSettings.length > 0) log.warn('these settings are retired and ignored: remove them, and delete the card-seal keys (CHANGELOG 2.0.0; docs/operations.md, "PIN keys")', { settings: config.retiredSettings });

@@ -9,7 +9,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { loadConfig } from '../src/config';
 import { ensureTemporalCli } from '../tools/temporal-cli';
 import { startDevServer } from '../tools/dev-server';
-import { FAILURE_CONVERTER_PATH } from '../src/codec/payload-codec';
+import { BUNDLE_CONVERTERS } from '../src/codec/payload-codec';
 import { bundleNexusWorkflows, nexusBundlePathOf } from '../src/fleet/nexus-bundle';
 
 export default async function globalSetup(): Promise<void> {
@@ -19,7 +19,7 @@ export default async function globalSetup(): Promise<void> {
   const cliPath = await ensureTemporalCli(loadConfig().temporal.cliPath);
   const [server, bundle, nexusBundle] = await Promise.all([
     startDevServer({ cliPath, headless: true }),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger() }),
+    bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), ...BUNDLE_CONVERTERS, logger: quietLogger() }),
     bundleNexusWorkflows(),
   ]);
   const dir = mkdtempSync(join(tmpdir(), 'card-issuing-test-'));

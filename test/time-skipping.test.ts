@@ -16,7 +16,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { loadConfig, type Config } from '../src/config';
-import { createDataConverter, FAILURE_CONVERTER_PATH } from '../src/codec/payload-codec';
+import { createDataConverter, BUNDLE_CONVERTERS } from '../src/codec/payload-codec';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS, SEARCH_ATTRIBUTES } from '../src/shared/search-attributes';
 import { entityWorkflowId } from '../src/shared/ids';
 import type { CardView } from '../src/shared/types';
@@ -56,7 +56,7 @@ if (missing) process.stderr.write(`time skipping: skipped, this machine lacks ${
         server: { executable: { type: 'existing-path', path: wrapper } },
         client: { dataConverter: createDataConverter(codec) },
       }),
-      bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger() }),
+      bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), ...BUNDLE_CONVERTERS, logger: quietLogger() }),
       bundleNexusWorkflows(),
     ]);
     env = started;

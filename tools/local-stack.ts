@@ -48,8 +48,10 @@ export interface LocalStack {
   sandbox: RunningSandbox;
   control: SandboxControlClient;
   bridge?: RunningBridge;
-  /** A Temporal client with our payload codec. */
+  /** A Temporal client with our payload codec: what a service holds. */
   client: Client;
+  /** A Temporal client with the signal MAC as well: what the bridge and the workers hold. */
+  signaller: Client;
   startWorkers(): Promise<WorkerFleet>;
   stopWorkers(): Promise<void>;
   /** `name address` of every part that listens. */
@@ -99,13 +101,15 @@ async function start(opts: LocalStackOptions, stoppers: Stoppers, close: () => P
   const connection = await Connection.connect(clientConnectionOptions(config.temporal));
   stoppers.push(() => connection.close());
   const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec) });
+  // What the bridge and the workers send with: payloads with the signal MAC (tests stand in for the provider's word with it).
+  const signaller = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec, { signalMac: config.signalMac }) });
   const workers = inProcessWorkers(config, opts.workers);
   if (opts.workers !== false) {
     log(`starting the workers${opts.workers?.workflowBundlePath ? '' : ' (bundling the workflows)'} ...`);
     stoppers.push(workers.stopWorkers);
     await workers.startWorkers();
   }
-  return { config, server, codec, sandbox, control, bridge, client, ...workers, addresses, close };
+  return { config, server, codec, sandbox, control, bridge, client, signaller, ...workers, addresses, close };
 }
 
 /** The codec endpoint and the dev server when asked for; `temporal` is the configuration of the server to use. */

@@ -11,7 +11,7 @@
  * | restart of the workflow ID, key derived | an earlier run's card (its CardId) is taken, nothing posted; an earlier run that posted but recorded no card: POST under its key within 24 h of it, else OutcomeUnknown |
  * | restart of the workflow ID, the caller's key (`issue-card/<key>`), even after the provider's 24 h | the same, among the earlier runs that were given the same key (their start input): their card is taken, nothing posted (issue 29, case 5: a POST after 24 h made a second card and moved initialAmount again); one that posted under it more than 24 h ago and recorded no card: OutcomeUnknown |
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError, localValidationFailed } from '../provider/errors';
@@ -20,6 +20,9 @@ import { FailureType } from '../shared/failures';
 import type { BinCache } from '../provider/bin-cache';
 import type { CardBinAnswer } from '../provider/answers';
 import { CardSecretError, sealReveal, type PinOpener } from '../codec/card-secrets';
+import type { CardActionVerifier } from '../codec/card-capability';
+import type { CardCapability } from '../shared/card-capability';
+import { requireCapability } from './card-authority';
 import { createCardBody, isDeleteUnderWay, toCardView } from '../shared/card-rules';
 import type { CardView, ContactInput, IssueCardInput, SealedPin, SealedReveal } from '../shared/types';
 import type { KeyOrigin } from './earlier-key';
@@ -30,11 +33,13 @@ import { earlierAttemptMayHaveTakenEffect, logExtraFields, providerCall } from '
 /** How long the provider answers a POST /cards key with its first card (spec: 24 h). */
 export const CARD_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
-export type CardChange =
+/** A card action as the card workflow schedules it, with the capability that allows it (none in histories from before capabilities). */
+export type CardChange = { capability?: CardCapability } & (
   | { cardId: string; action: 'freeze' | 'unfreeze' | 'delete' }
   // A PIN in clear: a change a card workflow scheduled before PINs were sealed (2.0), already in its history.
   | { cardId: string; action: 'pin'; pin: SealedPin | string }
-  | { cardId: string; action: 'contact'; contact: ContactInput };
+  | { cardId: string; action: 'contact'; contact: ContactInput }
+);
 
 export interface CardActivityDeps {
   provider: ProviderClient;
@@ -42,9 +47,11 @@ export interface CardActivityDeps {
   bins: BinCache<CardBinAnswer>;
   /** Opens the PINs callers sealed to the workers' key: here, in the activity that sends them, and nowhere else. */
   pins: PinOpener;
+  /** The allow-list of services that may act on a card (CARD_ACTION_TRUSTED_KEYS). */
+  cardActions: CardActionVerifier;
 }
 
-export function createCardActivities({ provider, temporal, bins, pins }: CardActivityDeps) {
+export function createCardActivities({ provider, temporal, bins, pins, cardActions }: CardActivityDeps) {
   return {
     /** The BIN from the 24 h cache (refreshed at once when asked); null when the project has no such BIN. */
     async getCardBin({ cardBinId, refresh }: { cardBinId: string; refresh?: boolean }): Promise<CardBinAnswer | null> {
@@ -103,6 +110,7 @@ export function createCardActivities({ provider, temporal, bins, pins }: CardAct
      * | after it | the card workflow reads GET /cards/{cardId} until DELETED (lib/card-deletion.ts): reads only |
      */
     async applyCardChange(change: CardChange): Promise<void> {
+      requireCapability(cardActions, change.cardId, change.action, argsOf(change), change.capability);
       return providerCall(() => (change.action === 'delete' ? deleteOrReadBack(provider, change.cardId) : applyChange(provider, change, pins)));
     },
 
@@ -122,13 +130,21 @@ export function createCardActivities({ provider, temporal, bins, pins }: CardAct
      * request without one (accepted by a card workflow before 2.0) is refused before the provider
      * is asked: the symmetric card-seal key it would have been sealed with is retired.
      */
-    async revealSensitiveCard({ cardId, publicKey }: { cardId: string; publicKey?: string }): Promise<SealedReveal> {
+    async revealSensitiveCard({ cardId, publicKey, capability }: { cardId: string; publicKey?: string; capability?: CardCapability }): Promise<SealedReveal> {
+      requireCapability(cardActions, cardId, 'reveal', { publicKey }, capability);
       return providerCall(async () => {
         if (publicKey === undefined) throw localValidationFailed('GET /cards/{cardId}/sensitive', { publicKey: "is required: reveals are sealed to the requester's one-time key since 2.0; reveal again with a current client" });
         return sealReveal(await provider.getSensitiveCard(cardId), cardId, publicKey);
       });
     },
   };
+}
+
+/** The request's arguments as its capability binds them (card-lifecycle.ts sends them so). */
+function argsOf(change: CardChange): object {
+  if (change.action === 'pin') return { pin: change.pin };
+  if (change.action === 'contact') return change.contact;
+  return {};
 }
 
 async function applyChange(provider: ProviderClient, change: CardChange, pins: PinOpener): Promise<void> {
@@ -151,7 +167,8 @@ async function applyChange(provider: ProviderClient, change: CardChange, pins: P
 async function openPin(pins: PinOpener, pin: SealedPin | string, endpoint: string): Promise<string> {
   if (typeof pin === 'string') return pin;
   try {
-    return await pins.open(pin);
+    // Bound to the workflow it was sent to: a box copied from another card's history does not open here.
+    return await pins.open(pin, Context.current().info.workflowExecution?.workflowId ?? '');
   } catch (err) {
     if (err instanceof CardSecretError) throw localValidationFailed(endpoint, { pin: err.message });
     throw err;

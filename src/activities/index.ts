@@ -5,6 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { PinOpener } from '../codec/card-secrets';
+import type { CardActionVerifier } from '../codec/card-capability';
 import type { DocumentStore } from '../documents/store';
 import type { BinCache } from '../provider/bin-cache';
 import type { ProviderClient } from '../provider/client';
@@ -30,6 +31,8 @@ export interface ActivityDeps {
   temporal: Client;
   /** The workers' PIN private keys (PIN_SEAL_PRIVATE_KEY and retired ones). */
   pins: PinOpener;
+  /** The services allowed to act on a card (CARD_ACTION_TRUSTED_KEYS). */
+  cardActions: CardActionVerifier;
   /** The only folder KYC documents are read from. */
   documents: DocumentStore;
   /** Where reconciliation runs report their differences (the worker's /metrics); none: not counted. */

@@ -45,7 +45,7 @@ export async function startBridge(config: Config, opts: BridgeStartOptions = {})
   const connect = () => {
     // lazy: the bridge must start (and answer 503) even while Temporal is down.
     const connection = Connection.lazy({ ...clientConnectionOptions(config.temporal), channelArgs: FAST_RECONNECT });
-    const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec), interceptors: opts.tracing?.clientInterceptors() });
+    const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(config.codec, { signalMac: config.signalMac }), interceptors: opts.tracing?.clientInterceptors() });
     return { connection, client };
   };
   let temporal = connect();

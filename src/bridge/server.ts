@@ -5,7 +5,7 @@ import { startTracing } from '../observability/tracing';
 import { startBridge } from './index';
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit(process.env, requireSecrets('PROVIDER_WEBHOOK_SECRET', 'PAYLOAD_CODEC_KEY'));
+  const config = loadConfigOrExit(process.env, requireSecrets('PROVIDER_WEBHOOK_SECRET', 'PAYLOAD_CODEC_KEY', 'SIGNAL_MAC_KEY'));
   const logger = processLogger('bridge', config);
   if (config.developmentDefaults.length > 0) logger.warn('development: these secrets take their public development defaults', { secrets: config.developmentDefaults });
   const tracing = startTracing(config.tracing, 'card-issuing-bridge');

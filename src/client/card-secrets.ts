@@ -14,24 +14,25 @@ import { CardIssuingError } from './errors';
 export const PIN_IN_DIGEST = 'sealed';
 
 /** The PIN sealed to the workers' key; a PIN that breaks the provider's rule, or no key to seal to, is refused ValidationFailed (the PIN never echoed). */
-export async function sealedPinOf(pin: unknown, pinKey: PinPublicKey | undefined, call: string): Promise<SealedPin> {
+export async function sealedPinOf(pin: unknown, pinKey: PinPublicKey | undefined, call: string, workflowId: string): Promise<SealedPin> {
   const errors = pinErrors(pin);
   if (hasErrors(errors)) throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid ${call}: ${describeErrors(errors)}`, details: [{ errors }] });
   if (!pinKey) {
     const missing = { pinKey: "is required to send a PIN: the workers' PIN public key (PIN_SEAL_PUBLIC_KEY and PIN_SEAL_KEY_ID), which the PIN is sealed to before it leaves this process" };
     throw new CardIssuingError({ type: 'ValidationFailed', message: `${call} needs pinKey: ${missing.pinKey}`, details: [{ errors: missing }] });
   }
-  return sealPin(pin as string, pinKey);
+  // Bound to the workflow it is for: a box copied from its history opens for no other card or flow.
+  return sealPin(pin as string, pinKey, workflowId);
 }
 
 /** issueCard's input with its PIN sealed, and what its digest compares (the PIN's presence, never the PIN). */
-export async function issueCardSealed<R extends IssueCardRequestInput>(request: R, pinKey: PinPublicKey | undefined): Promise<{ input: IssueCardInput & Omit<R, 'pin'>; digestInput: unknown }> {
+export async function issueCardSealed<R extends IssueCardRequestInput>(request: R, pinKey: PinPublicKey | undefined, workflowId: string): Promise<{ input: IssueCardInput & Omit<R, 'pin'>; digestInput: unknown }> {
   if (request.pin === undefined) return { input: request as IssueCardInput & Omit<R, 'pin'>, digestInput: request };
-  return { input: { ...request, pin: await sealedPinOf(request.pin, pinKey, 'issueCard') }, digestInput: { ...request, pin: PIN_IN_DIGEST } };
+  return { input: { ...request, pin: await sealedPinOf(request.pin, pinKey, 'issueCard', workflowId) }, digestInput: { ...request, pin: PIN_IN_DIGEST } };
 }
 
 /** A reveal under a one-time key: `send` carries the public key to the card's workflow; only this call opens its answer. */
-export async function revealUnderOneTimeKey(cardId: string, send: (request: RevealRequest) => Promise<SealedReveal>): Promise<CardSensitive> {
+export async function revealUnderOneTimeKey<R extends RevealRequest>(cardId: string, allow: (request: RevealRequest) => R, send: (request: R) => Promise<SealedReveal>): Promise<CardSensitive> {
   const key = await oneTimeRevealKey();
-  return key.open(await send({ publicKey: key.publicKey }), cardId);
+  return key.open(await send(allow({ publicKey: key.publicKey })), cardId);
 }

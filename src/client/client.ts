@@ -17,6 +17,8 @@ import {
 import { FailureType, type FlowName } from '../shared/failures';
 import type { CodecKeys } from '../codec/payload-codec';
 import type { PinPublicKey } from '../codec/card-secrets';
+import { CardActionSigner, type CardActionKey } from '../codec/card-capability';
+import type { CardAction, WithCapability } from '../shared/card-capability';
 import type { CardSensitive } from '../provider-api';
 import { toCardView } from '../shared/card-rules';
 import { entityWorkflowId } from '../shared/ids';
@@ -59,6 +61,8 @@ export interface CardIssuingClientOptions {
   codec: CodecKeys;
   /** The workers' PIN public key (PIN_SEAL_PUBLIC_KEY): issueCard with a PIN and setPin seal the PIN to it before sending. */
   pinKey?: PinPublicKey;
+  /** This service's card action signing key (CARD_ACTION_SIGNING_KEY): reveal, setPin, updateContact, freeze, unfreeze and delete sign a capability with it. */
+  cardActionKey?: CardActionKey;
   /** Where the provider's deprecations are told; default: a Node DeprecationWarning. */
   onDeprecation?: (message: string) => void;
 }
@@ -72,8 +76,10 @@ export class CardIssuingClient {
   readonly #ownConnection?: Connection;
   readonly #onDeprecation: (message: string) => void;
   readonly #updates: CardUpdates;
+  readonly #cardActions?: CardActionSigner;
 
   constructor(opts: CardIssuingClientOptions, ownConnection?: Connection) {
+    this.#cardActions = opts.cardActionKey ? new CardActionSigner(opts.cardActionKey) : undefined;
     this.#temporal = opts.client;
     this.#updates = new CardUpdates(opts.client, opts.taskQueue);
     this.#onDeprecation = opts.onDeprecation ?? emitDeprecation;
@@ -95,7 +101,8 @@ export class CardIssuingClient {
    * under the key with another PIN joins the first card and its PIN.
    */
   async startIssueCard(request: IssueCardRequest, opts?: CallOptions): Promise<FlowHandle<CardView, 'issueCard'>> {
-    const { input, digestInput } = await issueCardSealed(request, this.#pinKey);
+    assertKey(request.idempotencyKey, 'issueCard');
+    const { input, digestInput } = await issueCardSealed(request, this.#pinKey, keyedWorkflowId(['issue-card'], request.idempotencyKey!));
     return this.#startKeyed('issueCard', ['issue-card'], input, opts, request.idempotencyKey, digestInput);
   }
 
@@ -237,27 +244,29 @@ export class CardIssuingClient {
 
   // --- One card, through its workflow's updates ----------------------------------------
 
+  // Each card action carries a capability this client signs for that card, action and request (cardActionKey).
+
   freeze(cardId: string, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, freezeCardUpdate, []));
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, freezeCardUpdate, [this.#allow(cardId, 'freeze', {})]));
   }
 
   unfreeze(cardId: string, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, unfreezeCardUpdate, []));
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, unfreezeCardUpdate, [this.#allow(cardId, 'unfreeze', {})]));
   }
 
   /** Permanently closes the card; its balance returns to the wallet. */
   delete(cardId: string, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId), mayHaveTakenEffect: true }, () => this.#updates.card(cardId, deleteCardUpdate, []));
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId), mayHaveTakenEffect: true }, () => this.#updates.card(cardId, deleteCardUpdate, [this.#allow(cardId, 'delete', {})]));
   }
 
-  /** The PIN is sealed here to the workers' key (pinKey): history holds only what a worker's private key opens. */
+  /** The PIN is sealed here to the workers' key (pinKey), bound to this card: history holds only what a worker's private key opens, and only for this card. */
   async setPin(cardId: string, pin: string, opts?: CallOptions): Promise<CardView> {
-    const sealed = await sealedPinOf(pin, this.#pinKey, 'setPin');
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, setPinUpdate, [{ pin: sealed }]));
+    const sealed = await sealedPinOf(pin, this.#pinKey, 'setPin', entityWorkflowId('card', cardId));
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, setPinUpdate, [this.#allow(cardId, 'pin', { pin: sealed })]));
   }
 
   updateContact(cardId: string, contact: ContactInput, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, updateContactUpdate, [contact]));
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, updateContactUpdate, [this.#allow(cardId, 'contact', contact)]));
   }
 
   /** The card workflow's view: masked card (no contact data), status, recent transactions; the balance as read `balanceReadAt` (a second after a movement). */
@@ -276,7 +285,18 @@ export class CardIssuingClient {
    * Never log the result.
    */
   revealSensitive(cardId: string, opts?: CallOptions): Promise<CardSensitive> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => revealUnderOneTimeKey(cardId, (request) => this.#updates.card(cardId, revealSensitiveUpdate, [request])));
+    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () =>
+      revealUnderOneTimeKey(cardId, (request) => this.#allow(cardId, 'reveal', request), (request) => this.#updates.card(cardId, revealSensitiveUpdate, [request])),
+    );
+  }
+
+  /** `args` with a capability for `action` on `cardId`; without a signing key, ValidationFailed before anything is sent. */
+  #allow<A extends object>(cardId: string, action: CardAction, args: A): WithCapability<A> {
+    if (!this.#cardActions) {
+      const errors = { cardActionKey: `is required to ${action === 'pin' ? 'set a PIN' : action === 'contact' ? 'change contact data' : `${action} a card`}: this service's card action signing key (CARD_ACTION_SIGNING_KEY), whose public key the workers trust (CARD_ACTION_TRUSTED_KEYS)` };
+      throw new CardIssuingError({ type: 'ValidationFailed', message: `card ${action} needs cardActionKey: ${errors.cardActionKey}`, details: [{ errors }] });
+    }
+    return this.#cardActions.authorise(cardId, action, args);
   }
 
   // --- Any flow ------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 import { Client, Connection, type ClientInterceptors, type TLSConfig } from '@temporalio/client';
 import { createDataConverter, type CodecKeys } from '../codec/payload-codec';
 import type { PinPublicKey } from '../codec/card-secrets';
+import type { CardActionKey } from '../codec/card-capability';
 import { isKey, KEY_ID_PATTERN } from '../codec/keyring';
 import { KEY_ID_RULE } from '../shared/key-id';
 import { CardIssuingClient } from './client';
@@ -23,6 +24,12 @@ export interface ConnectOptions {
   codec: CodecKeys;
   /** The workers' PIN public key (PIN_SEAL_PUBLIC_KEY, PIN_SEAL_KEY_ID): needed only to send a PIN (issueCard's `pin`, setPin). */
   pinKey?: PinPublicKey;
+  /**
+   * This service's card action signing key (CARD_ACTION_SIGNING_KEY, CARD_ACTION_KEY_ID): needed only to
+   * act on a card (reveal, PIN, contact, freeze, unfreeze, delete). Its public key must be on the
+   * workers' CARD_ACTION_TRUSTED_KEYS; holding the payload key alone grants no card action.
+   */
+  cardActionKey?: CardActionKey;
   /** TLS to the frontend: true for the system's CAs, or certificates (mTLS, a private CA, a server name). */
   tls?: boolean | TLSConfig;
   /** A Temporal Cloud API key. */
@@ -41,6 +48,15 @@ export function connectOptionsErrors(opts: Partial<ConnectOptions> | undefined):
   if (typeof opts?.taskQueue !== 'string' || opts.taskQueue.length === 0) errors.taskQueue = 'must be a non-empty string';
   Object.assign(errors, keyringErrors('codec', opts?.codec));
   if (opts?.pinKey !== undefined) Object.assign(errors, pinKeyErrors(opts.pinKey));
+  if (opts?.cardActionKey !== undefined) Object.assign(errors, cardActionKeyErrors(opts.cardActionKey));
+  return errors;
+}
+
+function cardActionKeyErrors(key: Partial<CardActionKey>): Record<string, string> {
+  const errors: Record<string, string> = {};
+  if (typeof key?.keyId !== 'string' || !KEY_ID_PATTERN.test(key.keyId)) errors['cardActionKey.keyId'] = KEY_ID_RULE;
+  if (!isKey(key?.privateKey)) errors['cardActionKey.privateKey'] = 'must be an Ed25519 private key (its 32-byte seed) encoded in base64';
+  if (key?.subject !== undefined && (typeof key.subject !== 'string' || !/^[A-Za-z0-9_.@:/-]{1,128}$/.test(key.subject))) errors['cardActionKey.subject'] = 'must be 1-128 characters of [A-Za-z0-9_.@:/-]';
   return errors;
 }
 
@@ -77,7 +93,7 @@ export async function connectCardIssuingClient(opts: ConnectOptions): Promise<Ca
   const connection = await Connection.connect({ address: opts.address, tls: opts.tls, apiKey: opts.apiKey, interceptors: clientInterceptors() });
   const client = new Client({ connection, namespace: opts.namespace ?? 'default', dataConverter: createDataConverter(opts.codec), interceptors: opts.interceptors });
   if ('sealKeys' in opts) (opts.onDeprecation ?? emitRetired)(RETIRED_SEAL_KEYS);
-  return new CardIssuingClient({ client, taskQueue: opts.taskQueue, codec: opts.codec, pinKey: opts.pinKey, onDeprecation: opts.onDeprecation }, connection);
+  return new CardIssuingClient({ client, taskQueue: opts.taskQueue, codec: opts.codec, pinKey: opts.pinKey, cardActionKey: opts.cardActionKey, onDeprecation: opts.onDeprecation }, connection);
 }
 
 export { tlsFromFiles } from '../temporal/tls';

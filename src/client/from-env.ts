@@ -17,6 +17,9 @@ const FIELD_VARIABLE: Record<string, string> = {
   'codec.previousKeys': 'PAYLOAD_CODEC_PREVIOUS_KEYS',
   'pinKey.keyId': 'PIN_SEAL_KEY_ID',
   'pinKey.publicKey': 'PIN_SEAL_PUBLIC_KEY',
+  'cardActionKey.keyId': 'CARD_ACTION_KEY_ID',
+  'cardActionKey.privateKey': 'CARD_ACTION_SIGNING_KEY',
+  'cardActionKey.subject': 'CARD_ACTION_SUBJECT',
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -26,13 +29,18 @@ type Env = Readonly<Record<string, string | undefined>>;
  * (card-issuing), TEMPORAL_TLS, TEMPORAL_TLS_CERT_PATH / _KEY_PATH, TEMPORAL_TLS_CA_PATH,
  * TEMPORAL_TLS_SERVER_NAME, TEMPORAL_API_KEY, PAYLOAD_CODEC_KEY and PAYLOAD_CODEC_KEY_ID (dev),
  * PAYLOAD_CODEC_PREVIOUS_KEYS (`id:base64,…`), and to send PINs PIN_SEAL_PUBLIC_KEY and
- * PIN_SEAL_KEY_ID (dev): the workers' public key, no secret. Unlike the worker, no development key
- * is assumed: PAYLOAD_CODEC_KEY is required, and without PIN_SEAL_PUBLIC_KEY no PIN is sent.
+ * PIN_SEAL_KEY_ID (dev): the workers' public key, no secret; to act on a card CARD_ACTION_SIGNING_KEY,
+ * CARD_ACTION_KEY_ID (dev) and CARD_ACTION_SUBJECT. Unlike the worker, no development key is
+ * assumed: PAYLOAD_CODEC_KEY is required, without PIN_SEAL_PUBLIC_KEY no PIN is sent, and without
+ * CARD_ACTION_SIGNING_KEY no card action.
  */
 export function optionsFromEnv(env: Env = process.env): ConnectOptions {
   const errors: Record<string, string> = {};
   const codec = keyring(env, 'PAYLOAD_CODEC', errors);
   const pinKey = env.PIN_SEAL_PUBLIC_KEY ? { keyId: env.PIN_SEAL_KEY_ID ?? 'dev', publicKey: env.PIN_SEAL_PUBLIC_KEY } : undefined;
+  const cardActionKey = env.CARD_ACTION_SIGNING_KEY
+    ? { keyId: env.CARD_ACTION_KEY_ID ?? 'dev', privateKey: env.CARD_ACTION_SIGNING_KEY, ...(env.CARD_ACTION_SUBJECT ? { subject: env.CARD_ACTION_SUBJECT } : {}) }
+    : undefined;
   const files = { certPath: env.TEMPORAL_TLS_CERT_PATH, keyPath: env.TEMPORAL_TLS_KEY_PATH, caPath: env.TEMPORAL_TLS_CA_PATH, serverName: env.TEMPORAL_TLS_SERVER_NAME };
   const certificates = files.certPath || files.caPath || files.serverName;
   const opts: ConnectOptions = {
@@ -41,6 +49,7 @@ export function optionsFromEnv(env: Env = process.env): ConnectOptions {
     taskQueue: env.TEMPORAL_TASK_QUEUE ?? 'card-issuing',
     codec,
     ...(pinKey ? { pinKey } : {}),
+    ...(cardActionKey ? { cardActionKey } : {}),
     ...(certificates ? { tls: tlsFromFiles(files) } : env.TEMPORAL_TLS === 'true' ? { tls: true } : {}),
     ...(env.TEMPORAL_API_KEY ? { apiKey: env.TEMPORAL_API_KEY } : {}),
   };

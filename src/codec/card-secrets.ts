@@ -15,12 +15,19 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:cry
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from '@hpke/core';
 import type { CardSensitive } from '../provider-api';
 import type { SealedPin, SealedReveal } from '../shared/types';
+import { pinBinding } from '../shared/card-secrets';
 
 const suite = new CipherSuite({ kem: new DhkemX25519HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes128Gcm() });
 const text = new TextEncoder();
 
-/** Domain separation: a PIN box never opens as a reveal, and a reveal of one card never as another's. */
-const PIN_INFO = text.encode('card-issuing/pin/v1');
+/**
+ * Domain separation: a PIN box never opens as a reveal, and a reveal of one card never as another's.
+ * A PIN box is bound to the workflow it is sent to (its card's, or the issuing flow's) and its expiry:
+ * one copied from a card's history opens for no other card, and a changed expiry opens for none.
+ */
+const pinInfo = (workflowId: string, exp: number) => text.encode(`${pinBinding(workflowId)}/${exp}`);
+/** The most a box may live: one call and its retries (shared/card-secrets.ts). */
+export const DEFAULT_PIN_BOX_TTL_MS = 5 * 60 * 1000;
 const revealInfo = (cardId: string) => text.encode(`card-issuing/reveal/v1/${cardId}`);
 
 export class CardSecretError extends Error {
@@ -41,11 +48,12 @@ export interface PinPrivateKeys {
   previousKeys?: Record<string, string>;
 }
 
-/** Seals a PIN to the workers' public key: what the caller sends, and all history ever holds of it. */
-export async function sealPin(pin: string, key: PinPublicKey): Promise<SealedPin> {
+/** Seals a PIN to the workers' public key for `workflowId` (the card's `card/<id>`, or the issuing flow's ID): what the caller sends, and all history ever holds of it. */
+export async function sealPin(pin: string, key: PinPublicKey, workflowId: string, opts: { ttlMs?: number; now?: number } = {}): Promise<SealedPin> {
+  const exp = (opts.now ?? Date.now()) + (opts.ttlMs ?? DEFAULT_PIN_BOX_TTL_MS);
   const recipientPublicKey = await suite.kem.deserializePublicKey(bytesOf(key.publicKey));
-  const { enc, ct } = await suite.seal({ recipientPublicKey, info: PIN_INFO }, text.encode(pin), text.encode(key.keyId));
-  return { keyId: key.keyId, enc: base64(enc), sealed: base64(ct) };
+  const { enc, ct } = await suite.seal({ recipientPublicKey, info: pinInfo(workflowId, exp) }, text.encode(pin), text.encode(key.keyId));
+  return { keyId: key.keyId, enc: base64(enc), sealed: base64(ct), exp };
 }
 
 /** A worker's opener of sealed PINs: the current key and every retired one it was given. */
@@ -64,16 +72,17 @@ export class PinOpener {
     return [...this.#keys.keys()];
   }
 
-  /** The PIN; throws a CardSecretError naming the key id (never the PIN) when it cannot. */
-  async open(sealed: SealedPin): Promise<string> {
+  /** The PIN sealed for `workflowId`; throws a CardSecretError naming the key id (never the PIN) when it cannot. */
+  async open(sealed: SealedPin, workflowId: string): Promise<string> {
+    if (typeof sealed.exp !== 'number') throw new CardSecretError('the PIN box is not bound to a card and an expiry (sealed by a client from before 0.2): seal the PIN again');
     const key = this.#keys.get(sealed.keyId);
     if (!key) throw new CardSecretError(`the PIN was sealed to PIN key id "${sealed.keyId}", which the workers do not hold (known: ${this.keyIds.join(', ')}): seal it again to the current PIN_SEAL_PUBLIC_KEY`);
     try {
       const recipientKey = await suite.kem.deserializePrivateKey(bytesOf(key));
-      const plain = await suite.open({ recipientKey, enc: bytesOf(sealed.enc), info: PIN_INFO }, bytesOf(sealed.sealed), text.encode(sealed.keyId));
+      const plain = await suite.open({ recipientKey, enc: bytesOf(sealed.enc), info: pinInfo(workflowId, sealed.exp) }, bytesOf(sealed.sealed), text.encode(sealed.keyId));
       return new TextDecoder().decode(plain);
     } catch {
-      throw new CardSecretError(`the PIN sealed to PIN key id "${sealed.keyId}" does not open: sealed to another key under that id, or altered`);
+      throw new CardSecretError(`the PIN sealed to PIN key id "${sealed.keyId}" does not open for ${workflowId}: sealed for another card or flow, to another key under that id, or altered`);
     }
   }
 

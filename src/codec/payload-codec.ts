@@ -8,10 +8,18 @@
  *   data                       = iv (12 bytes) || ciphertext || GCM tag (16 bytes)
  * The plaintext is the protobuf encoding of the whole original Payload, so its metadata
  * (e.g. "json/plain") is hidden as well and comes back intact on decode.
+ *
+ * The bridge and the workers also sign what they encode (issue 50): with a signal MAC keyring,
+ *   metadata.card-issuing-mac-key-id = the id of the MAC key
+ *   metadata.card-issuing-mac        = HMAC-SHA256(MAC key, domain || encryption key id || data)
+ * and a worker decoding a payload whose MAC verifies says so in the decoded payload's metadata
+ * (shared/signal-origin.ts), which it strips from every other payload: a payload key holder can
+ * encrypt anything, but only the bridge and the workers can make the provider's word.
  */
-import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { inspect } from 'node:util';
 import { REFUSED_PAYLOAD } from '../shared/refused-payload';
+import { ORIGIN_METADATA_KEY, ORIGIN_OURS } from '../shared/signal-origin';
 import { METADATA_ENCODING_KEY, type DataConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 
@@ -20,9 +28,17 @@ export const METADATA_KEY_ID = 'encryption-key-id';
 
 /**
  * Where the failure converter lives. Workers and clients load it by path, and the workflow bundle
- * needs the same path (`bundleWorkflowCode({ failureConverterPath: FAILURE_CONVERTER_PATH })`).
+ * needs the same path (`bundleWorkflowCode({ ...BUNDLE_CONVERTERS })`).
  */
 export const FAILURE_CONVERTER_PATH = require.resolve('./failure-converter');
+/** Where the payload converter lives (./payload-converter): workers and every workflow bundle need it, or no signal counts as ours. */
+export const PAYLOAD_CONVERTER_PATH = require.resolve('./payload-converter');
+/** What every workflow bundle is built with (`bundleWorkflowCode({ ...BUNDLE_CONVERTERS, … })`). */
+export const BUNDLE_CONVERTERS = { failureConverterPath: FAILURE_CONVERTER_PATH, payloadConverterPath: PAYLOAD_CONVERTER_PATH } as const;
+
+export const METADATA_MAC_KEY_ID = 'card-issuing-mac-key-id';
+export const METADATA_MAC = 'card-issuing-mac';
+const MAC_DOMAIN = 'card-issuing/signal-mac/v1';
 
 const ALGORITHM = 'aes-256-gcm';
 const IV_BYTES = 12;
@@ -51,14 +67,20 @@ export class EncryptionCodec implements PayloadCodec {
   readonly #keys: ReadonlyMap<string, KeyObject>;
 
   readonly #refuseUnencrypted: boolean;
+  readonly #mac?: { keyId: string; keys: ReadonlyMap<string, KeyObject> };
 
   /**
    * @param options.refuseUnencrypted a payload that is not ours (a plain-JSON signal from anyone with
    * namespace access) decodes to REFUSED_PAYLOAD instead of its content: workflows drop such signals and
    * fail such inputs (shared/refused-payload.ts). Workers with a real payload key refuse them.
+   * @param options.signalMac the bridge's and the workers' MAC keyring (SIGNAL_MAC_KEY): what this
+   * codec encodes carries a MAC, and what it decodes is said to be ours only when its MAC verifies.
+   * Retired MAC keys stay while histories hold payloads they signed, as retired payload keys do: a
+   * replay must see the same verdict.
    */
-  constructor(keys: CodecKeys, options: { refuseUnencrypted?: boolean } = {}) {
+  constructor(keys: CodecKeys, options: { refuseUnencrypted?: boolean; signalMac?: CodecKeys } = {}) {
     this.#refuseUnencrypted = options.refuseUnencrypted === true;
+    if (options.signalMac) this.#mac = { keyId: options.signalMac.keyId, keys: keyRing(options.signalMac) };
     const ring = new Map<string, KeyObject>();
     for (const [id, key] of Object.entries(keys.previousKeys ?? {})) ring.set(id, toKeyObject(id, key));
     if (ring.has(keys.keyId)) throw new PayloadCodecError(`payload codec: key id "${keys.keyId}" is both current and previous`);
@@ -73,14 +95,17 @@ export class EncryptionCodec implements PayloadCodec {
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => this.seal(payload));
+    return payloads.map((payload) => this.signed(this.seal(payload)));
   }
 
-  /** Payloads that are not encrypted pass through untouched, or, when refused, stand as REFUSED_PAYLOAD. */
+  /**
+   * Payloads that are not encrypted pass through (without any origin they claim), or, when refused,
+   * stand as REFUSED_PAYLOAD; an encrypted one is said to be ours only when its MAC verifies here.
+   */
   async decode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((payload) => {
-      if (metadataText(payload, METADATA_ENCODING_KEY) === ENCRYPTED_ENCODING) return this.open(payload);
-      return this.#refuseUnencrypted ? refusedPayload() : payload;
+      if (metadataText(payload, METADATA_ENCODING_KEY) === ENCRYPTED_ENCODING) return withOrigin(this.open(payload), this.macVerifies(payload));
+      return this.#refuseUnencrypted ? refusedPayload() : withOrigin(payload, false);
     });
   }
 
@@ -104,6 +129,21 @@ export class EncryptionCodec implements PayloadCodec {
       },
       data: Buffer.concat([iv, ciphertext, cipher.getAuthTag()]),
     };
+  }
+
+  private signed(payload: Payload): Payload {
+    if (!this.#mac) return payload;
+    const mac = macOf(this.#mac.keys.get(this.#mac.keyId)!, payload);
+    return { ...payload, metadata: { ...payload.metadata, [METADATA_MAC_KEY_ID]: Buffer.from(this.#mac.keyId), [METADATA_MAC]: mac } };
+  }
+
+  /** True when the payload carries a MAC under one of our MAC keys over its key id and data. */
+  private macVerifies(payload: Payload): boolean {
+    const key = this.#mac?.keys.get(metadataText(payload, METADATA_MAC_KEY_ID) ?? '');
+    const given = payload.metadata?.[METADATA_MAC];
+    if (!key || !given) return false;
+    const expected = macOf(key, payload);
+    return given.length === expected.length && timingSafeEqual(given, expected);
   }
 
   private open(payload: Payload): Payload {
@@ -146,13 +186,31 @@ export function createPayloadCodec(keys: CodecKeys): EncryptionCodec {
  * encrypted too. The SDK takes the failure converter by path, not as an instance, because the
  * workflow sandbox loads it from its own bundle.
  */
-export function createDataConverter(keys: CodecKeys, options: { refuseUnencrypted?: boolean } = {}): DataConverter {
-  return { payloadCodecs: [new EncryptionCodec(keys, options)], failureConverterPath: FAILURE_CONVERTER_PATH };
+export function createDataConverter(keys: CodecKeys, options: { refuseUnencrypted?: boolean; signalMac?: CodecKeys } = {}): DataConverter {
+  return { payloadCodecs: [new EncryptionCodec(keys, options)], ...BUNDLE_CONVERTERS };
 }
 
 /** What an unencrypted payload decodes to when refused: a JSON value workflows recognise (isRefusedPayload). */
 function refusedPayload(): Payload {
   return { metadata: { [METADATA_ENCODING_KEY]: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify(REFUSED_PAYLOAD)) };
+}
+
+/** The decoded payload, its origin said by us alone: whatever a sender wrote there is dropped. */
+function withOrigin(payload: Payload, ours: boolean): Payload {
+  const { [ORIGIN_METADATA_KEY]: _claimed, ...metadata } = payload.metadata ?? {};
+  return { ...payload, metadata: ours ? { ...metadata, [ORIGIN_METADATA_KEY]: Buffer.from(ORIGIN_OURS) } : metadata };
+}
+
+function macOf(key: KeyObject, payload: Payload): Buffer {
+  const keyId = metadataText(payload, METADATA_KEY_ID) ?? '';
+  return createHmac('sha256', key).update(`${MAC_DOMAIN}\0${keyId}\0`).update(payload.data ?? new Uint8Array()).digest();
+}
+
+function keyRing(keys: CodecKeys): ReadonlyMap<string, KeyObject> {
+  const ring = new Map<string, KeyObject>();
+  for (const [id, key] of Object.entries(keys.previousKeys ?? {})) ring.set(id, toKeyObject(id, key));
+  ring.set(keys.keyId, toKeyObject(keys.keyId, keys.key));
+  return ring;
 }
 
 function toKeyObject(keyId: string, base64: string): KeyObject {

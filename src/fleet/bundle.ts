@@ -11,7 +11,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { FAILURE_CONVERTER_PATH } from '../codec/payload-codec';
+import { BUNDLE_CONVERTERS } from '../codec/payload-codec';
 import { WORKFLOW_TRACING_MODULE } from '../observability/tracing';
 import { WORKFLOW_PRELOAD_MODULES } from './workers';
 import { bundleNexusWorkflows, nexusBundlePathOf } from './nexus-bundle';
@@ -22,7 +22,7 @@ export async function buildWorkflowBundle(outPath: string, opts: { tracing?: boo
   const warn = (m: string) => process.stderr.write(`${m}\n`);
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../workflows'),
-    failureConverterPath: FAILURE_CONVERTER_PATH,
+    ...BUNDLE_CONVERTERS,
     preloadModules: [...WORKFLOW_PRELOAD_MODULES],
     workflowInterceptorModules: opts.tracing ? [WORKFLOW_TRACING_MODULE] : [],
     logger: { trace: noop, debug: noop, info: noop, log: noop, warn, error: warn },

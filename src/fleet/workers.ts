@@ -16,6 +16,7 @@ import { createActivities } from '../activities';
 import { DocumentStore } from '../documents/store';
 import { createDataConverter } from '../codec/payload-codec';
 import { PinOpener } from '../codec/card-secrets';
+import { CardActionVerifier } from '../codec/card-capability';
 import { BinCache } from '../provider/bin-cache';
 import { createProviderClient } from '../provider/client';
 import type { ProviderCallObserver } from '../provider/transport';
@@ -87,7 +88,8 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
       throw err;
     });
   // With a real payload key, a payload not encrypted with it (anyone's plain-JSON signal) is refused (shared/refused-payload.ts).
-  const dataConverter = createDataConverter(config.codec, { refuseUnencrypted: !config.codec.isDevelopmentKey });
+  // What the workers write carries the signal MAC; what they read counts as ours only with it (shared/signal-origin.ts).
+  const dataConverter = createDataConverter(config.codec, { refuseUnencrypted: !config.codec.isDevelopmentKey, signalMac: config.signalMac });
   const provider = createProviderClient(config.provider, { observer: setup.providerObserver });
   const temporalClient = new Client({ connection, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.clientInterceptors() });
   const activities = createActivities({
@@ -95,6 +97,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     bins: new BinCache<CardBinAnswer>(provider),
     temporal: temporalClient,
     pins: new PinOpener(assertPinKeys(config)),
+    cardActions: new CardActionVerifier(config.cardActions.trustedKeys),
     documents: new DocumentStore(config.documentsDir),
     reconciliationMetrics: setup.reconciliationMetrics,
     reconcileBudget: { windowMs: config.provider.rateWindowMs, share: config.provider.reconcileBudgetShare },

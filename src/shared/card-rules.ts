@@ -45,12 +45,12 @@ export function createCardBody(input: IssueCardRequestInput): CreateCardRequest 
   return body as CreateCardRequest;
 }
 
-/** Field errors of an issueCard input; `bin` adds the BIN's conditions when known. */
-export function issueCardErrors(input: IssueCardInput, bin?: BinConditions): FieldErrors {
+/** Field errors of an issueCard input; `bin` adds the BIN's conditions when known, `now` the sealed PIN's expiry. */
+export function issueCardErrors(input: IssueCardInput, bin?: BinConditions, now?: number): FieldErrors {
   // The PIN is sealed (shared/card-secrets.ts): its digits are checked by the caller before sealing and by the activity after opening.
   const { pin, ...rest } = input;
   const errors = createCardRequest.errors(createCardBody(rest));
-  if (pin !== undefined) Object.assign(errors, sealedPinErrors(pin));
+  if (pin !== undefined) Object.assign(errors, sealedPinErrors(pin, 'pin', now));
   if (input.idempotencyKey !== undefined) Object.assign(errors, keyErrors(input.idempotencyKey));
   if (bin) {
     for (const [field, rule] of Object.entries(cardBinRequirementErrors(bin, input as Partial<CreateCardRequest>))) errors[field] ??= rule;

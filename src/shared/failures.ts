@@ -99,6 +99,8 @@ export const FLOW_FAILURE_TYPES = [
   'KycReviewTimedOut',
   'EsimIssuanceTimedOut',
   'PayoutTrackingTimedOut',
+  /** A card action without a valid capability (shared/card-capability.ts): refused before any provider call. */
+  'Unauthorized',
 ] as const;
 
 /** Every `type` an ApplicationFailure of ours may carry: `failWith` takes nothing else. */
@@ -152,7 +154,7 @@ export const FLOW_FAILURES = {
   fundCard: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'OutcomeUnknown'],
   withdrawFromCard: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'OutcomeUnknown'],
   /** The updates of `card/<cardId>` (fund, withdraw, freeze, unfreeze, PIN, contact, delete, reveal). */
-  cardLifecycle: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'OutcomeUnknown', 'RateLimited'],
+  cardLifecycle: ['ValidationFailed', 'NotFound', 'InvalidState', 'InsufficientFunds', 'OperationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'OutcomeUnknown', 'RateLimited', 'Unauthorized'],
   onboardCardholder: [
     'ValidationFailed',
     'FileTooLarge',

@@ -20,6 +20,7 @@ import type {
   WatchPlan,
 } from './types';
 import type { ClosedItem, OpenItem, OpenItemSettlement } from './open-items';
+import type { WithCapability } from './card-capability';
 
 /** The bridge delivers every verified webhook with this signal (signal-with-start). */
 export const providerEventSignal = defineSignal<[ProviderEvent]>('providerEvent');
@@ -53,16 +54,17 @@ export const cardReadSignal = defineSignal<[{ card: CardView; readAt: number }]>
 /** onboardCardholder: the cardholder id and, for the hosted flow, its page, as soon as they are known. */
 export const onboardingQuery = defineQuery<OnboardingProgress>('onboarding');
 
-export const freezeCardUpdate = defineUpdate<CardView, []>('freezeCard');
-export const unfreezeCardUpdate = defineUpdate<CardView, []>('unfreezeCard');
-/** The PIN sealed by the caller to the workers' PIN key (shared/card-secrets.ts). */
-export const setPinUpdate = defineUpdate<CardView, [{ pin: SealedPin }]>('setPin');
-export const updateContactUpdate = defineUpdate<CardView, [ContactInput]>('updateContact');
-export const deleteCardUpdate = defineUpdate<CardView, []>('deleteCard');
+// Card actions carry a capability bound to the card, the action, the arguments and an expiry (shared/card-capability.ts).
+export const freezeCardUpdate = defineUpdate<CardView, [WithCapability]>('freezeCard');
+export const unfreezeCardUpdate = defineUpdate<CardView, [WithCapability]>('unfreezeCard');
+/** The PIN sealed by the caller to the workers' PIN key, bound to this card (shared/card-secrets.ts). */
+export const setPinUpdate = defineUpdate<CardView, [WithCapability<{ pin: SealedPin }>]>('setPin');
+export const updateContactUpdate = defineUpdate<CardView, [WithCapability<ContactInput>]>('updateContact');
+export const deleteCardUpdate = defineUpdate<CardView, [WithCapability]>('deleteCard');
 export const fundCardUpdate = defineUpdate<MoneyMovementResult, [Omit<MoneyMovementInput, 'cardId'>]>('fundCard');
 export const withdrawFromCardUpdate = defineUpdate<MoneyMovementResult, [Omit<MoneyMovementInput, 'cardId'>]>('withdrawFromCard');
 /** The card's number, CVV and expiry, sealed to the one-time public key the request carries. */
-export const revealSensitiveUpdate = defineUpdate<SealedReveal, [RevealRequest]>('revealSensitive');
+export const revealSensitiveUpdate = defineUpdate<SealedReveal, [WithCapability<RevealRequest>]>('revealSensitive');
 /** An open item (shared/open-items.ts): what it is and what the provider last said; `closed` once it has its record. */
 export const openItemQuery = defineQuery<OpenItem & { itemId: string; closed?: ClosedItem }>('openItem');
 /** An operator's settlement of an open item (`starter settle REF`): answered with the item's record. */

@@ -184,6 +184,8 @@ export interface SealedPin {
   keyId: string;
   enc: string;
   sealed: string;
+  /** Epoch ms after which no flow accepts the box; bound into the seal with the workflow it is for (shared/card-secrets.ts). */
+  exp: number;
 }
 
 /** A card read sealed by the worker to the one-time public key its requester sent (HPKE): only that requester opens it. */

@@ -10,7 +10,7 @@ import type { Tracing } from '../observability/tracing';
 import { connectionOptions } from '../temporal/connection';
 
 /** What the typed client needs of a process's configuration. */
-export type ClientConfig = Pick<Config, 'temporal' | 'codec' | 'pin' | 'development'>;
+export type ClientConfig = Pick<Config, 'temporal' | 'codec' | 'pin' | 'cardActions' | 'development'>;
 
 export function connectOptionsOf(config: ClientConfig): ConnectOptions {
   const { address, tls, apiKey } = connectionOptions(config.temporal);
@@ -21,6 +21,8 @@ export function connectOptionsOf(config: ClientConfig): ConnectOptions {
     codec: keysOf(config.codec),
     // The development PIN key is public: outside development a PIN is sealed only to a key an operator set.
     ...(config.pin.isDevelopmentKey && !config.development ? {} : { pinKey: { keyId: config.pin.keyId, publicKey: config.pin.publicKey } }),
+    // Card actions are signed with this process's key; outside development the workers trust only the keys an operator listed.
+    cardActionKey: config.cardActions.signing,
     ...(tls === undefined || tls === null ? {} : { tls }),
     ...(apiKey === undefined ? {} : { apiKey }),
   };

@@ -8,6 +8,7 @@
 import { ApplicationFailure, continueAsNew, currentUpdateInfo, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { contactErrors, describeErrors, hasErrors, isDeleteUnderWay, moneyMovementErrors, toCardView } from '../shared/card-rules';
 import { revealRequestErrors, sealedPinErrors } from '../shared/card-secrets';
+import { capabilityErrors, UsedOnce, type CardAction, type WithCapability } from '../shared/card-capability';
 import { FailureType, type FieldErrors } from '../shared/failures';
 import {
   cardMoneyMovedSignal,
@@ -24,7 +25,7 @@ import {
   withdrawFromCardUpdate,
 } from '../shared/messages';
 import { CARD_ID, FLOW_KIND, MONEY_MOVED_HOUR, hourOf } from '../shared/search-attributes';
-import type { CardLifecycleState, CardTransaction, CardView, MoneyMovementKind, MoneyMovementResult, MoneyRequest, ProviderEvent, UpdateOutcome, WatchPlan } from '../shared/types';
+import type { CardLifecycleState, CardTransaction, CardView, ContactInput, SealedPin, MoneyMovementKind, MoneyMovementResult, MoneyRequest, ProviderEvent, UpdateOutcome, WatchPlan } from '../shared/types';
 import type { CardChange } from '../activities/cards';
 import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inbox';
 import { DEFAULT_MAX_HISTORY_EVENTS, runEntityLoop, wireInbox } from './lib/entity-loop';
@@ -85,6 +86,8 @@ export interface CardLifecycleInput {
   balanceReadDue?: boolean;
   /** The follow of a deleted card to DELETED (lib/card-deletion.ts), carried across continue-as-new. */
   deletionFollow?: DeletionFollow;
+  /** Capability nonces and PIN boxes this card accepted, each until its expiry: none is accepted twice. */
+  usedOnce?: Array<[string, number]>;
 }
 
 export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLifecycleState> {
@@ -132,6 +135,33 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   setHandler(cardMovementsQuery, () => [...outcomes].map(([updateId, outcome]) => ({ updateId, ...outcome })));
 
   const serialise = serialiser();
+  const used = new UsedOnce(input.usedOnce);
+  /**
+   * A card action's authority, checked twice: by its validator before the update is accepted (a bare
+   * or misbound request never enters history), and here, as the accepted update runs, where its
+   * nonce (and a PIN's box) is spent. The signature is the activity's to check, before any provider call.
+   */
+  const authorised = (action: CardAction, request: WithCapability | undefined) => {
+    if (request?.capability === undefined) return; // accepted before capabilities (replay): the activity refuses it when it runs anew
+    refuseUnauthorised(onceErrors(request));
+    used.add(`nonce/${request.capability.nonce}`, request.capability.exp);
+    const box = (request as { pin?: { enc?: string; exp?: number } }).pin;
+    if (action === 'pin' && box?.enc) used.add(`pin/${box.enc}`, box.exp ?? request.capability.exp);
+  };
+  const onceErrors = (request: WithCapability): FieldErrors => {
+    const box = (request as { pin?: { enc?: string } }).pin;
+    return {
+      ...(used.has(`nonce/${request.capability.nonce}`) ? { 'capability.nonce': 'was used on this card already: a capability serves one request' } : {}),
+      ...(box?.enc && used.has(`pin/${box.enc}`) ? { pin: 'this sealed PIN was sent to this card already: seal the PIN again' } : {}),
+    };
+  };
+  /** The validator's half: the request's own rule, then its capability: there, bound to this card, action and request, unexpired and unused. */
+  const allowed = <R extends WithCapability>(action: CardAction, requestErrors: (request: R | undefined) => FieldErrors = () => ({})) => (request: R | undefined) => {
+    open();
+    rejectIf(requestErrors(request));
+    const errors = capabilityErrors(request, { cardId, action, now: Date.now() });
+    refuseUnauthorised(hasErrors(errors) ? errors : onceErrors(request!));
+  };
   const change = (request: CardChange) =>
     serialise(async () => {
       let card: CardView;
@@ -155,7 +185,8 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
     try {
       await general.applyCardChange(request);
     } catch (err) {
-      if (request.action !== 'delete' || !patched(DELETE_READ_BACK_PATCH)) throw err;
+      // A refused capability reached no provider: nothing to read back.
+      if (request.action !== 'delete' || applicationCause(err)?.type === FailureType.Unauthorized || !patched(DELETE_READ_BACK_PATCH)) throw err;
       const card = await general.getCard({ cardId }).catch(() => undefined);
       if (!card || !isDeleteUnderWay(card.status)) {
         if (card) inbox.set(card.status, { ...card }, Date.now());
@@ -232,16 +263,18 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
   const maxHistory = input.maxHistoryEvents ?? DEFAULT_MAX_HISTORY_EVENTS;
   const open = () => (refuseWhileOverdue(cardId, maxHistory), rejectIf(CLOSED_STATUSES.includes(inbox.state.status ?? '') ? { cardId: `card is ${inbox.state.status}` } : {}));
 
-  setHandler(freezeCardUpdate, () => change({ cardId, action: 'freeze' }), { validator: open });
-  setHandler(unfreezeCardUpdate, () => change({ cardId, action: 'unfreeze' }), { validator: open });
+  // Each card action acts only with its capability (shared/card-capability.ts); `authorised` spends it as the update runs.
+  const act = (action: 'freeze' | 'unfreeze' | 'delete') => (request?: WithCapability) => (authorised(action, request), change({ cardId, action, capability: request?.capability }));
+  setHandler(freezeCardUpdate, act('freeze'), { validator: allowed('freeze') });
+  setHandler(unfreezeCardUpdate, act('unfreeze'), { validator: allowed('unfreeze') });
   // The provider says DELETING and no webhook tells when it is DELETED: the workflow reads until then.
-  setHandler(deleteCardUpdate, () => change({ cardId, action: 'delete' }).then((card) => (deletion.follow(true), card)), { validator: open });
-  // A PIN arrives sealed to the workers' key (shared/card-secrets.ts): one in clear is refused before the update is recorded, so it never enters history.
-  setHandler(setPinUpdate, ({ pin }) => change({ cardId, action: 'pin', pin }), {
-    validator: (args) => (open(), rejectIf(sealedPinErrors(args?.pin))),
+  setHandler(deleteCardUpdate, (request) => act('delete')(request).then((card) => (deletion.follow(true), card)), { validator: allowed('delete') });
+  // A PIN arrives sealed to the workers' key and bound to this card (shared/card-secrets.ts): one in clear is refused before the update is recorded, so it never enters history.
+  setHandler(setPinUpdate, (request) => (authorised('pin', request), change({ cardId, action: 'pin', pin: request.pin, capability: request.capability })), {
+    validator: allowed<WithCapability<{ pin: SealedPin }>>('pin', (request) => sealedPinErrors(request?.pin, 'pin', Date.now())),
   });
-  setHandler(updateContactUpdate, (contact) => change({ cardId, action: 'contact', contact }), {
-    validator: (contact) => (open(), rejectIf(contactErrors(contact ?? {}))),
+  setHandler(updateContactUpdate, (request) => (authorised('contact', request), change({ cardId, action: 'contact', contact: contactOf(request), capability: request?.capability })), {
+    validator: allowed('contact', (request) => contactErrors(contactOf(request))),
   });
   setHandler(fundCardUpdate, move('funding'), {
     validator: (args) => (open(), rejectIf(moneyMovementErrors('funding', { ...args, cardId })), sameRequest('funding', args)),
@@ -250,8 +283,8 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
     validator: (args) => (open(), rejectIf(moneyMovementErrors('withdrawal', { ...args, cardId })), sameRequest('withdrawal', args)),
   });
   // Sealed by the activity to the requester's one-time key: neither the activity result nor the update result opens with any key but the requester's.
-  setHandler(revealSensitiveUpdate, (request) => serialise(() => sensitive.revealSensitiveCard({ cardId, publicKey: request?.publicKey })), {
-    validator: (request) => (open(), rejectIf(revealRequestErrors(request))),
+  setHandler(revealSensitiveUpdate, (request) => (authorised('reveal', request), serialise(() => sensitive.revealSensitiveCard({ cardId, publicKey: request?.publicKey, capability: request?.capability }))), {
+    validator: allowed('reveal', revealRequestErrors),
   });
 
   // A run continued while the card was DELETING goes on following it, and one continued before its read made it.
@@ -273,6 +306,7 @@ export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLife
         // A read asked for and not made yet is made by the next run at once: rolling over never waits for it.
         ...(balance.pending() ? { balanceReadDue: true } : {}),
         deletionFollow: deletion.state,
+        usedOnce: used.entries(Date.now()),
       }),
   });
   return state();
@@ -332,8 +366,18 @@ function refuseWhileOverdue(cardId: string, maxHistory: number): void {
 }
 
 /** A validator that throws refuses the update before it is written to history. */
-function rejectIf(errors: FieldErrors): void {
-  if (hasErrors(errors)) throw ApplicationFailure.create({ type: FailureType.ValidationFailed, message: describeErrors(errors), details: [{ errors }], nonRetryable: true });
+function rejectIf(errors: FieldErrors, type: string = FailureType.ValidationFailed): void {
+  if (hasErrors(errors)) throw ApplicationFailure.create({ type, message: describeErrors(errors), details: [{ errors }], nonRetryable: true });
+}
+
+function refuseUnauthorised(errors: FieldErrors): void {
+  rejectIf(errors, FailureType.Unauthorized);
+}
+
+/** A contact change's fields, without the capability that allows it. */
+function contactOf(request: WithCapability<ContactInput> | undefined): ContactInput {
+  const { capability: _allowedBy, ...contact } = request ?? ({} as WithCapability<ContactInput>);
+  return contact;
 }
 
 // docs/versioning.md: lives as long as its card: it moves to each new build (across continue-as-new too) and keeps markers and replay tests.

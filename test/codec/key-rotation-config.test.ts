@@ -72,16 +72,22 @@ describe('key rotation configuration', () => {
   });
 
   test('a sealed PIN names its key id and opens with that key retired; not with another pair, nor once the key is deleted', async () => {
-    const sealed = await sealPin('4821', { keyId: 'p1', publicKey: P1.publicKey });
+    const sealed = await sealPin('4821', { keyId: 'p1', publicKey: P1.publicKey }, 'card/crd_1');
     expect(sealed.keyId).toBe('p1');
     expect(JSON.stringify(sealed)).not.toContain('4821');
     const rotated = new PinOpener({ keyId: 'p2', privateKey: P2.privateKey, previousKeys: { p1: P1.privateKey } });
     expect(JSON.stringify(rotated)).not.toContain(P1.privateKey);
-    await expect(rotated.open(sealed)).resolves.toBe('4821');
-    await expect(new PinOpener({ keyId: 'p2', privateKey: P2.privateKey }).open(sealed)).rejects.toThrow(/PIN key id "p1", which the workers do not hold \(known: p2\)/);
-    await expect(new PinOpener({ keyId: 'p1', privateKey: P2.privateKey }).open(sealed)).rejects.toThrow(/does not open/);
+    await expect(rotated.open(sealed, 'card/crd_1')).resolves.toBe('4821');
+    await expect(new PinOpener({ keyId: 'p2', privateKey: P2.privateKey }).open(sealed, 'card/crd_1')).rejects.toThrow(/PIN key id "p1", which the workers do not hold \(known: p2\)/);
+    await expect(new PinOpener({ keyId: 'p1', privateKey: P2.privateKey }).open(sealed, 'card/crd_1')).rejects.toThrow(/does not open/);
     // The key id is bound into the box: relabelled, it does not open under the other id either.
-    await expect(new PinOpener({ keyId: 'p2', privateKey: P1.privateKey }).open({ ...sealed, keyId: 'p2' })).rejects.toThrow(/does not open/);
+    await expect(new PinOpener({ keyId: 'p2', privateKey: P1.privateKey }).open({ ...sealed, keyId: 'p2' }, 'card/crd_1')).rejects.toThrow(/does not open/);
+    // So are the card and the expiry: for another card, or with its expiry moved, it opens for no one.
+    await expect(rotated.open(sealed, 'card/crd_2')).rejects.toThrow(/does not open for card\/crd_2/);
+    await expect(rotated.open({ ...sealed, exp: sealed.exp + 60_000 }, 'card/crd_1')).rejects.toThrow(/does not open/);
+    // A box from before the binding (no expiry) is refused, never opened unbound.
+    const { exp: _exp, ...unbound } = sealed;
+    await expect(rotated.open(unbound as typeof sealed, 'card/crd_1')).rejects.toThrow(/not bound to a card and an expiry/);
   });
 
   test('parseKeyList reads what operators write', () => {

@@ -26,7 +26,7 @@ import { createCardIssuingClient } from '../../src/starter/connect';
 import { issueTestCard } from '../helpers/flows';
 import { fixtureBins } from '../helpers/provider';
 import { decodeThrough, payloadsOf, sealedBoxes, standaloneDigits } from '../helpers/history';
-import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { FAST_TIMINGS, allowed, startStack, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 
 type Payload = temporal.api.common.v1.IPayload;
@@ -71,9 +71,9 @@ describe('key rotation without losing a flow', () => {
     await before.fundCard({ cardId: card.cardId, amount: 250, idempotencyKey: uniqueId('fund-a'), timings: FAST_TIMINGS });
     const cardHandle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
     const requester = await oneTimeRevealKey();
-    await cardHandle.executeUpdate(revealSensitiveUpdate, { updateId: 'reveal-under-a', args: [{ publicKey: requester.publicKey }] });
+    await cardHandle.executeUpdate(revealSensitiveUpdate, { updateId: 'reveal-under-a', args: [allowed(stack, card.cardId, 'reveal', { publicKey: requester.publicKey })] });
     // A caller holding P1's public key seals a PIN before the rotation; it is sent after.
-    const sealedBefore = await sealPin(OLD_PIN, { keyId: 'p1', publicKey: P1.publicKey });
+    const sealedBefore = await sealPin(OLD_PIN, { keyId: 'p1', publicKey: P1.publicKey }, cardHandle.workflowId);
     const onboardingId = uniqueId('onboard');
     const onboarding = await stack.client.workflow.start('onboardCardholder', {
       taskQueue: stack.taskQueue,
@@ -112,7 +112,7 @@ describe('key rotation without losing a flow', () => {
 
     // The PIN sealed to P1 before the rotation is set after it (P1 retired, still held).
     const rotatedCard = (await connectRotated(rotated)).workflow.getHandle(entityWorkflowId('card', card.cardId));
-    await rotatedCard.executeUpdate(setPinUpdate, { args: [{ pin: sealedBefore }] });
+    await rotatedCard.executeUpdate(setPinUpdate, { args: [allowed(stack, card.cardId, 'pin', { pin: sealedBefore })] });
     expect(await stack.control('POST', `/cards/${card.cardId}/pin-check`, { pin: OLD_PIN })).toMatchObject({ matches: true });
 
     // Both histories hold payloads under A and under B; the codec endpoint decodes every one.
@@ -134,7 +134,9 @@ describe('key rotation without losing a flow', () => {
     await stopRotated();
     const withoutP1 = configOf(rotatedEnv);
     await restartWorkers(withoutP1);
-    const failure = await rotatedCard.executeUpdate(setPinUpdate, { args: [{ pin: sealedBefore }] }).catch((err: unknown) => err);
+    // A box is accepted once per card: the caller still holding P1's public key seals the PIN again.
+    const sealedAgain = await sealPin(OLD_PIN, { keyId: 'p1', publicKey: P1.publicKey }, cardHandle.workflowId);
+    const failure = await rotatedCard.executeUpdate(setPinUpdate, { args: [allowed(stack, card.cardId, 'pin', { pin: sealedAgain })] }).catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(WorkflowUpdateFailedError);
     expect(JSON.stringify(((failure as Error).cause as { details?: unknown } | undefined)?.details)).toMatch(/PIN key id \\"p1\\", which the workers do not hold/);
     // A PIN from a caller holding P2's public key goes on being set.
@@ -147,10 +149,10 @@ describe('key rotation without losing a flow', () => {
     const boxes = sealedBoxes(decoded).filter((b): b is SealedPin => 'keyId' in b);
     expect(new Set(boxes.map((b) => b.keyId))).toEqual(new Set(['p1', 'p2']));
     const remaining = new PinOpener({ keyId: 'p2', privateKey: withoutP1.pin.privateKey! });
-    const opened = await Promise.all(boxes.map((b) => remaining.open(b).catch(() => undefined)));
+    const opened = await Promise.all(boxes.map((b) => remaining.open(b, cardHandle.workflowId).catch(() => undefined)));
     expect(new Set(opened.filter((pin) => pin !== undefined))).toEqual(new Set([NEW_PIN]));
     // Before the deletion P1 opened them: the assertion above is about the key, not a box that never held the PIN.
-    expect(await new PinOpener({ keyId: 'p1', privateKey: P1.privateKey }).open(boxes.find((b) => b.keyId === 'p1')!)).toBe(OLD_PIN);
+    expect(await new PinOpener({ keyId: 'p1', privateKey: P1.privateKey }).open(boxes.find((b) => b.keyId === 'p1')!, cardHandle.workflowId)).toBe(OLD_PIN);
     const text = decoded.map((p) => Buffer.from(p.data!).toString('utf8')).join('\n');
     expect(text).not.toMatch(standaloneDigits(OLD_PIN));
   });

@@ -18,7 +18,7 @@ import { waitUntil } from '../helpers/wait';
 import { sampleFolder, sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { phaseOf, type StatusResource } from '../../src/shared/statuses';
 import { issueTestCard, workflowFailure } from '../helpers/flows';
-import { FAST_TIMINGS, sealedTestPin, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { FAST_TIMINGS, allowed, sealedTestPin, startStack, uniqueId, type Stack } from '../helpers/stack';
 import { deliveries } from '../helpers/wait';
 
 const PROFILES = ['contract', 'minimal', 'divergent'] as const;
@@ -95,15 +95,15 @@ describe.each(PROFILES)('every flow on the %s profile', (profile) => {
     const { pin } = await fixtureBins(stack);
     const card = await issueTestCard(stack, 1000, { cardBinId: pin.cardBinId });
     const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
-    const frozen = await handle.executeUpdate(freezeCardUpdate);
+    const frozen = await handle.executeUpdate(freezeCardUpdate, { args: [allowed(stack, card.cardId, 'freeze')] });
     record('freeze', 'card', frozen.status);
     expect(frozen.status).toBe('DISABLE');
-    expect((await handle.executeUpdate(unfreezeCardUpdate)).status).toBe('ENABLE');
-    expect((await handle.executeUpdate(setPinUpdate, { args: [{ pin: await sealedTestPin(stack, '4821') }] })).status).toBe('ENABLE');
+    expect((await handle.executeUpdate(unfreezeCardUpdate, { args: [allowed(stack, card.cardId, 'unfreeze')] })).status).toBe('ENABLE');
+    expect((await handle.executeUpdate(setPinUpdate, { args: [allowed(stack, card.cardId, 'pin', { pin: await sealedTestPin(stack, '4821', handle.workflowId) })] })).status).toBe('ENABLE');
     // A field we do not model goes through `extra`, as it is.
-    const contact = await handle.executeUpdate(updateContactUpdate, { args: [{ email: 'ada@example.com', extra: { preferredLanguage: 'en' } }] });
+    const contact = await handle.executeUpdate(updateContactUpdate, { args: [allowed(stack, card.cardId, 'contact', { email: 'ada@example.com', extra: { preferredLanguage: 'en' } })] });
     record('contact', 'card', contact.status);
-    const deleting = await handle.executeUpdate(deleteCardUpdate);
+    const deleting = await handle.executeUpdate(deleteCardUpdate, { args: [allowed(stack, card.cardId, 'delete')] });
     record('delete', 'card', deleting.status);
     expect(deleting.status).toBe('DELETING');
     // A DELETING card's update is not refused by us: the provider answers it (the sandbox: InvalidState).

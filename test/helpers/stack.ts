@@ -11,6 +11,8 @@ import type { WorkerFleet } from '../../src/fleet/workers';
 import { startLocalStack } from '../../tools/local-stack';
 import { newPinKeyPair, sealPin } from '../../src/codec/card-secrets';
 import type { SealedPin } from '../../src/shared/types';
+import { CardActionSigner } from '../../src/codec/card-capability';
+import type { CardAction, WithCapability } from '../../src/shared/card-capability';
 
 export const TEST_CODEC_KEY = randomBytes(32).toString('base64');
 /** The workers' PIN key pair (PIN_SEAL_PRIVATE_KEY): a pair of its own, as in production, where the worker refuses to start without it. */
@@ -19,7 +21,10 @@ export const TEST_PIN_KEYS = newPinKeyPair();
 export interface Stack {
   config: Config;
   taskQueue: string;
+  /** A service's client: the payload key, no signal MAC. */
   client: Client;
+  /** The bridge's and the workers' client: payloads with the signal MAC, taken as the provider's word. */
+  signaller: Client;
   sandboxUrl: string;
   bridge: RunningBridge;
   /** Calls the sandbox control API (CONTRACTS §5); resolves the JSON answer. */
@@ -53,6 +58,7 @@ export async function startStack(sandboxConfig: SandboxConfigPatch = {}, env: Re
     config: stack.config,
     taskQueue,
     client: stack.client,
+    signaller: stack.signaller,
     sandboxUrl: stack.sandbox.url,
     bridge: stack.bridge!,
     control: sandboxControl(stack.sandbox.url),
@@ -77,7 +83,12 @@ export function sandboxControl(sandboxUrl: string): SandboxControl {
   return (method, path, body) => client.call(method, path, body);
 }
 
-/** A PIN sealed to the stack's workers' key, as the typed client seals it: what a raw update or start carries. */
-export function sealedTestPin(stack: Stack, pin: string): Promise<SealedPin> {
-  return sealPin(pin, { keyId: stack.config.pin.keyId, publicKey: stack.config.pin.publicKey });
+/** A PIN sealed to the stack's workers' key for `workflowId`, as the typed client seals it: what a raw update or start carries. */
+export function sealedTestPin(stack: Stack, pin: string, workflowId: string): Promise<SealedPin> {
+  return sealPin(pin, { keyId: stack.config.pin.keyId, publicKey: stack.config.pin.publicKey }, workflowId);
+}
+
+/** A card action's request with its capability, signed with the stack's card action key as the typed client signs it: what a raw update carries. */
+export function allowed<A extends object>(stack: Stack, cardId: string, action: CardAction, args: A = {} as A): WithCapability<A> {
+  return new CardActionSigner(stack.config.cardActions.signing).authorise(cardId, action, args);
 }

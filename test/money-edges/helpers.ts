@@ -20,7 +20,7 @@ export async function stackOn(profile: (typeof PROFILES)[number], config: Sandbo
 }
 
 export function typedClient(stack: Stack): CardIssuingClient {
-  return new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, onDeprecation: () => undefined });
+  return new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, cardActionKey: stack.config.cardActions.signing, onDeprecation: () => undefined });
 }
 
 export interface Ledger {

@@ -15,7 +15,7 @@ import { openItemId } from '../../src/shared/open-items';
 import { deleteCardUpdate } from '../../src/shared/messages';
 import { runCli } from '../../src/starter/run';
 import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows';
-import { uniqueId, type Stack } from '../helpers/stack';
+import { allowed, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 import { TIMINGS, cardBalance, faults, ledger, requests, stackOn, typedClient } from './helpers';
 
@@ -219,7 +219,7 @@ describe('open items', () => {
       const card = await issueTestCard(stack, 1000);
       await faults(stack, { 'GET /cards/{cardId}': { refuseRate: 1, refuseStatus: 403 } });
       // The raw update, as a service without the typed client sees it: its failure's details say so.
-      const failed = await stack.client.workflow.getHandle(`card/${card.cardId}`).executeUpdate(deleteCardUpdate).then(
+      const failed = await stack.client.workflow.getHandle(`card/${card.cardId}`).executeUpdate(deleteCardUpdate, { args: [allowed(stack, card.cardId, 'delete')] }).then(
         () => undefined,
         (err: { cause?: { message: string; details?: unknown[] } }) => err.cause,
       );
@@ -232,7 +232,7 @@ describe('open items', () => {
     stack = await stackOn('contract');
     const provider = createProviderClient(stack.config.provider);
     try {
-      const { createCard } = createCardActivities({ provider, temporal: stack.client, bins: {} as never, pins: {} as never });
+      const { createCard } = createCardActivities({ provider, temporal: stack.client, bins: {} as never, pins: {} as never, cardActions: {} as never });
       // The run's first POST was scheduled 23 h and a minute ago: its re-schedulings after 429s each had a fresh window.
       const env = new MockActivityEnvironment({ workflowExecution: { workflowId: uniqueId('issue-card'), runId: randomUUID() } });
       const idempotencyKey = uniqueId('card').slice(0, 40);
@@ -258,8 +258,8 @@ describe('open items', () => {
     const provider = createProviderClient(stack.config.provider);
     try {
       const gone = newPinKeyPair();
-      const { createCard } = createCardActivities({ provider, temporal: stack.client, bins: {} as never, pins: new PinOpener({ keyId: 'now', privateKey: newPinKeyPair().privateKey }) });
-      const pin = await sealPin('4821', { keyId: 'deleted', publicKey: gone.publicKey });
+      const { createCard } = createCardActivities({ provider, temporal: stack.client, bins: {} as never, pins: new PinOpener({ keyId: 'now', privateKey: newPinKeyPair().privateKey }), cardActions: {} as never });
+      const pin = await sealPin('4821', { keyId: 'deleted', publicKey: gone.publicKey }, uniqueId('issue-card'));
       const input = { cardBinId: 'bin_visa_pin', initialAmount: 1000, firstName: 'Pin', lastName: 'Gone', pin };
       const attempt = (n: number) => {
         const env = new MockActivityEnvironment({ attempt: n, workflowExecution: { workflowId: uniqueId('issue-card'), runId: randomUUID() } });

@@ -44,7 +44,7 @@ const goSkipped = () => goBinary === undefined;
 
 beforeAll(async () => {
   stack = await startStack({ cardProvisioningMs: 50 });
-  ours = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+  ours = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, cardActionKey: stack.config.cardActions.signing });
   plainBin = (await fixtureBins(stack)).plain.cardBinId;
   callerNamespace = `caller-${randomUUID().slice(0, 8)}`;
   callerConnection = await Connection.connect({ address: temporalAddress() });

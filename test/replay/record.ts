@@ -22,7 +22,7 @@ import { RECONCILIATIONS } from '../../src/shared/reconciliation';
 import { cardStateQuery, deleteCardUpdate, fundCardUpdate, freezeCardUpdate, onboardingQuery, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
 import { ensureTemporalCli } from '../../tools/temporal-cli';
 import { startDevServer } from '../../tools/dev-server';
-import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { FAST_TIMINGS, allowed, startStack, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 import { REPLAY_CODEC_ENV } from './codec';
 
@@ -63,12 +63,12 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
       const workflowId = entityWorkflowId('card', cardId);
       await stack.client.workflow.getHandle(workflowId).terminate('recording: restart with a small history budget');
       const card = await stack.client.workflow.start('cardLifecycle', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId, maxHistoryEvents: 60 }] });
-      await card.executeUpdate(freezeCardUpdate);
-      await card.executeUpdate(unfreezeCardUpdate);
+      await card.executeUpdate(freezeCardUpdate, { args: [allowed(stack, cardId, 'freeze')] });
+      await card.executeUpdate(unfreezeCardUpdate, { args: [allowed(stack, cardId, 'unfreeze')] });
       await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, timings: FAST_TIMINGS }], updateId: 'replay-fund-1' });
       await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, timings: FAST_TIMINGS }], updateId: 'replay-fund-1' });
       for (let n = 0; n < 40; n++) {
-        await card.signal(providerEventSignal, { eventId: `evt_rec_${n}`, eventType: 'CARD_TRANSACTION', createdAt: 1_767_225_600_000 + n, data: { cardId, amount: n, currency: 'USD', merchantName: 'replay', status: 'APPROVED' } });
+        await stack.signaller.workflow.getHandle(workflowId).signal(providerEventSignal, { eventId: `evt_rec_${n}`, eventType: 'CARD_TRANSACTION', createdAt: 1_767_225_600_000 + n, data: { cardId, amount: n, currency: 'USD', merchantName: 'replay', status: 'APPROVED' } });
       }
       const firstRun = card.firstExecutionRunId;
       await waitUntil(async () => (await stack.client.workflow.getHandle(workflowId).describe()).runId !== firstRun, 60_000, 'continue-as-new');
@@ -111,7 +111,7 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
     async record(stack, save) {
       const { cardId } = await issue(stack);
       const card = stack.client.workflow.getHandle(entityWorkflowId('card', cardId));
-      await card.executeUpdate(deleteCardUpdate);
+      await card.executeUpdate(deleteCardUpdate, { args: [allowed(stack, cardId, 'delete')] });
       // The card workflow reads the card until the provider says DELETED (card-deletion-followed).
       await waitUntil(async () => (await card.query(cardStateQuery)).status === 'DELETED', 30_000, 'the card workflow sees DELETED');
       await save('card-lifecycle-deleted', card);

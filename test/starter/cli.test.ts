@@ -83,7 +83,7 @@ describe('the operator CLI', () => {
     expect(card).toMatchObject({ cardId, status: 'ENABLE' });
     expect(card.card.cardNumber).toMatch(/^\d{6}\*{6}\d{4}$/);
 
-    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, cardActionKey: stack.config.cardActions.signing });
     const { cardNumber, cvv } = await client.revealSensitive(cardId);
     expect(shown.stdout + shown.stderr).not.toContain(cardNumber);
     expect(shown.stdout).not.toMatch(new RegExp(`"cvv"\\s*:\\s*"${cvv}"`));
@@ -136,7 +136,7 @@ describe('the typed client', () => {
 
   test('revealSensitive returns the unsealed PAN, which is in no history', async () => {
     stack = await startStack({ cardProvisioningMs: 50 });
-    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, cardActionKey: stack.config.cardActions.signing });
     const issuing = await client.startIssueCard({ cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'Ada', lastName: 'Byron', idempotencyKey: `reveal-${Date.now()}` });
     const card = await issuing.result();
     const sensitive = await client.revealSensitive(card.cardId);
@@ -152,7 +152,7 @@ describe('the typed client', () => {
 
   test('failures surface as CardIssuingError, with the field errors and the ids to look at', async () => {
     stack = await startStack({ cardProvisioningMs: 50 });
-    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, cardActionKey: stack.config.cardActions.signing });
     const idempotencyKey = `us-no-billing-${Date.now()}`;
     const err = await client.issueCard({ cardBinId: 'bin_visa_us', initialAmount: 1000, firstName: 'Ada', lastName: 'Byron', idempotencyKey }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CardIssuingError);

@@ -19,7 +19,7 @@ import { waitUntil } from '../helpers/wait';
 import { issueTestCard } from '../helpers/flows';
 import { fixtureBins } from '../helpers/provider';
 import { historyTexts } from '../helpers/history';
-import { FAST_TIMINGS, sealedTestPin, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { FAST_TIMINGS, allowed, sealedTestPin, startStack, uniqueId, type Stack } from '../helpers/stack';
 
 describe('the card workflow', () => {
   let stack: Stack;
@@ -31,9 +31,9 @@ describe('the card workflow', () => {
     const card = await issueTestCard(stack, 1000, { cardBinId: pin.cardBinId });
     const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
 
-    expect((await handle.executeUpdate(freezeCardUpdate)).status).toBe('DISABLE');
-    expect((await handle.executeUpdate(unfreezeCardUpdate)).status).toBe('ENABLE');
-    await handle.executeUpdate(setPinUpdate, { args: [{ pin: await sealedTestPin(stack, '4821') }] });
+    expect((await handle.executeUpdate(freezeCardUpdate, { args: [allowed(stack, card.cardId, 'freeze')] })).status).toBe('DISABLE');
+    expect((await handle.executeUpdate(unfreezeCardUpdate, { args: [allowed(stack, card.cardId, 'unfreeze')] })).status).toBe('ENABLE');
+    await handle.executeUpdate(setPinUpdate, { args: [allowed(stack, card.cardId, 'pin', { pin: await sealedTestPin(stack, '4821', handle.workflowId) })] });
     // Two fundings sent at once run one after the other, each once.
     const [a, b] = await Promise.all([
       handle.executeUpdate(fundCardUpdate, { args: [{ amount: 150 }] }),
@@ -45,7 +45,7 @@ describe('the card workflow', () => {
     const state = await handle.query(cardStateQuery);
     expect(state.recentTransactions[0]).toMatchObject({ amount: 120, merchantName: 'Coffee Shop' });
 
-    const deleted = await handle.executeUpdate(deleteCardUpdate);
+    const deleted = await handle.executeUpdate(deleteCardUpdate, { args: [allowed(stack, card.cardId, 'delete')] });
     expect(['DELETING', 'DELETED']).toContain(deleted.status);
     // No webhook says the deletion finished: the card workflow reads the card until the provider says DELETED,
     // and shows the balance the provider returned to the wallet.
@@ -84,8 +84,10 @@ describe('the card workflow', () => {
     const handle = await stack.client.workflow.start('cardLifecycle', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId, maxHistoryEvents: 20 }] });
     const firstRun = handle.firstExecutionRunId;
     const event = (n: number) => ({ eventId: `evt_tx_${n}`, eventType: 'CARD_TRANSACTION', createdAt: Date.now(), data: { cardId, amount: n, currency: 'USD', merchantName: `m${n}`, status: 'APPROVED' } });
-    for (let n = 1; n <= 30; n++) await handle.signal(providerEventSignal, event(n));
-    await handle.signal(providerEventSignal, event(3)); // a duplicate from before the roll-over
+    // As the bridge delivers them: with its MAC (a service's client, with the payload key alone, is not the provider's word).
+    const bridge = stack.signaller.workflow.getHandle(workflowId);
+    for (let n = 1; n <= 30; n++) await bridge.signal(providerEventSignal, event(n));
+    await bridge.signal(providerEventSignal, event(3)); // a duplicate from before the roll-over
     await waitUntil(async () => (await stack.client.workflow.getHandle(workflowId).describe()).runId !== firstRun);
     await waitUntil(async () => (await stack.client.workflow.getHandle(workflowId).query(cardStateQuery)).recentTransactions.length === 30);
     const state = await stack.client.workflow.getHandle(workflowId).query(cardStateQuery);
@@ -98,7 +100,7 @@ describe('the card workflow', () => {
     const card = await issueTestCard(stack, 1000);
     const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
     const requester = await oneTimeRevealKey();
-    const sealed = await handle.executeUpdate(revealSensitiveUpdate, { args: [{ publicKey: requester.publicKey }] });
+    const sealed = await handle.executeUpdate(revealSensitiveUpdate, { args: [allowed(stack, card.cardId, 'reveal', { publicKey: requester.publicKey })] });
     const sensitive = await requester.open(sealed, card.cardId);
     // Another requester's one-time key opens nothing of it.
     await expect((await oneTimeRevealKey()).open(sealed, card.cardId)).rejects.toThrow();
@@ -125,7 +127,7 @@ describe('money through the card workflow', () => {
   let stack: Stack;
   afterEach(async () => stack?.close());
 
-  const client = () => new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+  const client = () => new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, cardActionKey: stack.config.cardActions.signing });
   /** A funding as any Temporal client may send it (the typed client always sends a key): an update ID of its own, a key or none. */
   const rawFund = async (cardId: string, args: { amount: number; idempotencyKey?: string; timings?: object }, updateId = `raw-${uniqueId('fund')}`) => {
     for (let attempt = 1; ; attempt++) {
@@ -186,7 +188,7 @@ describe('money through the card workflow', () => {
     expect(again).toEqual(first);
 
     const event = (n: number) => ({ eventId: `evt_roll_${n}`, eventType: 'CARD_TRANSACTION', createdAt: Date.now(), data: { cardId: card.cardId, amount: 0, currency: 'USD', merchantName: 'roll', status: 'DECLINED' } });
-    for (let n = 0; n < 40; n++) await handle.signal(providerEventSignal, event(n));
+    for (let n = 0; n < 40; n++) await stack.signaller.workflow.getHandle(handle.workflowId).signal(providerEventSignal, event(n));
     // The stream may roll over more than once (the second run takes the signals the first one left):
     // wait for a run past the first whose history is within budget (one above it rolls over), or an update meets the overdue refusal.
     await waitUntil(
@@ -218,7 +220,7 @@ describe('money through the card workflow', () => {
     const before = await reads();
     // A spend without its webhook, then twenty "a movement completed" signals at once.
     await stack.control('POST', `/cards/${card.cardId}/transactions`, { amount: 420, merchantName: 'Quiet', webhook: false });
-    await Promise.all(Array.from({ length: 20 }, (_, i) => handle.signal(cardMoneyMovedSignal, { workflowId: `fund-card/${i}` })));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => stack.signaller.workflow.getHandle(handle.workflowId).signal(cardMoneyMovedSignal, { workflowId: `fund-card/${i}` })));
     await waitUntil(async () => (await handle.query(cardStateQuery)).card?.availableBalance === 580, 20_000, 'the view at the ledger');
     await new Promise((r) => setTimeout(r, 1_000));
     const added = (await reads()) - before;
@@ -235,10 +237,10 @@ describe('money through the card workflow', () => {
     const before = await reads();
     // The provider takes 6 s to delete: a follower reads at about 1, 3 and 7 s.
     await stack.control('PUT', '/config', { cardProvisioningMs: 6_000 });
-    expect((await handle.executeUpdate(deleteCardUpdate)).status).toBe('DELETING');
+    expect((await handle.executeUpdate(deleteCardUpdate, { args: [allowed(stack, card.cardId, 'delete')] })).status).toBe('DELETING');
     // The second delete out of step with the first follower's reads, so a second follower's would not share them.
     await new Promise((r) => setTimeout(r, 1_500));
-    expect((await handle.executeUpdate(deleteCardUpdate)).status).toBe('DELETING');
+    expect((await handle.executeUpdate(deleteCardUpdate, { args: [allowed(stack, card.cardId, 'delete')] })).status).toBe('DELETING');
     await waitUntil(async () => (await handle.query(cardStateQuery)).status === 'DELETED', 30_000, 'the card workflow sees DELETED');
     // Each delete reads the card once after it; one follower adds 3 reads (a second would add 2 more).
     expect((await reads()) - before).toBeLessThanOrEqual(2 + 3);

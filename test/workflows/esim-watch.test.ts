@@ -11,7 +11,7 @@ describe('eSIM after the purchase', () => {
 
   test('usage is read from the provider at most once a minute, and the query answers it without a call', async () => {
     stack = await startStack({ esimIssueMs: 50 });
-    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, cardActionKey: stack.config.cardActions.signing });
     const order = await client.purchaseEsim({ planNo: 'epln_global_1gb', idempotencyKey: uniqueId('esim').slice(0, 40), timings: FAST_TIMINGS });
     const esimNo = order.esimNo!;
 
@@ -39,7 +39,7 @@ describe('eSIM after the purchase', () => {
 
   test('ESIM_USAGE_ALERT and ESIM_EXPIRED are recorded on the entity and reach a subscriber', async () => {
     stack = await startStack({ esimIssueMs: 50 });
-    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, cardActionKey: stack.config.cardActions.signing });
     const order = await client.purchaseEsim({ planNo: 'epln_global_1gb', idempotencyKey: uniqueId('esim').slice(0, 40), timings: FAST_TIMINGS });
     const esimNo = order.esimNo!;
     const { subscriber, pushed } = await aSubscriber();
@@ -65,7 +65,7 @@ describe('eSIM after the purchase', () => {
   // and a subscriber was told only of a status, which an alert is not. Here the alert is recorded first.
   test('a subscriber that subscribes after an alert was recorded is told the state at once', async () => {
     stack = await startStack({ esimIssueMs: 50 });
-    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec });
+    const client = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, cardActionKey: stack.config.cardActions.signing });
     const order = await client.purchaseEsim({ planNo: 'epln_global_1gb', idempotencyKey: uniqueId('esim').slice(0, 40), timings: FAST_TIMINGS });
     const esimNo = order.esimNo!;
     await stack.control('POST', `/esim/esims/${esimNo}/usage`, { dataUsedMb: 900 });

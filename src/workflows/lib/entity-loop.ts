@@ -7,7 +7,7 @@ import { allHandlersFinished, condition, setHandler, upsertSearchAttributes, wor
 import { entityEventQuery, entityObservedSignal, entityStateQuery, providerEventSignal, subscribeSignal } from '../../shared/messages';
 import { PROVIDER_STATUS } from '../../shared/search-attributes';
 import type { ProviderEvent, WatchPlan } from '../../shared/types';
-import { trustedSignal } from './trusted-signal';
+import { encryptedSignal, trustedSignal } from './trusted-signal';
 import type { EntityInbox } from './entity-inbox';
 import type { EntityWatch } from './entity-watch';
 
@@ -28,7 +28,7 @@ export function wireInbox(inbox: EntityInbox, watch: EntityWatch, onEvent?: (eve
   setHandler(providerEventSignal, trustedSignal('providerEvent', (event: ProviderEvent) => {
     if (inbox.accept(event)) onEvent?.(event);
   }));
-  setHandler(subscribeSignal, trustedSignal('subscribe', ({ workflowId, watch: plan }: { workflowId: string; watch?: WatchPlan }) => {
+  setHandler(subscribeSignal, encryptedSignal('subscribe', ({ workflowId, watch: plan }: { workflowId: string; watch?: WatchPlan }) => {
     inbox.subscribe(workflowId);
     // Subscribers started before one-way waiting send no plan: they poll by themselves.
     if (plan) watch.request(plan);

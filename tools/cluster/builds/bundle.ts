@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { FAILURE_CONVERTER_PATH } from '../../../src/codec/payload-codec';
+import { BUNDLE_CONVERTERS } from '../../../src/codec/payload-codec';
 import { WORKFLOW_PRELOAD_MODULES } from '../../../src/fleet/workers';
 
 export const BUILDS = { v2: require.resolve('./v2'), v3: require.resolve('./v3') } as const;
@@ -19,7 +19,7 @@ export async function bundleBuild(build: keyof typeof BUILDS, dir: string): Prom
   const warn = (m: string) => process.stderr.write(`${m}\n`);
   const { code } = await bundleWorkflowCode({
     workflowsPath: BUILDS[build],
-    failureConverterPath: FAILURE_CONVERTER_PATH,
+    ...BUNDLE_CONVERTERS,
     preloadModules: [...WORKFLOW_PRELOAD_MODULES, BUILDS[build]],
     logger: { trace: noop, debug: noop, info: noop, log: noop, warn, error: warn },
   });

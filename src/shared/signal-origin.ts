@@ -1,0 +1,33 @@
+/**
+ * "This came from the bridge or a worker": the provider's word and our own bookkeeping are taken
+ * only from payloads that carry a MAC under SIGNAL_MAC_KEY, a key only the bridge and the workers
+ * hold (issue 50). Holding the payload key, as every service with the client and every codec
+ * endpoint does, makes no such payload.
+ *
+ * The worker's codec checks the MAC (codec/payload-codec.ts) and says so in the decoded payload's
+ * metadata, which no sender can set; the workflow's payload converter (codec/payload-converter.ts)
+ * marks the decoded value with a symbol, which no JSON can carry; trustedSignal reads the mark. Pure:
+ * workflow code imports it.
+ */
+export const ORIGIN_METADATA_KEY = 'card-issuing-origin';
+export const ORIGIN_OURS = 'mac-verified';
+
+const OURS = Symbol.for('card-issuing/mac-verified');
+
+/** The value, marked as ours (objects only: a primitive cannot carry the mark, so it never counts as ours). */
+export function markOurs<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) Object.defineProperty(value, OURS, { value: true, enumerable: false });
+  return value;
+}
+
+export function isOurs(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[OURS] === true;
+}
+
+/** True when a payload's metadata says the worker's codec verified its MAC (bytes compared as they are: no TextDecoder in every sandbox). */
+export function saysOurs(metadata: Record<string, Uint8Array | null | undefined> | null | undefined): boolean {
+  const value = metadata?.[ORIGIN_METADATA_KEY];
+  if (!value || value.length !== ORIGIN_OURS.length) return false;
+  for (let i = 0; i < ORIGIN_OURS.length; i++) if (value[i] !== ORIGIN_OURS.charCodeAt(i)) return false;
+  return true;
+}
