@@ -11,6 +11,7 @@ import { parseKeyList } from './codec/keyring';
 import { publicKeyOf, type PinPrivateKeys } from './codec/card-secrets';
 import { cardActionPublicKeyOf, type CardActionKey } from './codec/card-capability';
 import type { CodecKeys } from './codec/payload-codec';
+import { DEVELOPMENT_PIN_PRIVATE_KEY } from './shared/development-keys';
 
 const port = z.coerce.number().int('must be an integer').min(1, 'must be a port between 1 and 65535').max(65535, 'must be a port between 1 and 65535');
 const url = z.string().url('must be an absolute URL such as http://127.0.0.1:4010');
@@ -27,7 +28,9 @@ const base64Key = z
 /** A development key for the payload codec, used only when PAYLOAD_CODEC_KEY is not set (a warning is printed). */
 export const DEVELOPMENT_CODEC_KEY = Buffer.alloc(32, 7).toString('base64');
 /** The workers' PIN private key of development (no PIN_SEAL_PRIVATE_KEY nor PIN_SEAL_PUBLIC_KEY): public, so never taken outside it. */
-export const DEVELOPMENT_PIN_PRIVATE_KEY = Buffer.alloc(32, 13).toString('base64');
+export { DEVELOPMENT_PIN_PRIVATE_KEY };
+/** The provider sandbox's API secret, PROVIDER_API_SECRET's default: any other is a real provider's. */
+const SANDBOX_API_SECRET = 'secret_sandbox';
 /** The card action signing key of development (no CARD_ACTION_SIGNING_KEY): public, so no worker outside development trusts it. */
 export const DEVELOPMENT_CARD_ACTION_KEY = Buffer.alloc(32, 19).toString('base64');
 /** The signal MAC key of development (no SIGNAL_MAC_KEY): public, so never taken outside it. */
@@ -55,7 +58,7 @@ const envSchema = z.object({
   TEMPORAL_DEPLOYMENT_BOOTSTRAP: z.enum(['if-none', 'never'], { message: "must be 'if-none' or 'never'" }).default('if-none'),
   PROVIDER_BASE_URL: url.default('http://127.0.0.1:4010'),
   PROVIDER_API_KEY: z.string().regex(/^key_.+/, 'must start with key_').default('key_sandbox'),
-  PROVIDER_API_SECRET: z.string().regex(/^secret_.+/, 'must start with secret_').default('secret_sandbox'),
+  PROVIDER_API_SECRET: z.string().regex(/^secret_.+/, 'must start with secret_').default(SANDBOX_API_SECRET),
   PROVIDER_WEBHOOK_SECRET: z.string().min(1, 'must not be empty').optional(),
   PROVIDER_TIMEOUT_MS: positiveInt.default(15000),
   PROVIDER_RATE_WINDOW_MS: positiveInt.default(60000),
@@ -238,6 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`configuration: ${String(issue.path[0])} ${issue.message}`);
   }
   const e = parsed.data;
+  refuseDevelopmentWhereReal(e, env.NODE_ENV);
   if (e.CODEC_JWKS_URL && (!e.CODEC_JWT_ISSUER || !e.CODEC_JWT_AUDIENCE)) {
     const missing = e.CODEC_JWT_ISSUER ? 'CODEC_JWT_AUDIENCE' : 'CODEC_JWT_ISSUER';
     throw new ConfigError(`configuration: ${missing} must be set when CODEC_JWKS_URL is: without issuer and audience, any token the identity provider signed (another application's) would open decrypted history`);
@@ -304,6 +308,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     development: e.CARD_ISSUING_DEVELOPMENT,
     developmentDefaults: developmentDefaults(env),
   };
+}
+
+/**
+ * CARD_ISSUING_DEVELOPMENT lets the public defaults in (requireSecrets), so it is refused where it
+ * could only be a mistake with real stakes: a production build (NODE_ENV=production, as the image
+ * sets) and a process that holds a real provider's secret.
+ */
+function refuseDevelopmentWhereReal(e: Env, nodeEnv: string | undefined): void {
+  if (!e.CARD_ISSUING_DEVELOPMENT) return;
+  const where = nodeEnv === 'production' ? 'NODE_ENV=production' : e.PROVIDER_API_SECRET !== SANDBOX_API_SECRET ? `a real PROVIDER_API_SECRET (any but the sandbox's ${SANDBOX_API_SECRET})` : undefined;
+  if (where) throw new ConfigError(`configuration: CARD_ISSUING_DEVELOPMENT must not be true with ${where}: development takes public default secrets, so set it only on a developer's machine`);
 }
 
 /** The secrets `env` leaves to their development defaults (the webhook secret is set when either it or the API secret is). */

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { optionsFromEnv } from '../src/client/from-env';
 import { ConfigError, loadConfig, requireSecrets } from '../src/config';
 
 describe('configuration', () => {
@@ -76,5 +77,61 @@ describe('no missing secret fails open (outside development)', () => {
     expect(() => rule(loadConfig({ PAYLOAD_CODEC_KEY: key() }))).toThrow(/^configuration: PROVIDER_WEBHOOK_SECRET must be set/);
     expect(() => rule(loadConfig({ CARD_ISSUING_DEVELOPMENT: 'true' }))).not.toThrow();
     expect(() => loadConfig({ CARD_ISSUING_DEVELOPMENT: 'maybe' })).toThrow(/CARD_ISSUING_DEVELOPMENT must be true or false/);
+  });
+});
+
+describe('development is refused where it is dangerous (issue 50)', () => {
+  const refusal = (env: Record<string, string>): string => {
+    try {
+      loadConfig(env);
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return (err as Error).message;
+    }
+    throw new Error('expected a ConfigError');
+  };
+
+  test('in a production build (NODE_ENV=production): one line naming the variable and the rule', () => {
+    const message = refusal({ CARD_ISSUING_DEVELOPMENT: 'true', NODE_ENV: 'production' });
+    expect(message).toBe("configuration: CARD_ISSUING_DEVELOPMENT must not be true with NODE_ENV=production: development takes public default secrets, so set it only on a developer's machine");
+  });
+
+  test("beside a real provider secret (any but the sandbox's), never naming it", () => {
+    const message = refusal({ CARD_ISSUING_DEVELOPMENT: 'true', PROVIDER_API_SECRET: 'secret_live_0123456789' });
+    expect(message).toMatch(/^configuration: CARD_ISSUING_DEVELOPMENT must not be true with a real PROVIDER_API_SECRET \(any but the sandbox's secret_sandbox\)/);
+    expect(message).not.toContain('secret_live_0123456789');
+    expect(message).not.toContain('\n');
+  });
+
+  test("a developer's machine keeps it: the sandbox's secret, given or defaulted, and any NODE_ENV but production", () => {
+    expect(loadConfig({ CARD_ISSUING_DEVELOPMENT: 'true' }).development).toBe(true);
+    expect(loadConfig({ CARD_ISSUING_DEVELOPMENT: 'true', PROVIDER_API_SECRET: 'secret_sandbox', NODE_ENV: 'development' }).development).toBe(true);
+    // Without the switch, production and a real secret are what they should be.
+    expect(loadConfig({ NODE_ENV: 'production', PROVIDER_API_SECRET: 'secret_live_0123456789' }).development).toBe(false);
+  });
+
+  test("a client's optionsFromEnv refuses the public development PIN key unless development is explicit", () => {
+    const developmentPinKey = loadConfig({ CARD_ISSUING_DEVELOPMENT: 'true' }).pin.publicKey;
+    const env = { PAYLOAD_CODEC_KEY: randomBytes(32).toString('base64'), PIN_SEAL_PUBLIC_KEY: developmentPinKey };
+    expect(() => optionsFromEnv(env)).toThrow(
+      expect.objectContaining({
+        type: 'ValidationFailed',
+        details: [{ errors: { PIN_SEAL_PUBLIC_KEY: expect.stringMatching(/^is the public development key, whose private half anyone has/) } }],
+      }),
+    );
+    expect(optionsFromEnv({ ...env, CARD_ISSUING_DEVELOPMENT: 'true' }).pinKey?.publicKey).toBe(developmentPinKey);
+    // A real key pair's public half is taken as before.
+    const real = loadConfig({ PIN_SEAL_PRIVATE_KEY: randomBytes(32).toString('base64') }).pin.publicKey;
+    expect(optionsFromEnv({ ...env, PIN_SEAL_PUBLIC_KEY: real }).pinKey?.publicKey).toBe(real);
+  });
+
+  test('a worker started so stops at once with that line (exit 2)', () => {
+    const worker = spawnSync(process.execPath, [join(__dirname, '../node_modules/tsx/dist/cli.mjs'), join(__dirname, '../src/worker.ts')], {
+      env: { PATH: process.env.PATH ?? '', CARD_ISSUING_DEVELOPMENT: 'true', NODE_ENV: 'production', TEMPORAL_ADDRESS: '127.0.0.1:1' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(worker.status).toBe(2);
+    expect(worker.stderr.trim()).toMatch(/^configuration: CARD_ISSUING_DEVELOPMENT must not be true with NODE_ENV=production/);
   });
 });

@@ -3,10 +3,12 @@
  * Kept apart from the library, which reads no environment. It throws (never exits) a
  * CardIssuingError ValidationFailed naming each variable and its rule.
  */
+import { publicKeyOf } from '../codec/card-secrets';
 import { parseKeyList } from '../codec/keyring';
 import type { CodecKeys } from '../codec/payload-codec';
 import { connectOptionsErrors, tlsFromFiles, type ConnectOptions } from './connect';
 import { CardIssuingError } from './errors';
+import { DEVELOPMENT_PIN_PRIVATE_KEY } from '../shared/development-keys';
 
 const FIELD_VARIABLE: Record<string, string> = {
   address: 'TEMPORAL_ADDRESS',
@@ -38,6 +40,7 @@ export function optionsFromEnv(env: Env = process.env): ConnectOptions {
   const errors: Record<string, string> = {};
   const codec = keyring(env, 'PAYLOAD_CODEC', errors);
   const pinKey = env.PIN_SEAL_PUBLIC_KEY ? { keyId: env.PIN_SEAL_KEY_ID ?? 'dev', publicKey: env.PIN_SEAL_PUBLIC_KEY } : undefined;
+  if (pinKey?.publicKey === developmentPinPublicKey() && !isDevelopment(env)) errors.PIN_SEAL_PUBLIC_KEY = DEVELOPMENT_PIN_KEY_RULE;
   const cardActionKey = env.CARD_ACTION_SIGNING_KEY
     ? { keyId: env.CARD_ACTION_KEY_ID ?? 'dev', privateKey: env.CARD_ACTION_SIGNING_KEY, ...(env.CARD_ACTION_SUBJECT ? { subject: env.CARD_ACTION_SUBJECT } : {}) }
     : undefined;
@@ -58,6 +61,19 @@ export function optionsFromEnv(env: Env = process.env): ConnectOptions {
     throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid environment: ${Object.entries(errors).map(([v, rule]) => `${v} ${rule}`).join('; ')}`, details: [{ errors }] });
   }
   return opts;
+}
+
+/** Its private half is public (shared/development-keys.ts): whoever reads history could open a PIN sealed to it. */
+const DEVELOPMENT_PIN_KEY_RULE =
+  "is the public development key, whose private half anyone has: set the workers' own PIN_SEAL_PUBLIC_KEY (or CARD_ISSUING_DEVELOPMENT=true, on a developer's machine only)";
+
+function developmentPinPublicKey(): string {
+  return publicKeyOf(DEVELOPMENT_PIN_PRIVATE_KEY);
+}
+
+/** CARD_ISSUING_DEVELOPMENT as the processes read it (src/config.ts): true or 1. */
+function isDevelopment(env: Env): boolean {
+  return env.CARD_ISSUING_DEVELOPMENT === 'true' || env.CARD_ISSUING_DEVELOPMENT === '1';
 }
 
 /** One keyring from `<prefix>_KEY_ID`, `_KEY` and `_PREVIOUS_KEYS`; a malformed list is an error under its variable. */

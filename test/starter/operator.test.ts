@@ -329,7 +329,8 @@ describe('stopping a flow', () => {
 describe('provider reads through a worker', () => {
   test('bins, issue-card\'s BIN check and operation work with a wrong provider secret and no way to the provider', async () => {
     const statsBefore = await stack.control('GET', '/stats');
-    const env = { PROVIDER_API_SECRET: 'secret_wrong', PROVIDER_BASE_URL: 'http://127.0.0.1:9' };
+    // An operator's machine, not a developer's: a real provider secret there refuses CARD_ISSUING_DEVELOPMENT (issue 50).
+    const env = { CARD_ISSUING_DEVELOPMENT: undefined, PROVIDER_API_SECRET: 'secret_wrong', PROVIDER_BASE_URL: 'http://127.0.0.1:9' };
     const bins = await runChild(stack, ['bins', '--json'], { env });
     expect(bins.code).toBe(0);
     expect(jsonOf(bins).result.bins).toEqual(expect.arrayContaining([expect.objectContaining({ cardBinId: 'bin_visa_basic' }), expect.objectContaining({ cardBinId: 'bin_visa_us' })]));
