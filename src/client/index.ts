@@ -31,6 +31,11 @@ export type * from './flow-types';
 export { createDataConverter } from '../codec/payload-codec';
 export type { CodecKeys } from '../codec/payload-codec';
 export type { PinPublicKey } from '../codec/card-secrets';
+// Card actions act only with a capability this service signs (docs/security.md, "Who may act on a card").
+export { cardActionPublicKeyOf, newCardActionKeyPair } from '../codec/card-capability';
+export type { CardActionKey } from '../codec/card-capability';
+export { CARD_ACTIONS } from '../shared/card-capability';
+export type { CardAction, CardCapability, WithCapability } from '../shared/card-capability';
 // Which failure `type` each flow may end with (docs/provider-fidelity.md, "Failure types").
 export { ANY_FLOW_FAILURES, FAILURE_TYPES, FLOW_FAILURES, isFailureType } from '../shared/failures';
 export type { FailureTypeName, FlowFailureType, FlowName } from '../shared/failures';

@@ -18,6 +18,7 @@ export class CapabilityError extends Error {
 
 /** A service's signing key for card actions. */
 export interface CardActionKey {
+  /** The key's id on the workers' allow-list (CARD_ACTION_TRUSTED_KEYS). */
   keyId: string;
   /** The Ed25519 seed, 32 bytes in base64. */
   privateKey: string;

@@ -184,7 +184,8 @@ export function createPayloadCodec(keys: CodecKeys): EncryptionCodec {
  * The data converter every Worker and Client must share: payloads encrypted by the codec, and
  * failure messages and stack traces moved into payloads (see ./failure-converter) so they are
  * encrypted too. The SDK takes the failure converter by path, not as an instance, because the
- * workflow sandbox loads it from its own bundle.
+ * workflow sandbox loads it from its own bundle. `options.signalMac` is for the bridge and the
+ * workers alone (SIGNAL_MAC_KEY): what they send is taken as the provider's word; a service never holds it.
  */
 export function createDataConverter(keys: CodecKeys, options: { refuseUnencrypted?: boolean; signalMac?: CodecKeys } = {}): DataConverter {
   return { payloadCodecs: [new EncryptionCodec(keys, options)], ...BUNDLE_CONVERTERS };

@@ -14,16 +14,22 @@ import type { FieldErrors } from './failures';
 import { KEY_ID_PATTERN, KEY_ID_RULE } from './key-id';
 import { sha256Hex } from './sha256';
 
+/** The card actions that need a capability: revealSensitive, setPin, updateContact, freezeCard, unfreezeCard, deleteCard. */
 export const CARD_ACTIONS = ['reveal', 'pin', 'contact', 'freeze', 'unfreeze', 'delete'] as const;
+/** One of CARD_ACTIONS. */
 export type CardAction = (typeof CARD_ACTIONS)[number];
 
+/** A signed permission for one action on one card with one request, until `exp` (docs/security.md, "Who may act on a card"). */
 export interface CardCapability {
+  /** The format's version. */
   v: 1;
   /** The signing key's id on the workers' allow-list (CARD_ACTION_TRUSTED_KEYS). */
   keyId: string;
   /** Who asked, as the signing service names them (an operator, a service account): the audit record's "who". */
   sub: string;
+  /** The card it allows the action on. */
   cardId: string;
+  /** The action it allows. */
   action: CardAction;
   /** Epoch ms; at most CAPABILITY_MAX_TTL_MS ahead of the workflow's clock when the update arrives. */
   exp: number;
