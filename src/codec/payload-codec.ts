@@ -198,8 +198,10 @@ function refusedPayload(): Payload {
 
 /** The decoded payload, its origin said by us alone: whatever a sender wrote there is dropped. */
 function withOrigin(payload: Payload, ours: boolean): Payload {
+  if (!ours && payload.metadata?.[ORIGIN_METADATA_KEY] === undefined) return payload;
   const { [ORIGIN_METADATA_KEY]: _claimed, ...metadata } = payload.metadata ?? {};
-  return { ...payload, metadata: ours ? { ...metadata, [ORIGIN_METADATA_KEY]: Buffer.from(ORIGIN_OURS) } : metadata };
+  // `data` by name: a decoded protobuf message keeps an empty one on its prototype, which a spread would drop.
+  return { ...payload, data: payload.data, metadata: ours ? { ...metadata, [ORIGIN_METADATA_KEY]: Buffer.from(ORIGIN_OURS) } : metadata };
 }
 
 function macOf(key: KeyObject, payload: Payload): Buffer {

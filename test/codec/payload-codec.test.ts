@@ -1,4 +1,4 @@
-import { KeyObject } from 'node:crypto';
+import { KeyObject, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload } from '@temporalio/common';
 import {
@@ -10,10 +10,15 @@ import { temporal } from '@temporalio/proto';
 import {
   createDataConverter,
   createPayloadCodec,
+  EncryptionCodec,
   ENCRYPTED_ENCODING,
   METADATA_KEY_ID,
+  METADATA_MAC,
+  METADATA_MAC_KEY_ID,
   PayloadCodecError,
 } from '../../src/codec/payload-codec';
+import { payloadConverter } from '../../src/codec/payload-converter';
+import { isOurs, ORIGIN_METADATA_KEY, ORIGIN_OURS } from '../../src/shared/signal-origin';
 
 const PAN = '4111111111111111';
 const OLD = { keyId: 'k2024', key: Buffer.alloc(32, 1).toString('base64') };
@@ -128,5 +133,43 @@ describe('createDataConverter', () => {
 
     const error = await decodeOptionalFailureToOptionalError(converter, failure);
     expect(error?.message).toBe(`card ${PAN} declined`);
+  });
+});
+
+describe('the signal MAC (issue 50)', () => {
+  const KEYS = { keyId: 'k', key: randomBytes(32).toString('base64') };
+  const MAC = { keyId: 'm', key: randomBytes(32).toString('base64') };
+  const origin = (p: Payload) => (p.metadata?.[ORIGIN_METADATA_KEY] ? Buffer.from(p.metadata[ORIGIN_METADATA_KEY]!).toString() : undefined);
+
+  it('a payload encoded with the MAC key decodes as ours; one encoded with the payload key alone does not, whatever it claims', async () => {
+    const worker = new EncryptionCodec(KEYS, { signalMac: MAC });
+    const service = new EncryptionCodec(KEYS);
+    const [ours] = await worker.decode(await worker.encode([toPayload({ eventType: 'PAYOUT_FAILED' })]));
+    expect(origin(ours)).toBe(ORIGIN_OURS);
+    // A payload key holder writes the claim into the inner payload's metadata: it is stripped, not believed.
+    const claiming = { ...toPayload({ eventType: 'PAYOUT_FAILED' }), metadata: { ...toPayload(1).metadata, [ORIGIN_METADATA_KEY]: Buffer.from(ORIGIN_OURS) } };
+    const [forged] = await worker.decode(await service.encode([claiming]));
+    expect(origin(forged)).toBeUndefined();
+    // A MAC copied onto another payload does not verify.
+    const [signed] = await worker.encode([toPayload({ eventType: 'PAYOUT_COMPLETED' })]);
+    const [other] = await service.encode([toPayload({ eventType: 'PAYOUT_FAILED' })]);
+    const [grafted] = await worker.decode([{ ...other, metadata: { ...other.metadata, [METADATA_MAC_KEY_ID]: signed.metadata![METADATA_MAC_KEY_ID], [METADATA_MAC]: signed.metadata![METADATA_MAC] } }]);
+    expect(origin(grafted)).toBeUndefined();
+    // Under a retired MAC key, still ours; under a MAC key the worker never held, not.
+    const rotated = new EncryptionCodec(KEYS, { signalMac: { keyId: 'm2', key: randomBytes(32).toString('base64'), previousKeys: { m: MAC.key } } });
+    expect(origin((await rotated.decode(await worker.encode([toPayload({ a: 1 })])))[0])).toBe(ORIGIN_OURS);
+    const stranger = new EncryptionCodec(KEYS, { signalMac: { keyId: 'm', key: randomBytes(32).toString('base64') } });
+    expect(origin((await worker.decode(await stranger.encode([toPayload({ a: 1 })])))[0])).toBeUndefined();
+  });
+
+  it('the payload converter marks what decodes as ours, and only that', async () => {
+    const worker = new EncryptionCodec(KEYS, { signalMac: MAC });
+    const service = new EncryptionCodec(KEYS);
+    const [ours] = await worker.decode(await worker.encode([toPayload({ eventType: 'X' })]));
+    const [theirs] = await worker.decode(await service.encode([toPayload({ eventType: 'X' })]));
+    expect(isOurs(payloadConverter.fromPayload(ours))).toBe(true);
+    expect(isOurs(payloadConverter.fromPayload(theirs))).toBe(false);
+    // JSON cannot carry the mark: a value that names it is not ours.
+    expect(isOurs(JSON.parse('{"card-issuing/mac-verified": true}'))).toBe(false);
   });
 });
