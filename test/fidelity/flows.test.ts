@@ -103,7 +103,11 @@ describe.each(PROFILES)('every flow on the %s profile', (profile) => {
     // A field we do not model goes through `extra`, as it is.
     const contact = await handle.executeUpdate(updateContactUpdate, { args: [allowed(stack, card.cardId, 'contact', { email: 'ada@example.com', extra: { preferredLanguage: 'en' } })] });
     record('contact', 'card', contact.status);
+    // The deletion takes the provisioning time: 200 ms ended it before the update's read-back on a loaded machine (DELETED,
+    // and the withdrawal below then met a deleted card). Five seconds keep the card DELETING through both calls.
+    await stack.control('PUT', '/config', { cardProvisioningMs: 5_000 });
     const deleting = await handle.executeUpdate(deleteCardUpdate, { args: [allowed(stack, card.cardId, 'delete')] });
+    await stack.control('PUT', '/config', { cardProvisioningMs: 200 });
     record('delete', 'card', deleting.status);
     expect(deleting.status).toBe('DELETING');
     // A DELETING card's update is not refused by us: the provider answers it (the sandbox: InvalidState).
