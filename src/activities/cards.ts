@@ -5,6 +5,7 @@
  * |---|---|
  * | key | the caller's, else derived from the workflow ID (`card`) |
  * | retry, crash, 5xx, timeout, answer cut off | POST again under the same key: within 24 h the provider answers the same card; the flow bounds attempts by time (under 24 h), then ends OutcomeUnknown |
+ * | a later attempt refused (403, 404, 400 other than a stale BIN… any refusal but the key's own 409s) after one that may have created the card | OutcomeUnknown under the key, `mayHaveTakenEffect: true`, and the flow's open item: the refusal says nothing of the earlier attempt (issue 51, case 1) |
  * | the PIN no longer opens (its key pair deleted between attempts) | first attempt: ValidationFailed naming the key id, nothing posted; after an attempt that may have posted: OutcomeUnknown under the key, `mayHaveTakenEffect: true`, and the flow's open item |
  * | re-scheduled after 429s (each a fresh schedule-to-close window) for longer than the key's 24 h | every attempt carries the run's first POST time (`postBy` = it + 23 h): past it, nothing is posted, OutcomeUnknown and an open item (issue 39, case 8) |
  * | the card exists but the flow cannot say it is ENABLE (CREATING at the deadline, the earlier run's card refused on read, cancelled, terminated) | `mayHaveTakenEffect: true` with the cardId and an open item on the card, closed by its status (ENABLE: moved; FAILED: not) or an operator's `settle`; without a cardId the spec gives no lookup, so only the operator closes it |
@@ -27,7 +28,7 @@ import { createCardBody, isDeleteUnderWay, toCardView } from '../shared/card-rul
 import type { CardView, ContactInput, IssueCardInput, SealedPin, SealedReveal } from '../shared/types';
 import type { KeyOrigin } from './earlier-key';
 import { earlierDerivedPost, earlierRunInput, earlierRunPost, earlierRunsOfThisWorkflow, type EarlierRun } from './earlier-runs';
-import { outcomeUnknown } from './idempotent-post';
+import { outcomeUnknown, refusedAfterAnEffect } from './idempotent-post';
 import { earlierAttemptMayHaveTakenEffect, logExtraFields, providerCall } from './provider-call';
 
 /** How long the provider answers a POST /cards key with its first card (spec: 24 h). */
@@ -62,7 +63,7 @@ export function createCardActivities({ provider, temporal, bins, pins, cardActio
     },
 
     /** `postBy` (epoch ms): past it the run's first POST is too old for the provider to answer its key with its card; nothing is posted. */
-    async createCard({ input, idempotencyKey, keyOrigin, postBy }: { input: IssueCardInput; idempotencyKey: string; keyOrigin?: KeyOrigin; postBy?: number }): Promise<CardView> {
+    async createCard({ input, idempotencyKey, keyOrigin, postBy, sentBefore }: { input: IssueCardInput; idempotencyKey: string; keyOrigin?: KeyOrigin; postBy?: number; sentBefore?: boolean }): Promise<CardView> {
       return providerCall(async () => {
         // Every key origin: a caller's key is forgotten by the provider after 24 h as a derived one is.
         const earlier = await cardOfEarlierRun(temporal, keyOrigin ?? { callerKey: idempotencyKey });
@@ -76,12 +77,15 @@ export function createCardActivities({ provider, temporal, bins, pins, cardActio
         }
         const { pin: sealed, ...rest } = input;
         const pin = sealed === undefined ? {} : { pin: await openIssuedPin(pins, sealed, key) };
+        const maySent = sentBefore === true || earlierAttemptMayHaveTakenEffect();
         try {
           return toCardView(await provider.createCard(createCardBody({ ...rest, ...pin }), { idempotencyKey: key }));
         } catch (err) {
           // The BIN list changed under us: refresh it now, so the workflow's next lookup sees the provider's list.
           // A failed refresh leaves the cache empty (the next lookup asks again) and must not hide the StaleCardBin.
           await bins.noteCreateCardFailure(err).catch(() => undefined);
+          // After an attempt that may have created the card, a refusal of this one says nothing of it (issue 51, case 1).
+          if (maySent && isProviderError(err)) refusedAfterAnEffect({ idempotencyKey: key, endpoint: 'POST /cards' }, err);
           // Within 24 h the same key answers the card the cut-off answer was about: asked again, not given up.
           if (isProviderError(err, 'InvalidResponse')) throw unreadableCard(key);
           throw err;

@@ -17,6 +17,10 @@
  * - **A failed read after a call that may have taken effect** ends OutcomeUnknown with
  *   `mayHaveTakenEffect: true`, the key and the provider's last word, never the read's own type:
  *   a retryable failure (5xx, 429) is retried (and the retry reconciles first again).
+ * - **A refused POST after one that may have taken effect** (issue 51, case 1: an egress IP dropped
+ *   from the allow-list, a 404, 400 or 422 from a provider that validates before it replays the key)
+ *   says nothing of the earlier attempt: OutcomeUnknown, `mayHaveTakenEffect: true`. Only a refusal
+ *   that speaks of the key itself (another request holds it, or its earlier attempt failed) is the answer.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ProviderClient } from '../provider/client';
@@ -63,6 +67,7 @@ export async function postReconcilingFirst<T>(spec: ReconcilingPost<T>): Promise
   } catch (err) {
     if (!isProviderError(err)) throw err;
     if (!err.mayHaveTakenEffect) noteAttempt({ sent: 'no' });
+    if (maySent) refusedAfterAnEffect(spec, err);
     if (err.type !== 'InvalidResponse') throw err;
     activityLog('answer unreadable after the call may have taken effect: reconciling', spec.idempotencyKey);
     const known = await recallAfter(spec, true);
@@ -98,6 +103,19 @@ export async function readAfterEffect<R>(spec: Pick<ReconcilingPost<unknown>, 'i
     if (err.retryable) throw afterAnEffect(err);
     throw outcomeUnknown(spec, `reading what became of it failed (${err.type}${err.status ? ` ${err.status}` : ''})`, { readFailure: err.type, status: err.status, code: err.code });
   }
+}
+
+/** Refusals that speak of the key itself: its answer, even after an attempt that may have taken effect. */
+const ABOUT_THE_KEY: ReadonlySet<string> = new Set([FailureType.IdempotencyConflict, FailureType.IdempotencyKeyTerminal, FailureType.IdempotencyInProgress]);
+
+/**
+ * Throws OutcomeUnknown when `err` is a definitive refusal of a POST sent after an attempt under the
+ * same key that may have taken effect, unless it speaks of the key itself; returns otherwise (a
+ * retryable failure is retried, and the retry reconciles first again).
+ */
+export function refusedAfterAnEffect(spec: Pick<ReconcilingPost<unknown>, 'idempotencyKey' | 'endpoint'>, err: ProviderError): void {
+  if (err.retryable || ABOUT_THE_KEY.has(err.type)) return;
+  throw outcomeUnknown(spec, `a later attempt under its key was refused (${err.type}${err.status ? ` ${err.status}` : ''}) after an earlier one may have reached the provider, and the refusal says nothing of that one`, { refusal: err.type, status: err.status, code: err.code });
 }
 
 /** A retryable read failure after a call that may have taken effect: the same failure, saying so. */

@@ -112,7 +112,7 @@ const faultsStruck = new WeakMap<object, number>();
 
 function pickFault(sb: Sandbox, endpoint: EndpointDef): Fault {
   const own = endpointFaults(sb, endpoint);
-  if (own?.maxFaults !== undefined && (faultsStruck.get(own) ?? 0) >= own.maxFaults) return 'none';
+  if (own?.maxFaults !== undefined && (faultsStruck.get(own) ?? 0) >= own.maxFaults) return own.refuseAfterFaults ? 'refused' : 'none';
   const fault = drawFault(sb, own);
   if (own && fault !== 'none') faultsStruck.set(own, (faultsStruck.get(own) ?? 0) + 1);
   return fault;

@@ -30,6 +30,7 @@ const endpointFaults = z
     afterEffect: z.boolean('must be true or false').optional(),
     beforeEffect: z.boolean('must be true or false').optional(),
     ignoreIdempotencyKey: z.boolean('must be true or false').optional(),
+    refuseAfterFaults: z.boolean('must be true or false').optional(),
   })
   .strict();
 const count = z.number().int('must be an integer').min(1, 'must be a positive integer').max(1_000_000, 'must be at most 1000000');
@@ -111,7 +112,9 @@ export const sandboxConfigSchema = z.object({
      * default: another client of the project spent the window; 403: INVALID_SIGNATURE; 404); `maxFaults`:
      * the endpoint's faults (errors, hangs, cut answers, 429s) strike at most this many times
      * since the configuration was last set; `opaqueErrors`: its error answers (4xx, 5xx) keep
-     * their status but carry a body that is not JSON, as a proxy's error page would.
+     * their status but carry a body that is not JSON, as a proxy's error page would;
+     * `refuseAfterFaults`: once its `maxFaults` struck, every later call is refused with
+     * `refuseStatus` (a lost answer, then an egress IP dropped from the allow-list: issue 51, case 1).
      */
     endpoints: z.record(z.string(), endpointFaults).superRefine((byEndpoint, ctx) => {
       for (const name of Object.keys(byEndpoint)) {
