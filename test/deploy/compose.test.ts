@@ -2,9 +2,11 @@
  * docker-compose.yml as Compose resolves it (issue 31: "`docker compose config` of the default file
  * runs reconciliation"): the real loader, `docker compose config --format json`, with only the
  * required variables set (random keys) and no .env file, so the file's own defaults are what is
- * checked. The workers run the schedules by default and alone get the PIN private key; the retired
+ * checked. The workers run the schedules by default and alone get the PIN private key and the card
+ * action trusted keys; the signal MAC key reaches the bridge and the workers only; the retired
  * payload keys reach every process that decrypts payloads; a missing required key refuses the file
- * and names it; the sandbox is built from the Dockerfile's `sandbox` stage, the rest from the default.
+ * and names it; no process holds a Temporal credential or speaks TLS to the file's own plaintext
+ * server; the sandbox is built from the Dockerfile's `sandbox` stage, the rest from the default.
  * The loader is `docker compose` or `docker-compose` when installed, else tools/compose-config,
  * built once with Go by npm test's provisioning (tools/compose.ts); without it these tests are skipped and say so.
  */
@@ -31,6 +33,7 @@ interface Project { services: Record<string, Service>; 'x-app-env': Record<strin
 const key = () => randomBytes(32).toString('base64');
 const REQUIRED = {
   PAYLOAD_CODEC_KEY: key(), CODEC_AUTH_TOKEN: key(), PIN_SEAL_PRIVATE_KEY: key(), PROVIDER_API_SECRET: `secret_${key()}`, PROVIDER_WEBHOOK_SECRET: `whsec_${key()}`, POSTGRES_PASSWORD: key(),
+  SIGNAL_MAC_KEY: key(), CARD_ACTION_TRUSTED_KEYS: `ops:${key()}`,
 };
 const APP_SERVICES = ['worker', 'bridge', 'codec', 'sandbox'];
 
@@ -98,8 +101,8 @@ function dockerfileStages(): string[] {
     const secretValues = Object.entries(REQUIRED).filter(([name]) => name !== 'CODEC_AUTH_TOKEN' || true);
     const holds = (service: string) =>
       secretValues.filter(([, value]) => Object.values(envOf(project, service)).includes(value)).map(([name]) => name).sort();
-    expect(holds('worker')).toEqual(['PAYLOAD_CODEC_KEY', 'PIN_SEAL_PRIVATE_KEY', 'PROVIDER_API_SECRET']);
-    expect(holds('bridge')).toEqual(['PAYLOAD_CODEC_KEY', 'PROVIDER_WEBHOOK_SECRET']);
+    expect(holds('worker')).toEqual(['CARD_ACTION_TRUSTED_KEYS', 'PAYLOAD_CODEC_KEY', 'PIN_SEAL_PRIVATE_KEY', 'PROVIDER_API_SECRET', 'SIGNAL_MAC_KEY']);
+    expect(holds('bridge')).toEqual(['PAYLOAD_CODEC_KEY', 'PROVIDER_WEBHOOK_SECRET', 'SIGNAL_MAC_KEY']);
     expect(holds('codec')).toEqual(['CODEC_AUTH_TOKEN', 'PAYLOAD_CODEC_KEY']);
     expect(holds('sandbox')).toEqual(['PROVIDER_API_SECRET', 'PROVIDER_WEBHOOK_SECRET']);
     expect(envOf(project, 'codec').TEMPORAL_ADDRESS).toBeUndefined();
@@ -140,6 +143,49 @@ function dockerfileStages(): string[] {
         expect(stderr).toMatch(new RegExp(`required variable ${name} is missing a value: set ${name}\\b`));
       }
     }
+  });
+
+  test('the signal MAC keys go to the bridge and the workers alone; the card action trusted keys to the workers alone; no service holds a card action signing key', () => {
+    const previous = `old:${key()}`;
+    const project = resolved({ ...REQUIRED, SIGNAL_MAC_PREVIOUS_KEYS: previous, SIGNAL_MAC_KEY_ID: '2026-11' }, '--profile', 'sandbox');
+    for (const service of ['worker', 'bridge']) {
+      expect({ service, env: envOf(project, service) }).toEqual({ service, env: expect.objectContaining({ SIGNAL_MAC_KEY: REQUIRED.SIGNAL_MAC_KEY, SIGNAL_MAC_KEY_ID: '2026-11', SIGNAL_MAC_PREVIOUS_KEYS: previous }) });
+    }
+    expect(envOf(project, 'worker').CARD_ACTION_TRUSTED_KEYS).toBe(REQUIRED.CARD_ACTION_TRUSTED_KEYS);
+    // The bridge's env: the MAC key, but neither the trusted keys, the provider's API secret nor a PIN key.
+    const bridge = envOf(project, 'bridge');
+    for (const name of ['CARD_ACTION_TRUSTED_KEYS', 'PROVIDER_API_SECRET', 'PIN_SEAL_PRIVATE_KEY']) expect({ name, set: name in bridge }).toEqual({ name, set: false });
+    for (const [name, service] of Object.entries(project.services)) {
+      const vars = Object.keys(service.environment ?? {});
+      const text = JSON.stringify(service);
+      if (!['worker', 'bridge'].includes(name)) {
+        expect({ name, mac: vars.filter((v) => v.startsWith('SIGNAL_MAC')), hasKey: text.includes(REQUIRED.SIGNAL_MAC_KEY) }).toEqual({ name, mac: [], hasKey: false });
+      }
+      if (name !== 'worker') expect({ name, trusted: vars.includes('CARD_ACTION_TRUSTED_KEYS'), hasKeys: text.includes(REQUIRED.CARD_ACTION_TRUSTED_KEYS) }).toEqual({ name, trusted: false, hasKeys: false });
+      // The signing keys are the callers' own (the CLI's, given to one command): no service's environment.
+      expect({ name, signing: vars.filter((v) => v === 'CARD_ACTION_SIGNING_KEY') }).toEqual({ name, signing: [] });
+      // Nor does any process run in development, where the public defaults would stand in.
+      expect({ name, development: vars.includes('CARD_ISSUING_DEVELOPMENT') }).toEqual({ name, development: false });
+    }
+  });
+
+  test('the codec endpoint: CODEC_ENCODE_TOKEN only when the operator sets one, the role settings passed through', () => {
+    const unset = envOf(resolved(), 'codec');
+    expect(unset.CODEC_ENCODE_TOKEN ?? '').toBe('');
+    for (const name of ['CODEC_JWT_ROLES_CLAIM', 'CODEC_DECODE_ROLE', 'CODEC_ENCODE_ROLE']) expect({ name, value: unset[name] ?? '' }).toEqual({ name, value: '' });
+    const encodeToken = key();
+    const project = resolved({ ...REQUIRED, CODEC_ENCODE_TOKEN: encodeToken, CODEC_JWT_ROLES_CLAIM: 'realm_access.roles', CODEC_DECODE_ROLE: 'ops-read', CODEC_ENCODE_ROLE: 'ops-write' });
+    expect(envOf(project, 'codec')).toMatchObject({ CODEC_ENCODE_TOKEN: encodeToken, CODEC_JWT_ROLES_CLAIM: 'realm_access.roles', CODEC_DECODE_ROLE: 'ops-read', CODEC_ENCODE_ROLE: 'ops-write' });
+    for (const service of ['worker', 'bridge']) expect({ service, has: JSON.stringify(project.services[service]).includes(encodeToken) }).toEqual({ service, has: false });
+  });
+
+  test("Temporal is the file's own plaintext server: no process holds a Temporal credential or turns TLS on", () => {
+    const project = resolved({ ...REQUIRED, TEMPORAL_API_KEY: 'from-the-shell', TEMPORAL_TLS: 'true' }, '--profile', 'sandbox');
+    for (const [name, service] of Object.entries(project.services)) {
+      const vars = Object.keys(service.environment ?? {}).filter((v) => /^TEMPORAL_(API_KEY|TLS)/.test(v));
+      expect({ name, vars }).toEqual({ name, vars: [] });
+    }
+    for (const service of ['worker', 'bridge']) expect({ service, address: envOf(project, service).TEMPORAL_ADDRESS }).toEqual({ service, address: 'temporal:7233' });
   });
 
   test('the workers are versioned by the build ID the image is built with (BUILD_ID), and no other service is', () => {

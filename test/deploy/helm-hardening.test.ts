@@ -2,8 +2,11 @@
  * deploy/helm/card-issuing as a platform engineer installs it as is (issue 31): replicas spread over
  * nodes and zones, a NetworkPolicy per component, no ServiceAccount token, env per component (extraEnv,
  * reconciliation's knobs, NODE_OPTIONS from the memory limit), the bridge's preStop delay,
- * reconciliation on by default, the key-rotation secrets (the PIN private keys on the worker only) and
- * Temporal TLS mounted so rotation reaches the files. Skipped without helm, like helm-chart.test.ts.
+ * reconciliation on by default, the key-rotation secrets (the PIN private keys on the worker only),
+ * issue 50's keys (the signal MAC key on the bridge and the workers, the card action trusted keys on
+ * the workers, the codec endpoint's encode grant only when asked for), Temporal TLS on by default and
+ * mounted so rotation reaches the files, and one Temporal credential per process. Skipped without
+ * helm, like helm-chart.test.ts.
  */
 import { helm, helmTemplate as template, type Doc } from '../helpers/helm';
 
@@ -17,6 +20,12 @@ function find(docs: Doc[], kind: string, component: string): Doc {
 }
 
 const podOf = (docs: Doc[], component: string) => find(docs, 'Deployment', component).spec.template.spec;
+/** A hook Job's pod: rollout (rel-card-issuing-rollout-<build>) or nexus-endpoint. */
+const jobPod = (docs: Doc[], component: string) => {
+  const job = docs.find((d) => d.kind === 'Job' && d.spec.template.metadata.labels['app.kubernetes.io/component'] === component);
+  if (!job) throw new Error(`no Job for ${component}`);
+  return job.spec.template.spec;
+};
 const envOf = (docs: Doc[], component: string): EnvVar[] => podOf(docs, component).containers[0].env;
 const envMap = (docs: Doc[], component: string) => Object.fromEntries(envOf(docs, component).map((e) => [e.name, e.value ?? e.valueFrom]));
 
@@ -167,8 +176,8 @@ const envMap = (docs: Doc[], component: string) => Object.fromEntries(envOf(docs
 
   test("each process gets only the secrets it uses: the provider's API secret the worker alone, the webhook secret the bridge alone, no provider secret the codec endpoint", () => {
     const secretsOf = (c: string) => envOf(defaults, c).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name).sort();
-    expect(secretsOf('worker')).toEqual(['PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PIN_SEAL_PREVIOUS_KEYS', 'PIN_SEAL_PRIVATE_KEY', 'PROVIDER_API_KEY', 'PROVIDER_API_SECRET']);
-    expect(secretsOf('bridge')).toEqual(['PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PROVIDER_API_KEY', 'PROVIDER_WEBHOOK_SECRET']);
+    expect(secretsOf('worker')).toEqual(['CARD_ACTION_TRUSTED_KEYS', 'PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PIN_SEAL_PREVIOUS_KEYS', 'PIN_SEAL_PRIVATE_KEY', 'PROVIDER_API_KEY', 'PROVIDER_API_SECRET', 'SIGNAL_MAC_KEY', 'SIGNAL_MAC_PREVIOUS_KEYS']);
+    expect(secretsOf('bridge')).toEqual(['PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PROVIDER_API_KEY', 'PROVIDER_WEBHOOK_SECRET', 'SIGNAL_MAC_KEY', 'SIGNAL_MAC_PREVIOUS_KEYS']);
     expect(secretsOf('codec')).toEqual(['CODEC_AUTH_TOKEN', 'PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS']);
   });
 
@@ -192,6 +201,114 @@ const envMap = (docs: Doc[], component: string) => Object.fromEntries(envOf(docs
     const old = template('temporal.tls=true', 'temporal.tlsSecret=legacy-client').docs;
     expect(envMap(old, 'worker')).toMatchObject({ TEMPORAL_TLS: 'true', TEMPORAL_TLS_CERT_PATH: '/etc/temporal-tls/tls.crt' });
     expect(podOf(old, 'worker').volumes).toContainEqual({ name: 'temporal-tls', secret: { secretName: 'legacy-client' } });
-    expect(envMap(defaults, 'worker')).not.toHaveProperty('TEMPORAL_TLS');
+    // Plaintext only when asked for (a development cluster).
+    const plain = template('temporal.tls.enabled=false').docs;
+    for (const c of ['worker', 'bridge']) expect(envMap(plain, c)).not.toHaveProperty('TEMPORAL_TLS');
+  });
+
+  test('TLS to Temporal is on by default for every process that connects (the workers, the bridge, the Jobs); the codec endpoint never connects', () => {
+    const docs = template('nexus.endpoint.create=true').docs;
+    for (const c of ['worker', 'bridge']) expect({ c, tls: envMap(docs, c).TEMPORAL_TLS }).toEqual({ c, tls: 'true' });
+    for (const job of ['rollout', 'nexus-endpoint']) {
+      const env = Object.fromEntries((jobPod(docs, job).containers[0].env as EnvVar[]).map((e) => [e.name, e.value]));
+      expect({ job, tls: env.TEMPORAL_TLS }).toEqual({ job, tls: 'true' });
+    }
+    expect(envOf(docs, 'codec').filter((e) => e.name.startsWith('TEMPORAL_'))).toEqual([]);
+  });
+
+  test("issue 50's keys: the signal MAC key on the bridge and the workers, the card action trusted keys on the workers only; no pod signs card actions", () => {
+    const docs = template('nexus.endpoint.create=true', 'signalMac.keyId=2026-12', 'worker.previous.enabled=true', 'worker.previous.buildId=0.0.9').docs;
+    const mac = {
+      SIGNAL_MAC_KEY: { secretKeyRef: { name: 'card-issuing-signal-mac', key: 'signal-mac-key' } },
+      SIGNAL_MAC_KEY_ID: '2026-12',
+      SIGNAL_MAC_PREVIOUS_KEYS: { secretKeyRef: { name: 'card-issuing-signal-mac', key: 'signal-mac-previous-keys', optional: true } },
+    };
+    expect(envMap(docs, 'worker')).toMatchObject({ ...mac, CARD_ACTION_TRUSTED_KEYS: { secretKeyRef: { name: 'card-issuing-card-actions', key: 'trusted-keys' } } });
+    expect(envMap(docs, 'worker-0-0-9')).toMatchObject({ ...mac, CARD_ACTION_TRUSTED_KEYS: expect.anything() });
+    // The internet-facing bridge: the MAC key (its signals are the provider's word), and neither the
+    // trusted keys, the provider's API secret nor a PIN key.
+    const bridge = envMap(docs, 'bridge');
+    expect(bridge).toMatchObject(mac);
+    for (const name of ['CARD_ACTION_TRUSTED_KEYS', 'PROVIDER_API_SECRET', 'PIN_SEAL_PRIVATE_KEY']) expect({ name, set: name in bridge }).toEqual({ name, set: false });
+    expect(JSON.stringify(find(docs, 'Deployment', 'bridge'))).not.toMatch(/card-issuing-card-actions|card-issuing-pin-seal|"api-secret"/);
+    // The codec endpoint and the Jobs: none of them.
+    const others: Array<[string, EnvVar[]]> = [['codec', envOf(docs, 'codec')], ...['rollout', 'nexus-endpoint'].map((j): [string, EnvVar[]] => [j, jobPod(docs, j).containers[0].env])];
+    for (const [who, env] of others) {
+      expect({ who, vars: env.map((e) => e.name).filter((n) => /^(SIGNAL_MAC|CARD_ACTION)_/.test(n)) }).toEqual({ who, vars: [] });
+    }
+    // The signing keys are the callers' own: no pod of the chart holds one.
+    expect(JSON.stringify(docs)).not.toContain('CARD_ACTION_SIGNING_KEY');
+  });
+
+  test('the codec endpoint: CODEC_ENCODE_TOKEN only when secrets.codec.encodeTokenKey names one, the role settings when set; equal roles or tokens refused', () => {
+    expect(envMap(defaults, 'codec')).not.toHaveProperty('CODEC_ENCODE_TOKEN');
+    for (const name of ['CODEC_JWT_ROLES_CLAIM', 'CODEC_DECODE_ROLE', 'CODEC_ENCODE_ROLE']) expect(envMap(defaults, 'codec')).not.toHaveProperty(name);
+    const docs = template('secrets.codec.encodeTokenKey=codec-encode-token', 'codec.jwtRolesClaim=realm_access.roles', 'codec.decodeRole=ops-read', 'codec.encodeRole=ops-write').docs;
+    expect(envMap(docs, 'codec')).toMatchObject({
+      CODEC_ENCODE_TOKEN: { secretKeyRef: { name: 'card-issuing-codec', key: 'codec-encode-token' } },
+      CODEC_JWT_ROLES_CLAIM: 'realm_access.roles',
+      CODEC_DECODE_ROLE: 'ops-read',
+      CODEC_ENCODE_ROLE: 'ops-write',
+    });
+    for (const c of ['worker', 'bridge']) expect(JSON.stringify(find(docs, 'Deployment', c))).not.toContain('codec-encode-token');
+    expect(template('codec.encodeRole=card-issuing-codec-decode').out).toContain('codec.encodeRole must differ from codec.decodeRole');
+    expect(template('secrets.codec.encodeTokenKey=codec-auth-token').out).toContain('secrets.codec.encodeTokenKey must name another key than secrets.codec.authTokenKey');
+  });
+
+  test('one Temporal credential per process: each takes its own client certificate or API key when set, and the shared one only when both of its own are unset', () => {
+    const shared = ['temporal.tls.clientSecret=temporal-shared', 'secrets.temporalApiKey.name=temporal-shared-key', 'temporal.tls.caSecret=temporal-ca', 'nexus.endpoint.create=true'];
+    const own = [
+      'temporal.credentials.worker.clientSecret=temporal-worker',
+      'temporal.credentials.bridge.apiKey.name=temporal-bridge', 'temporal.credentials.bridge.apiKey.key=token',
+      'temporal.credentials.rolloutJob.clientSecret=temporal-rollout',
+      'temporal.credentials.nexusEndpointJob.apiKey.name=temporal-nexus-admin',
+      'temporal.credentials.autoscaler.apiKey.name=temporal-keda',
+      'worker.autoscaling.enabled=true', 'worker.autoscaling.skipCapabilityCheck=true',
+      'worker.previous.enabled=true', 'worker.previous.buildId=0.0.9',
+    ];
+    const pods = (docs: Doc[]) => ({
+      worker: podOf(docs, 'worker'),
+      'worker-previous': podOf(docs, 'worker-0-0-9'),
+      bridge: podOf(docs, 'bridge'),
+      rollout: jobPod(docs, 'rollout'),
+      'nexus-endpoint': jobPod(docs, 'nexus-endpoint'),
+    });
+    /** Which Secrets a pod's Temporal connection takes: its client certificate's and its API key's. */
+    const credentialOf = (pod: any) => {
+      const env = Object.fromEntries((pod.containers[0].env as EnvVar[]).map((e) => [e.name, e.value ?? e.valueFrom]));
+      const cert = (pod.volumes as { name: string; secret?: { secretName: string } }[]).find((v) => v.name === 'temporal-tls')?.secret?.secretName;
+      const mounted = (pod.containers[0].volumeMounts as { name: string }[]).some((m) => m.name === 'temporal-tls');
+      const key = (env.TEMPORAL_API_KEY as { secretKeyRef?: { name: string; key: string } } | undefined)?.secretKeyRef;
+      return { cert: cert ?? null, mounted, certPath: env.TEMPORAL_TLS_CERT_PATH ?? null, apiKey: key ? `${key.name}/${key.key}` : null, tls: env.TEMPORAL_TLS, ca: env.TEMPORAL_TLS_CA_PATH };
+    };
+    const docs = template(...shared, ...own).docs;
+    const got = Object.fromEntries(Object.entries(pods(docs)).map(([p, pod]) => [p, credentialOf(pod)]));
+    const cert = (name: string) => ({ cert: name, mounted: true, certPath: '/etc/temporal-tls/tls.crt', apiKey: null, tls: 'true', ca: '/etc/temporal-ca/ca.crt' });
+    const apiKey = (ref: string) => ({ cert: null, mounted: false, certPath: null, apiKey: ref, tls: 'true', ca: '/etc/temporal-ca/ca.crt' });
+    expect(got).toEqual({
+      worker: cert('temporal-worker'),
+      'worker-previous': cert('temporal-worker'),
+      bridge: apiKey('temporal-bridge/token'),
+      rollout: cert('temporal-rollout'),
+      'nexus-endpoint': apiKey('temporal-nexus-admin/api-key'),
+    });
+    // Nobody holds the shared credential once each has its own.
+    expect(JSON.stringify(docs.filter((d) => d.kind !== 'TriggerAuthentication'))).not.toMatch(/temporal-shared/);
+    // KEDA's scaler reads the backlog with its own.
+    const auth = docs.find((d) => d.kind === 'TriggerAuthentication')!;
+    expect(auth.spec.secretTargetRef).toEqual([{ parameter: 'apiKey', name: 'temporal-keda', key: 'api-key' }]);
+
+    // Unset, each falls back to the shared one, certificate and API key both (as every process did before).
+    const fallback = template(...shared, 'worker.autoscaling.enabled=true', 'worker.autoscaling.skipCapabilityCheck=true').docs;
+    for (const [p, pod] of Object.entries(pods(template(...shared, 'worker.previous.enabled=true', 'worker.previous.buildId=0.0.9').docs))) {
+      expect({ p, ...credentialOf(pod) }).toEqual({ p, cert: 'temporal-shared', mounted: true, certPath: '/etc/temporal-tls/tls.crt', apiKey: 'temporal-shared-key/api-key', tls: 'true', ca: '/etc/temporal-ca/ca.crt' });
+    }
+    expect(fallback.find((d) => d.kind === 'TriggerAuthentication')!.spec.secretTargetRef.map((r: { parameter: string; name: string }) => `${r.parameter} ${r.name}`)).toEqual(['apiKey temporal-shared-key', 'cert temporal-shared', 'key temporal-shared', 'ca temporal-ca']);
+    // One process with its own, the others on the shared one: its own replaces both shared halves.
+    const mixed = pods(template(...shared, 'temporal.credentials.bridge.clientSecret=temporal-bridge-cert', 'worker.previous.enabled=true', 'worker.previous.buildId=0.0.9').docs);
+    expect(credentialOf(mixed.bridge)).toMatchObject({ cert: 'temporal-bridge-cert', apiKey: null });
+    expect(credentialOf(mixed.worker)).toMatchObject({ cert: 'temporal-shared', apiKey: 'temporal-shared-key/api-key' });
+    // The codec endpoint never holds one.
+    expect(JSON.stringify(find(docs, 'Deployment', 'codec'))).not.toMatch(/temporal-(worker|bridge|rollout|nexus|keda|shared)/);
   });
 });

@@ -23,7 +23,7 @@ maybe('no endpoint Job by default; with create, a post-install/upgrade hook Job 
   expect(env).toMatchObject({ TEMPORAL_TASK_QUEUE: 'cards-eu' });
   // It sends no payload of ours: no payload key, no provider secret, no PIN key.
   const names = container.env.map((e: { name: string }) => e.name);
-  for (const secret of ['PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PROVIDER_API_SECRET', 'PIN_SEAL_PRIVATE_KEY', 'PIN_SEAL_PREVIOUS_KEYS']) expect(names).not.toContain(secret);
+  for (const secret of ['PAYLOAD_CODEC_KEY', 'PAYLOAD_CODEC_PREVIOUS_KEYS', 'PROVIDER_API_SECRET', 'PIN_SEAL_PRIVATE_KEY', 'PIN_SEAL_PREVIOUS_KEYS', 'SIGNAL_MAC_KEY', 'CARD_ACTION_TRUSTED_KEYS', 'CARD_ACTION_SIGNING_KEY']) expect(names).not.toContain(secret);
   // Its pod is held by a NetworkPolicy of its own: DNS and Temporal out, nothing in.
   const policy = rendered.docs.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name.endsWith('-nexus-endpoint'));
   expect(policy?.spec.podSelector.matchLabels['app.kubernetes.io/component']).toBe('nexus-endpoint');

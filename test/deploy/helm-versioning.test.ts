@@ -105,7 +105,7 @@ const RAINBOW = ['image.tag=2026.11.3', 'worker.previous.enabled=true', 'worker.
     }
 
     // The autoscaler scales the current build; the previous one keeps worker.previous.replicas.
-    const scaled = rendered(...RAINBOW, 'worker.autoscaling.enabled=true', 'worker.autoscaling.skipCapabilityCheck=true', 'worker.previous.replicas=4');
+    const scaled = rendered(...RAINBOW, 'worker.autoscaling.enabled=true', 'worker.autoscaling.skipCapabilityCheck=true', 'temporal.credentials.autoscaler.apiKey.name=keda-temporal', 'worker.previous.replicas=4');
     expect(byName(scaled, 'ScaledObject', 'rel-card-issuing-worker').spec.scaleTargetRef).toEqual({ name: 'rel-card-issuing-worker' });
     expect(byName(scaled, 'Deployment', 'rel-card-issuing-worker').spec).not.toHaveProperty('replicas');
     expect(byName(scaled, 'Deployment', 'rel-card-issuing-worker-2026-11-2').spec.replicas).toBe(4);
@@ -151,7 +151,7 @@ const RAINBOW = ['image.tag=2026.11.3', 'worker.previous.enabled=true', 'worker.
   });
 
   test('helm lint --strict passes with the previous build on, with and without autoscaling', () => {
-    for (const extra of [[], ['worker.autoscaling.enabled=true', 'worker.autoscaling.skipCapabilityCheck=true', 'worker.deployment.bootstrap=never']]) {
+    for (const extra of [[], ['worker.autoscaling.enabled=true', 'worker.autoscaling.skipCapabilityCheck=true', 'temporal.credentials.autoscaler.apiKey.name=keda-temporal', 'worker.deployment.bootstrap=never']]) {
       const sets = [...RAINBOW, ...extra];
       const lint = spawnSync(helm!, ['lint', '--strict', CHART, ...sets.flatMap((s) => ['--set', s])], { encoding: 'utf8' });
       expect({ sets, out: lint.stdout + lint.stderr }).toEqual({ sets, out: expect.stringContaining('0 chart(s) failed') });

@@ -11,20 +11,41 @@
 {{- toYaml $m -}}
 {{- end -}}
 
-{{/* Temporal's address and credentials: the worker and the bridge connect; the codec endpoint never does. */}}
+{{/* The Temporal credential of one process, (dict "root" $ "process" "worker"): its own
+     (temporal.credentials.<process>: an mTLS client certificate Secret, an API key Secret, or both),
+     else, only when both of those are unset, the shared one (temporal.tls.clientSecret,
+     secrets.temporalApiKey). "own" says which. Processes: worker (worker.previous too), bridge,
+     rolloutJob, nexusEndpointJob, autoscaler (KEDA's scaler). */}}
+{{- define "card-issuing.temporalCredential" -}}
+{{- $v := .root.Values -}}
+{{- $tls := include "card-issuing.temporalTls" .root | fromYaml -}}
+{{- $own := get ($v.temporal.credentials | default dict) .process | default dict -}}
+{{- $ownKey := $own.apiKey | default dict -}}
+{{- if or $own.clientSecret $ownKey.name -}}
+{{- toYaml (dict "own" true "clientSecret" ($own.clientSecret | default "") "apiKeySecret" ($ownKey.name | default "") "apiKeyKey" ($ownKey.key | default "api-key")) -}}
+{{- else -}}
+{{- $shared := $v.secrets.temporalApiKey | default dict -}}
+{{- toYaml (dict "own" false "clientSecret" ($tls.clientSecret | default "") "apiKeySecret" ($shared.name | default "") "apiKeyKey" ($shared.key | default "api-key")) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Temporal's address and one process's credential, (dict "root" $ "process" "worker"): the worker,
+     the bridge and the Jobs connect; the codec endpoint never does. */}}
 {{- define "card-issuing.temporalEnv" -}}
-{{- $tls := include "card-issuing.temporalTls" . | fromYaml -}}
+{{- $v := .root.Values -}}
+{{- $tls := include "card-issuing.temporalTls" .root | fromYaml -}}
+{{- $cred := include "card-issuing.temporalCredential" . | fromYaml -}}
 - name: TEMPORAL_ADDRESS
-  value: {{ .Values.temporal.address | quote }}
+  value: {{ $v.temporal.address | quote }}
 - name: TEMPORAL_NAMESPACE
-  value: {{ .Values.temporal.namespace | quote }}
+  value: {{ $v.temporal.namespace | quote }}
 - name: TEMPORAL_TASK_QUEUE
-  value: {{ .Values.temporal.taskQueue | quote }}
-{{- if $tls.on }}
+  value: {{ $v.temporal.taskQueue | quote }}
+{{- if or $tls.on $cred.clientSecret }}
 - name: TEMPORAL_TLS
   value: "true"
 {{- end }}
-{{- if $tls.clientSecret }}
+{{- if $cred.clientSecret }}
 - name: TEMPORAL_TLS_CERT_PATH
   value: /etc/temporal-tls/tls.crt
 - name: TEMPORAL_TLS_KEY_PATH
@@ -38,8 +59,8 @@
 - name: TEMPORAL_TLS_SERVER_NAME
   value: {{ . | quote }}
 {{- end }}
-{{- if .Values.secrets.temporalApiKey.name }}
-{{ include "card-issuing.secretEnv" (dict "name" "TEMPORAL_API_KEY" "secret" .Values.secrets.temporalApiKey.name "key" .Values.secrets.temporalApiKey.key) }}
+{{- if $cred.apiKeySecret }}
+{{ include "card-issuing.secretEnv" (dict "name" "TEMPORAL_API_KEY" "secret" $cred.apiKeySecret "key" $cred.apiKeyKey) }}
 {{- end }}
 {{- end -}}
 
@@ -50,6 +71,17 @@
 - name: PAYLOAD_CODEC_KEY_ID
   value: {{ .Values.codec.keyId | quote }}
 {{ include "card-issuing.secretEnv" (dict "name" "PAYLOAD_CODEC_PREVIOUS_KEYS" "secret" $s.name "key" $s.previousKeysKey "optional" true) }}
+{{- end -}}
+
+{{/* The signal MAC keyring (SIGNAL_MAC_KEY, its id, the retired keys): the bridge and the workers alone.
+     What they encode carries a MAC under it, and the workers take the provider's word only from a
+     payload that does; a process that held it could speak for the provider. */}}
+{{- define "card-issuing.signalMacEnv" -}}
+{{- $s := .Values.secrets.signalMac -}}
+{{ include "card-issuing.secretEnv" (dict "name" "SIGNAL_MAC_KEY" "secret" $s.name "key" $s.keyKey) }}
+- name: SIGNAL_MAC_KEY_ID
+  value: {{ .Values.signalMac.keyId | toString | quote }}
+{{ include "card-issuing.secretEnv" (dict "name" "SIGNAL_MAC_PREVIOUS_KEYS" "secret" $s.name "key" $s.previousKeysKey "optional" true) }}
 {{- end -}}
 
 {{/* What every process reads: where to listen, logs. */}}
@@ -125,13 +157,14 @@
 {{/* The Nexus endpoint Job's: Temporal only (nexus-endpoint sends no payload: no payload key, no provider secret, no PIN key). */}}
 {{- define "card-issuing.nexusEndpointEnv" -}}
 {{ include "card-issuing.processEnv" . }}
-{{ include "card-issuing.temporalEnv" . }}
+{{ include "card-issuing.temporalEnv" (dict "root" . "process" "nexusEndpointJob") }}
 {{- end -}}
 
-{{/* The rollout Job's: the operator CLI's, Temporal and the payload key, no provider secret, no PIN key. */}}
+{{/* The rollout Job's: the operator CLI's, Temporal and the payload key, no provider secret, no PIN key,
+     no signal MAC key; `deploy rollout` acts on no card, so no card action signing key either. */}}
 {{- define "card-issuing.rolloutEnv" -}}
 {{ include "card-issuing.processEnv" . }}
-{{ include "card-issuing.temporalEnv" . }}
+{{ include "card-issuing.temporalEnv" (dict "root" . "process" "rolloutJob") }}
 - name: TEMPORAL_DEPLOYMENT_NAME
   value: {{ .Values.worker.deployment.name | toString | quote }}
 {{ include "card-issuing.codecKeyEnv" . }}

@@ -57,11 +57,13 @@ readinessProbe:
   failureThreshold: 3
 {{- end -}}
 
-{{/* Temporal's client certificate and CA, mounted as whole directories (never subPath): the kubelet then
-     swaps the files in place when the Secret is rotated, and the processes re-read them. */}}
+{{/* Temporal's client certificate (the process's own, else the shared one: card-issuing.temporalCredential)
+     and CA, mounted as whole directories (never subPath): the kubelet then swaps the files in place
+     when the Secret is rotated, and the processes re-read them. (dict "root" $ "process" "worker") */}}
 {{- define "card-issuing.tlsVolumeMounts" -}}
-{{- $tls := include "card-issuing.temporalTls" . | fromYaml -}}
-{{- if $tls.clientSecret }}
+{{- $tls := include "card-issuing.temporalTls" .root | fromYaml -}}
+{{- $cred := include "card-issuing.temporalCredential" . | fromYaml -}}
+{{- if $cred.clientSecret }}
 - { name: temporal-tls, mountPath: /etc/temporal-tls, readOnly: true }
 {{- end }}
 {{- if $tls.caSecret }}
@@ -70,11 +72,12 @@ readinessProbe:
 {{- end -}}
 
 {{- define "card-issuing.tlsVolumes" -}}
-{{- $tls := include "card-issuing.temporalTls" . | fromYaml -}}
-{{- if $tls.clientSecret }}
+{{- $tls := include "card-issuing.temporalTls" .root | fromYaml -}}
+{{- $cred := include "card-issuing.temporalCredential" . | fromYaml -}}
+{{- if $cred.clientSecret }}
 - name: temporal-tls
   secret:
-    secretName: {{ $tls.clientSecret }}
+    secretName: {{ $cred.clientSecret }}
 {{- end }}
 {{- if $tls.caSecret }}
 - name: temporal-ca
