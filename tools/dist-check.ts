@@ -14,7 +14,8 @@
  *    a hook that records every module file it loaded, against a Temporal server and the sandbox
  *    (both run by this tool, as the provider and the cluster would be); runs one flow of each
  *    kind (tools/flows.ts, the demo's) through the typed client, the CLI as the image runs it
- *    (`node dist/starter/cli.js`), and a decode through the codec endpoint; stops them, and fails
+ *    (`node dist/starter/cli.js`), and an encode and a decode through the codec endpoint, each with
+ *    its own grant (CODEC_ENCODE_TOKEN, CODEC_AUTH_TOKEN); stops them, and fails
  *    when a process loaded a file from outside the install (a development dependency, the
  *    clone) or a flow did not end as expected, or the sandbox's ledger does not balance.
  */
@@ -29,6 +30,7 @@ import { cacheRoot, stderrLine } from './cache';
 import { DEMO_FLOWS, cleanUpFlowRun, flowTable, ledgerVerdict, runFlows, type FlowRun } from './flows';
 import { startDistProcess, type DistProcess } from './dist-process';
 import { newPinKeyPair } from '../src/codec/card-secrets';
+import { newCardActionKeyPair } from '../src/codec/card-capability';
 import { loadConfig } from '../src/config';
 import { startSandbox } from '../src/sandbox';
 import { SandboxControlClient } from '../src/sandbox/control-client';
@@ -100,12 +102,19 @@ export async function runImage(image: BuiltImage, node: string, opts: { log?: (l
       LOG_LEVEL: 'warn',
     };
     const sealKey = { PIN_SEAL_PRIVATE_KEY: newPinKeyPair().privateKey, PIN_SEAL_KEY_ID: 'dist' };
-    const codecToken = randomBytes(24).toString('base64');
+    // Issue 50's keys, as the chart gives them: the signal MAC key to the bridge and the worker, the
+    // card action public key to the worker, its signing half to the typed client only.
+    const signalMac = { SIGNAL_MAC_KEY: randomBytes(32).toString('base64'), SIGNAL_MAC_KEY_ID: 'dist' };
+    const cardActionKeys = newCardActionKeyPair();
+    const trusted = { CARD_ACTION_TRUSTED_KEYS: `dist:${cardActionKeys.publicKey}` };
+    const signing = { CARD_ACTION_SIGNING_KEY: cardActionKeys.privateKey, CARD_ACTION_KEY_ID: 'dist' };
+    // The codec endpoint's two grants: CODEC_AUTH_TOKEN decodes only, CODEC_ENCODE_TOKEN encodes only.
+    const codecTokens = { decode: randomBytes(24).toString('base64'), encode: randomBytes(24).toString('base64') };
     const processes: DistProcess[] = [
       // Its /ready answers before the workers poll: ready once it says it polls (after the schedules were applied).
-      startDistProcess(image.dir, node, 'worker', 'dist/worker.js', { ...env, ...sealKey, LOG_LEVEL: 'info', SCHEDULES: 'on', WORKFLOW_BUNDLE_PATH: join(image.dir, 'dist/workflow-bundle.js'), METRICS_PORT: String(ports.workerOps) }, `http://127.0.0.1:${ports.workerOps}/ready`, '"msg":"polling"'),
-      startDistProcess(image.dir, node, 'bridge', 'dist/bridge/server.js', { ...env, BRIDGE_PORT: String(ports.bridge), METRICS_PORT: String(ports.bridgeOps) }, `http://127.0.0.1:${ports.bridgeOps}/ready`),
-      startDistProcess(image.dir, node, 'codec endpoint', 'dist/codec-endpoint.js', { ...env, CODEC_SERVER_PORT: String(ports.codec), CODEC_AUTH_TOKEN: codecToken }, `http://127.0.0.1:${ports.codec}/health`),
+      startDistProcess(image.dir, node, 'worker', 'dist/worker.js', { ...env, ...sealKey, ...signalMac, ...trusted, LOG_LEVEL: 'info', SCHEDULES: 'on', WORKFLOW_BUNDLE_PATH: join(image.dir, 'dist/workflow-bundle.js'), METRICS_PORT: String(ports.workerOps) }, `http://127.0.0.1:${ports.workerOps}/ready`, '"msg":"polling"'),
+      startDistProcess(image.dir, node, 'bridge', 'dist/bridge/server.js', { ...env, ...signalMac, BRIDGE_PORT: String(ports.bridge), METRICS_PORT: String(ports.bridgeOps) }, `http://127.0.0.1:${ports.bridgeOps}/ready`),
+      startDistProcess(image.dir, node, 'codec endpoint', 'dist/codec-endpoint.js', { ...env, CODEC_SERVER_PORT: String(ports.codec), CODEC_AUTH_TOKEN: codecTokens.decode, CODEC_ENCODE_TOKEN: codecTokens.encode }, `http://127.0.0.1:${ports.codec}/health`),
     ];
     stops.push(async () => Promise.all(processes.map((p) => p.stop())));
     await Promise.all(processes.map((p) => p.ready()));
@@ -115,7 +124,7 @@ export async function runImage(image: BuiltImage, node: string, opts: { log?: (l
     crash.catch(() => undefined); // told through unlessCrashed; a death after the last check shows in stoppedCleanly
     const unlessCrashed = <T>(work: Promise<T>): Promise<T> => Promise.race([work, crash]);
 
-    const config = loadConfig({ ...env, ...sealKey });
+    const config = loadConfig({ ...env, ...sealKey, ...signing });
     const client = await createCardIssuingClient(config);
     const run: FlowRun = { client, control, timings: { webhookWaitMs: 2000, pollInitialIntervalMs: 250, pollMaxIntervalMs: 1000, deadlineMs: 60_000 }, tag: 'Dist', log: () => undefined, awaitResult: (r) => r(), made: {} };
     let flowsOk = false;
@@ -129,8 +138,8 @@ export async function runImage(image: BuiltImage, node: string, opts: { log?: (l
     }
     const cli = await unlessCrashed(cliChecks(image.dir, node, { ...env, ...sealKey }, run.made.cardId));
     cli.forEach((c) => say(`cli ${c.line}: ${c.ok ? 'ok' : `FAILED (${c.why})`}`));
-    const decoded = await unlessCrashed(decodeThrough(ports.codec, codecToken, config.codec));
-    say(`codec endpoint decode: ${decoded ? 'ok' : 'FAILED'}`);
+    const decoded = await unlessCrashed(decodeThrough(ports.codec, codecTokens, config.codec));
+    say(`codec endpoint encode and decode, each with its own token: ${decoded ? 'ok' : 'FAILED'}`);
     const ledger = await ledgerVerdict(control);
     say(ledger.line);
 
@@ -178,16 +187,22 @@ function runNode(node: string, args: string[], cwd: string, env: Record<string, 
   });
 }
 
-/** One payload through the codec endpoint's /encode and /decode, as the UI calls it, with its bearer token. */
-async function decodeThrough(port: number, token: string, keys: { keyId: string }): Promise<boolean> {
+/**
+ * One payload through the codec endpoint's /encode and /decode, as the UI calls them, each with the
+ * bearer token of its grant; and neither token may do the other's operation (403).
+ */
+async function decodeThrough(port: number, tokens: { decode: string; encode: string }, keys: { keyId: string }): Promise<boolean> {
   const data = Buffer.from(JSON.stringify({ check: 'dist' })).toString('base64');
   const payloads = [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data }];
-  const call = (path: string, body: unknown) =>
-    fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-namespace': 'default' }, body: JSON.stringify(body) }).then((r) => (r.ok ? r.json() : undefined));
-  const encoded = (await call('/encode', { payloads })) as { payloads: Array<{ metadata: Record<string, string> }> } | undefined;
+  const post = (path: string, token: string, body: unknown) =>
+    fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-namespace': 'default' }, body: JSON.stringify(body) });
+  const call = (path: string, token: string, body: unknown) => post(path, token, body).then((r) => (r.ok ? r.json() : undefined));
+  const encoded = (await call('/encode', tokens.encode, { payloads })) as { payloads: Array<{ metadata: Record<string, string> }> } | undefined;
   if (!encoded || Buffer.from(encoded.payloads[0].metadata['encryption-key-id'] ?? '', 'base64').toString() !== keys.keyId) return false;
-  const decoded = (await call('/decode', encoded)) as { payloads: unknown[] } | undefined;
-  return JSON.stringify(decoded?.payloads) === JSON.stringify(payloads);
+  const decoded = (await call('/decode', tokens.decode, encoded)) as { payloads: unknown[] } | undefined;
+  if (JSON.stringify(decoded?.payloads) !== JSON.stringify(payloads)) return false;
+  const refused = await Promise.all([post('/encode', tokens.decode, { payloads }), post('/decode', tokens.encode, encoded)]);
+  return refused.every((r) => r.status === 403);
 }
 
 /**
