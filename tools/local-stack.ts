@@ -8,6 +8,8 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { startBridge, type RunningBridge } from '../src/bridge';
 import { startCodecServer, type CodecServer } from '../src/codec/codec-server';
+import { createCodecAuthorizer } from '../src/codec/codec-auth';
+import { createLogger, type Logger } from '../src/logging';
 import { createDataConverter, createPayloadCodec } from '../src/codec/payload-codec';
 import type { Config } from '../src/config';
 import { startSandbox, type RunningSandbox } from '../src/sandbox';
@@ -121,7 +123,7 @@ async function startTemporal(opts: LocalStackOptions, stoppers: Stoppers, log: (
   let codec: CodecServer | undefined;
   if (opts.codecEndpoint) {
     const allowedOrigins = uiPort === undefined ? undefined : [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`];
-    codec = await startCodecServer({ port: await configuredPort(base.codec.serverPort, opts.ports), codec: createPayloadCodec(base.codec), allowedOrigins });
+    codec = await startCodecServer({ port: await configuredPort(base.codec.serverPort, opts.ports), codec: createPayloadCodec(base.codec), allowedOrigins, auth: createCodecAuthorizer(base.codec.auth), logger: codecLogger(base) });
     stoppers.push(() => codec!.close());
     addresses.push(`codec ${codec.url}`);
     log(`codec endpoint on ${codec.url}`);
@@ -138,6 +140,19 @@ async function startTemporal(opts: LocalStackOptions, stoppers: Stoppers, log: (
   // Our own server, whatever the environment points at: no TLS, no API key.
   const temporal: Config['temporal'] = { ...base.temporal, address: server.address, tls: false, tlsCertPath: undefined, tlsKeyPath: undefined, apiKey: undefined };
   return { codec, server, temporal, addresses };
+}
+
+/**
+ * The codec endpoint's logger, as src/codec-endpoint.ts makes it: its audit lines (one per /decode and
+ * /encode) with every secret the configuration holds scrubbed, the bearer tokens included.
+ */
+function codecLogger(config: Pick<Config, 'logLevel' | 'provider' | 'codec'>): Logger {
+  const { auth } = config.codec;
+  const tokens = auth.mode === 'bearer' ? [auth.token, auth.encodeToken].filter((t): t is string => t !== undefined) : [];
+  return createLogger('codec', {
+    level: config.logLevel,
+    secrets: [config.provider.apiSecret, config.provider.webhookSecret, config.codec.key, ...Object.values(config.codec.previousKeys ?? {}), ...tokens],
+  });
 }
 
 /** Workers in this process that a test may stop and start again (a worker outage). */

@@ -8,11 +8,18 @@ import { ensureTemporalCli } from './temporal-cli';
 import { startDevServer } from './dev-server';
 import { createPayloadCodec } from '../src/codec/payload-codec';
 import { startCodecServer } from '../src/codec/codec-server';
+import { createCodecAuthorizer } from '../src/codec/codec-auth';
+import { createLogger } from '../src/logging';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const cliPath = await ensureTemporalCli(config.temporal.cliPath);
-  const codecServer = await startCodecServer({ port: config.codec.serverPort, codec: createPayloadCodec(config.codec) });
+  // The configuration's grants (loopback: /encode only with CARD_ISSUING_DEVELOPMENT=true and the
+  // development payload key, so the UI can start and signal with input), every access audited.
+  const { auth } = config.codec;
+  const tokens = auth.mode === 'bearer' ? [auth.token, auth.encodeToken].filter((t): t is string => t !== undefined) : [];
+  const logger = createLogger('codec', { level: config.logLevel, secrets: [config.provider.apiSecret, config.provider.webhookSecret, config.codec.key, ...Object.values(config.codec.previousKeys ?? {}), ...tokens] });
+  const codecServer = await startCodecServer({ port: config.codec.serverPort, codec: createPayloadCodec(config.codec), auth: createCodecAuthorizer(auth), logger });
   const [ip, port] = config.temporal.address.split(':');
   const server = await startDevServer({
     cliPath,
