@@ -117,16 +117,15 @@ if (missing) process.stderr.write(`time skipping: skipped, this machine lacks ${
     expect(card).toMatchObject({ cardId, status: 'ENABLE', availableBalance: 1000 });
 
     // The flow waits; the card's own workflow waited for the webhook and then polled, on timers.
-    let skippedMs = 0;
     let firedCount = 0;
     for (const workflowId of [handle.workflowId, entityWorkflowId('card', cardId)]) {
       const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-      const fired = new Set(events.filter((e) => e.timerFiredEventAttributes).map((e) => String(e.timerFiredEventAttributes!.startedEventId)));
-      firedCount += fired.size;
-      skippedMs += events
-        .filter((e) => e.timerStartedEventAttributes && fired.has(String(e.eventId)))
-        .reduce((sum, e) => sum + Number(e.timerStartedEventAttributes!.startToFireTimeout!.seconds ?? 0) * 1000, 0);
+      firedCount += events.filter((e) => e.timerFiredEventAttributes).length;
     }
+    // The flow's own span of workflow time. (A sum of the fired timers' whole seconds fell short of it
+    // by the poll timer still running at ENABLE and the dropped nanos: 21,571 s for 21,600 in one CI run.)
+    const described = await handle.describe();
+    const skippedMs = described.closeTime!.getTime() - described.startTime.getTime();
     const polls = (await control<{ endpoints: Record<string, { requests: number }> }>('GET', '/stats')).endpoints.getCard.requests;
     const dropped = (await deliveries(control)).filter((d) => d.eventType === 'CARD_CREATED').map((d) => d.status);
     process.stderr.write(`time skipping: ${firedCount} timers fired, ${Math.round(skippedMs / 60000)} min of workflow time, ${polls} polls, ${wallMs} ms of wall time\n`);
