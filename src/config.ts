@@ -3,6 +3,7 @@
  * Entry points call `loadConfigOrExit()` and pass the result (or a slice of it) down;
  * nothing else in the code base reads `process.env`.
  */
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -11,6 +12,7 @@ import { parseKeyList } from './codec/keyring';
 import { publicKeyOf, type PinPrivateKeys } from './codec/card-secrets';
 import { cardActionPublicKeyOf, type CardActionKey } from './codec/card-capability';
 import type { CodecKeys } from './codec/payload-codec';
+import { DEVELOPMENT_NEXUS_CALLER, NexusCallersError, parseNexusCallers, type NexusCaller } from './nexus/callers';
 import { DEVELOPMENT_PIN_PRIVATE_KEY } from './shared/development-keys';
 
 const port = z.coerce.number().int('must be an integer').min(1, 'must be a port between 1 and 65535').max(65535, 'must be a port between 1 and 65535');
@@ -111,6 +113,8 @@ const envSchema = z.object({
   RECONCILE_BUDGET_SHARE: z.coerce.number('must be a number').gt(0, 'must be a share above 0 and below 1, e.g. 0.1').lt(1, 'must be a share above 0 and below 1, e.g. 0.1').default(0.1),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error'], { message: 'must be debug, info, warn or error' }).default('info'),
   CARD_ISSUING_DEVELOPMENT: bool.default(false),
+  // Checked by parseNexusCallers (nexus/callers.ts), which reads the file of `@path`.
+  NEXUS_CALLERS: z.string().optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -192,6 +196,11 @@ export interface Config {
   tracing?: TracingConfig;
   /** SCHEDULES=on: the worker creates or updates the reconciliation schedules at start. */
   schedules: boolean;
+  /**
+   * Who may call the Nexus service (NEXUS_CALLERS; docs/nexus.md, "Who can call"): one endpoint, queue
+   * and handler each. None: no Nexus worker runs. Unset in development: the one caller `dev`.
+   */
+  nexus: { callers: NexusCaller[] };
   /** CARD_ISSUING_DEVELOPMENT: a secret left unset may take its public development default (requireSecrets). */
   development: boolean;
   /** The secrets that took their public development default because they were not set. */
@@ -305,9 +314,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     entityWorkflowCacheSize: e.ENTITY_WORKFLOW_CACHE_SIZE,
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME } : undefined,
     schedules: e.SCHEDULES === 'on',
+    nexus: { callers: nexusCallers(e) },
     development: e.CARD_ISSUING_DEVELOPMENT,
     developmentDefaults: developmentDefaults(env),
   };
+}
+
+/** NEXUS_CALLERS, or when unset none (no Nexus worker: fail closed), except development's one caller `dev` with every operation. */
+function nexusCallers(e: Env): NexusCaller[] {
+  if (e.NEXUS_CALLERS === undefined) return e.CARD_ISSUING_DEVELOPMENT ? [DEVELOPMENT_NEXUS_CALLER] : [];
+  try {
+    return parseNexusCallers(e.NEXUS_CALLERS, (path) => readFileSync(resolve(path), 'utf8'));
+  } catch (err) {
+    if (err instanceof NexusCallersError) throw new ConfigError(`configuration: NEXUS_CALLERS${err.at} ${err.rule}`);
+    throw err;
+  }
 }
 
 /**

@@ -8,13 +8,13 @@
  * sandbox ledger's verdict; then stops what it started. `--keep` leaves everything running until Ctrl-C.
  */
 import type { Connection } from '@temporalio/client';
-import { loadConfigOrExit } from '../src/config';
+import { loadConfigOrExit, type Config } from '../src/config';
+import { DEVELOPMENT_NEXUS_CALLER } from '../src/nexus/callers';
 import type { WaitTimings } from '../src/shared/types';
 import { createCardIssuingClient } from '../src/starter/connect';
 import { cleanUpFlowRun, DEMO_FLOWS, flowTable, ledgerVerdict, runFlows, type FlowRun } from './flows';
 import { quietWorkerRuntime, startLocalStack, type LocalStack } from './local-stack';
-import { DEFAULT_NEXUS_ENDPOINT, ensureNexusEndpoint } from '../src/temporal/nexus-endpoint';
-import { nexusQueue } from '../src/shared/task-queues';
+import { DEFAULT_NEXUS_ENDPOINT, callerEndpoints, ensureNexusEndpoints } from '../src/temporal/nexus-endpoint';
 
 /** The sandbox answers in well under a second; short waits keep the demo brisk (a FAILED card sends no webhook). */
 const TIMINGS: WaitTimings = { webhookWaitMs: 2000, pollInitialIntervalMs: 250, pollMaxIntervalMs: 1000, deadlineMs: 60_000 };
@@ -32,7 +32,7 @@ async function main(stack: LocalStack): Promise<number> {
     out(`${ledger.line[0].toUpperCase()}${ledger.line.slice(1)}.`);
     out(`Temporal UI: ${stack.server?.uiUrl ?? '(headless)'}/namespaces/${stack.config.temporal.namespace}/workflows`);
     out(`Running: ${stack.addresses.join(' · ')}`);
-    out(`Nexus endpoint for callers in other namespaces: ${await demoNexusEndpoint(stack)}`);
+    out(`Nexus endpoints for callers in other namespaces: ${await demoNexusEndpoint(stack)}`);
     const ok = rows.every((r) => r.ok) && ledger.ok;
     out(ok ? 'Every flow ended as expected.' : 'Some flows did not end as expected (see above).');
     if (process.argv.includes('--keep')) await untilInterrupted();
@@ -43,15 +43,21 @@ async function main(stack: LocalStack): Promise<number> {
   }
 }
 
-/** The endpoint of README "Calling from another namespace", pointed at this stack (a dev server of the demo's own, or the one configured). */
+/** The endpoints of README "Calling from another namespace" (one per caller: in development, `card-issuing-dev`), pointed at this stack. */
 async function demoNexusEndpoint(stack: LocalStack): Promise<string> {
-  const target = { name: DEFAULT_NEXUS_ENDPOINT, namespace: stack.config.temporal.namespace, taskQueue: nexusQueue(stack.config.temporal.taskQueue) };
+  const targets = callerEndpoints(DEFAULT_NEXUS_ENDPOINT, stack.config.temporal.namespace, stack.config.temporal.taskQueue, stack.config.nexus.callers);
+  if (targets.length === 0) return 'none (NEXUS_CALLERS names no caller)';
   try {
-    await ensureNexusEndpoint(stack.client.connection as Connection, target);
-    return `${target.name} (service cardIssuing, routed to ${target.namespace}/${target.taskQueue})`;
+    await ensureNexusEndpoints(stack.client.connection as Connection, targets);
+    return targets.map((t) => `${t.name} (service cardIssuing, for caller ${t.caller!.name}, routed to ${t.namespace}/${t.taskQueue})`).join(', ');
   } catch (err) {
     return `not made (${(err as Error).message}): npm run starter -- nexus-endpoint`;
   }
+}
+
+/** The demo's own dev server serves a Nexus caller even outside development: NEXUS_CALLERS's, or development's `dev` (docs/nexus.md). */
+function withNexusCaller(config: Config): Config {
+  return config.nexus.callers.length > 0 ? config : { ...config, nexus: { callers: [DEVELOPMENT_NEXUS_CALLER] } };
 }
 
 function untilInterrupted(): Promise<void> {
@@ -65,7 +71,7 @@ function untilInterrupted(): Promise<void> {
 async function demo(): Promise<number> {
   // Worker state changes (INFO) and the expected failure (WARN) would drown the demo's own lines.
   quietWorkerRuntime();
-  const stack = await startLocalStack({ base: loadConfigOrExit(), devServer: {}, ports: 'default', codecEndpoint: true, log });
+  const stack = await startLocalStack({ base: withNexusCaller(loadConfigOrExit()), devServer: {}, ports: 'default', codecEndpoint: true, log });
   try {
     return await main(stack);
   } finally {

@@ -1,14 +1,15 @@
 /**
  * A caller in another namespace (docs/nexus.md): workflows of another team that fund a card and
  * issue one through our Nexus service `cardIssuing`, with no access to our namespace and no
- * payload key of ours. A caller's own code would import the contract from
+ * payload key of ours. Each calling team has an endpoint of its own (`card-issuing-<team>`): it is
+ * the team's identity to our service, so the workflows take it as an argument. A caller's own code would import the contract from
  * `@card-issuing/client/nexus`; in this repository it is `src/client/nexus-contract`.
  * test/nexus/callers.test.ts runs these on the dev server; README "Calling from another namespace"
  * shows them.
  */
 import { ApplicationFailure, NexusOperationFailure } from '@temporalio/common';
 import { CancellationScope, createNexusServiceClient, isCancellation, sleep, type NexusOperationCancellationType } from '@temporalio/workflow';
-import { cardIssuingService, type MoneyMovementRequest, type NexusIssueCardRequest, type NexusOnboardRequest } from '../../src/client/nexus-contract';
+import { cardIssuingService, type MoneyMovementRequest, type NexusIssueCardRequest, type NexusOnboardRequest, type NexusOperationName } from '../../src/client/nexus-contract';
 
 /** What the caller's workflow makes of the operation: its result, or the failure's type as our service gave it. */
 export type CallerOutcome<T> = { ok: true; result: T } | { ok: false; type: string; message: string; mayHaveTakenEffect: boolean; cancelled?: boolean };
@@ -36,6 +37,19 @@ function cardIssuingFailure(err: unknown): { type: string; message: string; mayH
   return { type: ours.type ?? 'ApplicationFailure', message: ours.message, mayHaveTakenEffect: detail?.mayHaveTakenEffect === true };
 }
 // --- the README's snippet: end
+
+/** Any operation of the service with its input: its result, or its failure as our service typed it (NotAllowed, ValidationFailed, …). */
+export async function operationThroughNexus(endpoint: string, operation: NexusOperationName, input: unknown): Promise<CallerOutcome<unknown>> {
+  const cardIssuing = createNexusServiceClient({ endpoint, service: cardIssuingService });
+  const execute = cardIssuing.executeOperation.bind(cardIssuing) as unknown as (op: string, input: unknown, options: { scheduleToCloseTimeout: string }) => Promise<unknown>;
+  try {
+    return { ok: true, result: await execute(operation, input, { scheduleToCloseTimeout: '10 minutes' }) };
+  } catch (err) {
+    const failure = cardIssuingFailure(err);
+    if (failure) return { ok: false, ...failure };
+    throw err;
+  }
+}
 
 export async function issueCardThroughNexus(endpoint: string, request: NexusIssueCardRequest): Promise<CallerOutcome<unknown>> {
   const cardIssuing = createNexusServiceClient({ endpoint, service: cardIssuingService });

@@ -49,7 +49,8 @@ import { CardUpdates } from './card-updates';
 import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
 import { ONBOARD_CARDHOLDER_ID, REQUEST_DIGEST_MEMO, assertKey, keyedWorkflowId, onboardingWorkflowId, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
 import type { CardBinAnswer as CardBin, OperationAnswer } from '../provider/answers';
-import type { OperationRecord, SubmittedMovement } from './flow-types';
+import type { EsimQrCode, OperationRecord, SubmittedMovement } from './flow-types';
+import type { EsimQrCodeRef } from './nexus-contract';
 
 export type { FlowHandle, IssueCardRequest, Keyed, MoneyMovementRequest, MoneyUpdateResult, OnboardRequest, PurchaseEsimRequest, RechargeEsimRequest, SendPayoutRequest } from './requests';
 
@@ -229,6 +230,28 @@ export class CardIssuingClient {
   /** The eSIM's usage, read again only when the last read is a minute old, and its alerts. */
   esimUsage(esimNo: string, opts?: CallOptions): Promise<EsimWatchState> {
     return this.#read(opts, { workflowId: entityWorkflowId('esim', esimNo) }, () => this.#updates.entity('esim', esimNo, refreshEsimUsageUpdate, []));
+  }
+
+  /**
+   * The QR code of an eSIM order (its activation secret) from the purchaseEsim or rechargeEsim flow that
+   * placed it: what a Nexus caller's answer references (`qrCodeRef`) instead of carrying it, redeemed
+   * here, in our namespace. A flow still running is waited for within the call's timeout (30 s unless
+   * told). Never log the result.
+   */
+  async esimQrCode(ref: EsimQrCodeRef, opts?: CallOptions): Promise<EsimQrCode> {
+    const { orderNo, workflowId } = (ref ?? {}) as Partial<EsimQrCodeRef>;
+    const errors = {
+      ...(typeof workflowId === 'string' && /^(purchase-esim|recharge-esim)\/./.test(workflowId) ? {} : { workflowId: 'must be a purchaseEsim or rechargeEsim flow (purchase-esim/…, recharge-esim/…)' }),
+      ...(typeof orderNo === 'string' && orderNo.length > 0 ? {} : { orderNo: 'is required: the order the reference names' }),
+    };
+    if (Object.keys(errors).length > 0) {
+      throw new CardIssuingError({ type: FailureType.ValidationFailed, message: `invalid eSIM QR code reference: ${Object.entries(errors).map(([f, r]) => `${f} ${r}`).join('; ')}`, details: [{ errors }] });
+    }
+    const order = await this.flow<EsimOrderResult>(workflowId!).result({ timeout: DEFAULT_READ_TIMEOUT_MS, ...opts });
+    if (order.orderNo !== orderNo) {
+      throw new CardIssuingError({ type: FailureType.ValidationFailed, message: `${workflowId} placed another order than ${orderNo}: the reference does not hold`, workflowId, details: [{ errors: { orderNo: 'must be the order the flow placed' } }] });
+    }
+    return { orderNo: order.orderNo, qrCode: order.qrCode ?? null, iccid: order.iccid ?? null, esimNo: order.esimNo ?? null };
   }
 
   /** What the eSIM's workflow recorded, without asking the provider. */

@@ -17,6 +17,18 @@ export type {
 } from '../shared/types';
 
 export type EsimOrderResult = EsimOrder;
+
+/** An eSIM order's activation data, as the client's `esimQrCode` reads it from the flow that placed the order. */
+export interface EsimQrCode {
+  /** The order the reference named. */
+  orderNo: string;
+  /** The eSIM's activation code as the provider gave it: a secret, never logged. Null when the provider gave none. */
+  qrCode: string | null;
+  /** The eSIM's ICCID, as the order holds it. */
+  iccid: string | null;
+  /** The eSIM's number at the provider (what rechargeEsim and esimUsage take). */
+  esimNo: string | null;
+}
 export type PayoutResult = Payout;
 
 /**

@@ -23,8 +23,8 @@ export { CardIssuingError, CLIENT_FAILURES, isCardIssuingError, isFailureOf, toC
 export type { CardIssuingErrorInit, ClientFailureType, FailureContext, FlowError } from './errors';
 export { DEFAULT_READ_TIMEOUT_MS } from './calls';
 // The Nexus service's contract (docs/nexus.md); a caller's workflow imports it from `@card-issuing/client/nexus`, which loads nothing else.
-export { CARD_ISSUING_NEXUS_SERVICE, cardIssuingService } from './nexus-contract';
-export type { CardIssuingService, CardRef, NexusIssueCardRequest, NexusOnboardRequest, OnboardingRef } from './nexus-contract';
+export { CARD_ISSUING_NEXUS_SERVICE, NEXUS_OPERATIONS, cardIssuingService } from './nexus-contract';
+export type { CardIssuingService, CardRef, EsimQrCodeRef, NexusEsimOrderResult, NexusIssueCardRequest, NexusOnboardRequest, NexusOperationName, OnboardingRef } from './nexus-contract';
 export type { CallOptions } from './calls';
 export type { FlowStatus, PendingActivity } from '../temporal/flow-status';
 export type * from './flow-types';
@@ -37,7 +37,7 @@ export type { CardActionKey } from '../codec/card-capability';
 export { CARD_ACTIONS } from '../shared/card-capability';
 export type { CardAction, CardCapability, WithCapability } from '../shared/card-capability';
 // Which failure `type` each flow may end with (docs/provider-fidelity.md, "Failure types").
-export { ANY_FLOW_FAILURES, FAILURE_TYPES, FLOW_FAILURES, isFailureType } from '../shared/failures';
+export { ANY_FLOW_FAILURES, FAILURE_TYPES, FLOW_FAILURES, NEXUS_FAILURE_TYPES, isFailureType } from '../shared/failures';
 export type { FailureTypeName, FlowFailureType, FlowName } from '../shared/failures';
 export type {
   BillingAddress,

@@ -1,10 +1,11 @@
 /**
  * The Nexus service `cardIssuing` (docs/nexus.md): what teams in other namespaces call, from their
- * own workflows and in their own language, through a Nexus endpoint that targets our workers. The
- * operations are the client package's calls (client/client.ts) under the same names, inputs and
- * results: a call that may move money carries the caller's idempotency key, which decides our
- * workflow or card update ID exactly as the client's does, so a repeated or retried Nexus call joins
- * the first and moves money once.
+ * own workflows and in their own language, each team through a Nexus endpoint of its own that targets
+ * our workers. The operations are the client package's calls (client/client.ts) under the same names,
+ * inputs and results, but for an eSIM order's QR code (a reference crosses instead) and a PIN (none):
+ * a call that may move money carries the caller's idempotency key, which, scoped to the caller
+ * (`<caller>_<key>`), decides our workflow or card update ID as the client's does, so a repeated or
+ * retried Nexus call joins the first and moves money once, and no other caller's call ever joins it.
  *
  * Workflow-safe (nexus-rpc and types only): a caller's workflow imports this module to call us
  * through `createNexusServiceClient`. Callers in other languages declare the same names (the Go
@@ -21,8 +22,29 @@ export type { CardLifecycleState, CardView, EsimOrderResult, MoneyMovementReques
 /** The service's name as callers address it. */
 export const CARD_ISSUING_NEXUS_SERVICE = 'cardIssuing';
 
-/** issueCard without a PIN: a PIN is set through the client package, which seals it to the workers' key (a Nexus payload is the caller's, in clear). */
-export type NexusIssueCardRequest = Omit<IssueCardRequest, 'pin'>;
+/**
+ * issueCard without a PIN: a PIN is set through the client package, which seals it to the workers' key
+ * (a Nexus payload is the caller's, in clear). A card on an existing cardholder (`cardholderId`) names
+ * the key of the caller's own `onboardCardholder` that made that cardholder (`onboardingKey`): a caller
+ * issues cards only on cardholders it onboarded.
+ */
+export type NexusIssueCardRequest = Omit<IssueCardRequest, 'pin'> & { onboardingKey?: string };
+
+/**
+ * Where an eSIM order's QR code (its activation secret) is read: by a service in our namespace, through
+ * the client package's `esimQrCode(ref)`. It never crosses the endpoint.
+ */
+export interface EsimQrCodeRef {
+  /** The order whose code it is. */
+  orderNo: string;
+  /** The purchaseEsim or rechargeEsim flow that placed the order (`purchase-esim/<caller>_<key>`, …). */
+  workflowId: string;
+}
+
+/** purchaseEsim and rechargeEsim over Nexus: the order without its QR code or any other field the provider adds, and a reference to redeem the code by. */
+export type NexusEsimOrderResult = Pick<EsimOrderResult, 'orderNo' | 'status' | 'iccid' | 'esimNo' | 'operationId' | 'type' | 'planNo' | 'amount' | 'failureReason'> & {
+  qrCodeRef: EsimQrCodeRef;
+};
 
 /**
  * onboardCardholder over Nexus: the hosted flow only. The form and the manual submission name
@@ -44,8 +66,8 @@ export const cardIssuingService = nexus.service(CARD_ISSUING_NEXUS_SERVICE, {
   issueCard: nexus.operation<NexusIssueCardRequest, CardView>(),
   fundCard: nexus.operation<MoneyMovementRequest, MoneyUpdateResult>(),
   withdrawFromCard: nexus.operation<MoneyMovementRequest, MoneyUpdateResult>(),
-  purchaseEsim: nexus.operation<PurchaseEsimRequest, EsimOrderResult>(),
-  rechargeEsim: nexus.operation<RechargeEsimRequest, EsimOrderResult>(),
+  purchaseEsim: nexus.operation<PurchaseEsimRequest, NexusEsimOrderResult>(),
+  rechargeEsim: nexus.operation<RechargeEsimRequest, NexusEsimOrderResult>(),
   sendPayout: nexus.operation<SendPayoutRequest, PayoutResult>(),
   onboardCardholder: nexus.operation<NexusOnboardRequest, OnboardCardholderResult>(),
   /** Where the onboarding under a key stands: the hosted flow's page as soon as it is known (the person needs it before the review can end). */
@@ -55,3 +77,9 @@ export const cardIssuingService = nexus.service(CARD_ISSUING_NEXUS_SERVICE, {
 });
 
 export type CardIssuingService = typeof cardIssuingService;
+
+/** An operation's name, as a caller's allow-list (NEXUS_CALLERS `operations`) names it. */
+export type NexusOperationName = keyof CardIssuingService['operations'] & string;
+
+/** Every operation of the service. */
+export const NEXUS_OPERATIONS = Object.keys(cardIssuingService.operations) as NexusOperationName[];

@@ -24,10 +24,11 @@ import type { ReconciliationMetrics } from '../observability/metrics';
 import type { CardBinAnswer } from '../provider/answers';
 import { fleetRate } from '../provider/rate-budget';
 import { bundleHasTracing, type Tracing } from '../observability/tracing';
-import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, nexusQueue, rateClassQueue, type RateQueue } from '../shared/task-queues';
+import { RATE_QUEUES, RATE_QUEUE_LIMITS, entityQueue, nexusCallerQueue, rateClassQueue, type RateQueue } from '../shared/task-queues';
 import { CardIssuingClient } from '../client';
 import { cardIssuingHandler } from '../nexus/handler';
 import { createRelayActivities } from '../nexus/relay-activities';
+import type { NexusCaller } from '../nexus/callers';
 import { nexusWorkflows } from './nexus-bundle';
 import { clientConnectionOptions, connectionOptions } from '../temporal/connection';
 import { SEARCH_ATTRIBUTES } from '../shared/search-attributes';
@@ -124,6 +125,9 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     perSecond: queueRate(queue, config.provider),
   }));
   if (enforce) await setQueueRateLimits(connection, config.temporal.namespace, rates);
+  // One Nexus worker per caller (NEXUS_CALLERS), sharing the relay's bundle; none configured: none runs.
+  const callers = config.nexus.callers;
+  const nexusCommon = callers.length > 0 ? { connection: native, namespace: config.temporal.namespace, ...(await nexusWorkflows(setup.workflowBundlePath)) } : undefined;
   const workers = await Promise.all([
     Worker.create({ ...common, ...workflows, taskQueue, maxCachedWorkflows: setup.maxCachedWorkflows }),
     // Workflows only: an entity's provider calls run on the rate queues of the main queue.
@@ -131,7 +135,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     ...rates.map((rate) =>
       Worker.create({ ...common, taskQueue: rate.taskQueue, maxTaskQueueActivitiesPerSecond: enforce ? rate.perSecond : undefined }),
     ),
-    nexusWorker({ connection: native, namespace: config.temporal.namespace, ...(await nexusWorkflows(setup.workflowBundlePath)) }, config, taskQueue, temporalClient),
+    ...callers.map((caller) => nexusWorker(nexusCommon!, config, taskQueue, temporalClient, caller)),
   ]);
   return {
     workers,
@@ -153,17 +157,23 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
 }
 
 /**
- * The Nexus service `cardIssuing` (src/nexus, docs/nexus.md) on a queue of its own, the endpoint's
- * target. Its payloads are the caller's: read and written as plain JSON by the SDK's default
+ * The Nexus service `cardIssuing` (src/nexus, docs/nexus.md) for one caller, on that caller's queue
+ * (`<queue>-nexus-<name>`), its endpoint's target: the handler knows whom it serves (its allow-list,
+ * limits, keys and what it owns: nexus/callers.ts). Its payloads are the caller's: read and written as plain JSON by the SDK's default
  * converter, since no caller holds our payload key, and so are the onboarding relays it runs (their
  * result is the caller's operation result; workflows/onboarding-relay.ts), the only workflow it runs
  * (nexus-bundle.ts). The flows it starts go through our client with our codec, so our histories stay
  * encrypted. Unversioned: the relay keeps the marker discipline of an auto-upgrading flow. No
  * workflow tracing: the relay's activities are traced, its workflow task is not.
  */
-function nexusWorker(common: Partial<WorkerOptions>, config: Config, taskQueue: string, temporal: Client): Promise<Worker> {
+function nexusWorker(common: Partial<WorkerOptions>, config: Config, taskQueue: string, temporal: Client, caller: NexusCaller): Promise<Worker> {
   const client = new CardIssuingClient({ client: temporal, taskQueue, codec: config.codec });
-  return Worker.create({ ...common, taskQueue: nexusQueue(taskQueue), nexusServices: [cardIssuingHandler(client, config.codec)], activities: createRelayActivities(client, config.codec) });
+  return Worker.create({
+    ...common,
+    taskQueue: nexusCallerQueue(taskQueue, caller.name),
+    nexusServices: [cardIssuingHandler(client, config.codec, caller)],
+    activities: createRelayActivities(client, config.codec, caller),
+  });
 }
 
 /**

@@ -2,7 +2,8 @@
  * The activities of the Nexus onboarding relay (workflows/onboarding-relay.ts), on the Nexus
  * service's queue, whose worker writes plain JSON into our namespace. Anyone who may start a
  * workflow there may start a relay with any input, so they read only a relay our handler signed
- * (relay-token.ts), only the onboarding flow under its key (the client's ID rule), and answer only
+ * (relay-token.ts), only the onboarding flow under its key (the client's ID rule), on a caller's queue
+ * only a key scoped to that caller (`<name>_…`, nexus/callers.ts), and answer only
  * what may cross to the caller in clear: the outcome's fields except its free-text reason, or a
  * failure's type and ids, never a message or detail of our flow's (our codec keeps those encrypted).
  */
@@ -15,14 +16,16 @@ import { hasErrors, keyErrors } from '../shared/card-rules';
 import type { OnboardCardholderResult } from '../shared/types';
 import type { OnboardingRelayInput } from '../workflows/onboarding-relay';
 import { relayTokenValid } from './relay-token';
+import { scopedKey, type NexusCaller } from './callers';
 
 export type OnboardingSeen = { state: 'running' } | { state: 'cancelled' } | { state: 'completed'; result: OnboardCardholderResult };
 
-export function createRelayActivities(client: CardIssuingClient, codec: CodecKeys) {
+/** `caller`: the caller whose queue these run on (their relays follow only its onboardings); unset, any key (replays). */
+export function createRelayActivities(client: CardIssuingClient, codec: CodecKeys, caller?: Pick<NexusCaller, 'name'>) {
   return {
     /** Where the onboarding run stands: running, cancelled, or its outcome; any other ending is its failure, typed. */
     async lookAtOnboarding(input: OnboardingRelayInput): Promise<OnboardingSeen> {
-      const flow = onboarding(client, codec, input);
+      const flow = onboarding(client, codec, input, caller);
       try {
         const { status, type } = await flow.describe();
         if (type !== 'onboardCardholder') throw new WorkflowNotFoundError('not an onboarding', flow.workflowId, flow.runId);
@@ -36,7 +39,7 @@ export function createRelayActivities(client: CardIssuingClient, codec: CodecKey
 
     /** Asks for the onboarding run's cancellation (the relay then looks until it ended). A run already ended is left as it ended. */
     async cancelOnboarding(input: OnboardingRelayInput): Promise<void> {
-      await onboarding(client, codec, input)
+      await onboarding(client, codec, input, caller)
         .cancel()
         .catch((err: unknown) => {
           if (err instanceof WorkflowNotFoundError) return;
@@ -48,9 +51,10 @@ export function createRelayActivities(client: CardIssuingClient, codec: CodecKey
 
 export type RelayActivities = ReturnType<typeof createRelayActivities>;
 
-function onboarding(client: CardIssuingClient, codec: CodecKeys, { idempotencyKey, runId, token }: OnboardingRelayInput) {
-  // A key by the client's rule (so the ID is an onboarding's), a run, and our handler's signature over both.
-  if (hasErrors(keyErrors(idempotencyKey)) || typeof runId !== 'string' || runId.length === 0 || !relayTokenValid(codec, token, idempotencyKey, runId)) {
+function onboarding(client: CardIssuingClient, codec: CodecKeys, { idempotencyKey, runId, token }: OnboardingRelayInput, caller?: Pick<NexusCaller, 'name'>) {
+  // A key by the client's rule (so the ID is an onboarding's), the caller's own, a run, and our handler's signature over both.
+  const callersOwn = caller === undefined || (typeof idempotencyKey === 'string' && idempotencyKey.startsWith(scopedKey(caller, '')));
+  if (hasErrors(keyErrors(idempotencyKey)) || !callersOwn || typeof runId !== 'string' || runId.length === 0 || !relayTokenValid(codec, token, idempotencyKey, runId)) {
     throw ApplicationFailure.create({ type: 'ValidationFailed', message: 'a relay follows one onboarding run, named and signed by our Nexus handler', nonRetryable: true });
   }
   return client.flow<OnboardCardholderResult, 'onboardCardholder'>(onboardingWorkflowId(idempotencyKey), runId);

@@ -103,8 +103,20 @@ export const FLOW_FAILURE_TYPES = [
   'Unauthorized',
 ] as const;
 
+/**
+ * Types only our Nexus handler names (src/nexus, docs/nexus.md, "Who can call"): no flow ends with
+ * them, since the handler refuses before anything starts.
+ */
+export const NEXUS_FAILURE_TYPES = [
+  /**
+   * The caller's configuration (NEXUS_CALLERS) does not allow what it asked: an operation not in its
+   * list, an amount above its limit, a card or cardholder it does not own. Never retried; nothing started.
+   */
+  'NotAllowed',
+] as const;
+
 /** Every `type` an ApplicationFailure of ours may carry: `failWith` takes nothing else. */
-export const FAILURE_TYPES = [...PROVIDER_ERROR_TYPES, ...FLOW_FAILURE_TYPES] as const;
+export const FAILURE_TYPES = [...PROVIDER_ERROR_TYPES, ...FLOW_FAILURE_TYPES, ...NEXUS_FAILURE_TYPES] as const;
 export type FailureTypeName = (typeof FAILURE_TYPES)[number];
 
 /** The types by name (`FailureType.ValidationFailed`), for code that reads better than a string literal. */

@@ -103,12 +103,17 @@ export function rateClassQueue(mainQueue: string, queue: RateQueue): string {
 export { entityQueue, mainQueueOf } from './entity-queues';
 import { entityQueue } from './entity-queues';
 
-/** The queue our Nexus service `cardIssuing` is served on (src/nexus): the endpoint's target. */
+/** The prefix of our Nexus service's queues (src/nexus): one per caller, `nexusCallerQueue`. */
 export function nexusQueue(mainQueue: string): string {
   return `${mainQueue}-nexus`;
 }
 
-/** Every queue our workflows run on: the main queue, the entities' and the Nexus service's. */
-export function workflowQueues(mainQueue: string): string[] {
-  return [mainQueue, entityQueue(mainQueue), nexusQueue(mainQueue)];
+/** The queue our Nexus service `cardIssuing` is served on for one caller (NEXUS_CALLERS): that caller's endpoint's target, and its relays'. */
+export function nexusCallerQueue(mainQueue: string, caller: string): string {
+  return `${nexusQueue(mainQueue)}-${caller}`;
+}
+
+/** Every queue our workflows run on: the main queue, the entities' and the Nexus service's of each caller (`callers`: their names). */
+export function workflowQueues(mainQueue: string, callers: readonly string[] = []): string[] {
+  return [mainQueue, entityQueue(mainQueue), ...callers.map((caller) => nexusCallerQueue(mainQueue, caller))];
 }

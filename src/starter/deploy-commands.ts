@@ -146,7 +146,7 @@ async function rollback(target: DeploymentTarget, movePinned: boolean, ctx: Comm
 async function rollout(target: DeploymentTarget, plan: Extract<DeployPlan, { action: 'rollout' }>, ctx: CommandContext): Promise<CommandOutcome> {
   const { client } = (await ctx.client()).temporal;
   const buildId = plan.buildId ?? newestNotCurrent(await describeDeployment(target));
-  const done = await rollOut(target, client, { ...plan, buildId, taskQueues: workflowQueues(ctx.config().temporal.taskQueue) }, ctx.progress);
+  const done = await rollOut(target, client, { ...plan, buildId, taskQueues: workflowQueues(ctx.config().temporal.taskQueue, ctx.config().nexus.callers.map((c) => c.name)) }, ctx.progress);
   if (done.outcome === 'promoted') return shown(done.state);
   const result = { from: done.rollback.from, to: done.rollback.to, atPercent: done.atPercent, failing: done.failing, moved: done.moved };
   return { ok: false, result, failure: { type: 'DeploymentGateFailed', message: `build ${buildId} was rolled back at ${done.atPercent} %: ${done.failing.length} flow(s) kept failing their workflow tasks`, details: [result] } };

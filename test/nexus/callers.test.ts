@@ -1,22 +1,28 @@
 /**
  * Teams in other namespaces call our Nexus service `cardIssuing` (issue 43, docs/nexus.md): a
  * TypeScript caller (examples/nexus-caller-ts) and a Go caller (examples/nexus-caller-go, built
- * here with `go build`), each a worker in a namespace of its own on the dev server, through an
- * endpoint made by our CLI. The sandbox's ledger is the truth: a repeated call, and one retried
- * after the caller's worker was killed, move money once; a failure arrives typed; a cancelled
- * caller leaves our flow running to its outcome, which the same key then answers.
+ * here with `go build`), workers in the namespace of team A on the dev server, through team A's
+ * endpoint made by our CLI; team B calls from a namespace of its own through its own endpoint
+ * (NEXUS_CALLERS: one endpoint, queue and handler per caller). The sandbox's ledger is the truth: a
+ * repeated call, and one retried after the caller's worker was killed, move money once; a failure
+ * arrives typed; a cancelled caller leaves our flow running to its outcome, which the same key then
+ * answers. And one caller reaches nothing of another's (issue 50): not an operation it is not
+ * allowed, not another's run under the same key, card or cardholder, not an eSIM's QR code, not a
+ * payout above its limit.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { CardIssuingClient } from '../../src/client';
 import { relayWorkflowId } from '../../src/nexus/handler';
 import { relayToken } from '../../src/nexus/relay-token';
+import { NEXUS_OPERATIONS, type NexusOperationName } from '../../src/client/nexus-contract';
+import { nexusCallerQueue } from '../../src/shared/task-queues';
 import { FAST_TIMINGS, startStack, temporalAddress, uniqueId, type Stack } from '../helpers/stack';
 import { fixtureBins } from '../helpers/provider';
 import { jsonOf, runChild, runInProcess } from '../starter/cli-helpers';
@@ -30,41 +36,78 @@ const TS_CALLER = require.resolve('../../examples/nexus-caller-ts/workflows');
 
 let stack: Stack;
 let ours: CardIssuingClient;
+/** Team A's endpoint (the TypeScript and Go callers'), and team B's. */
 let endpoint: string;
+let endpointB: string;
 let callerNamespace: string;
+let callerNamespaceB: string;
 let callerConnection: Connection;
 let caller: Client;
+let callerB: Client;
 let nativeConnection: NativeConnection;
+let callerBundle: string;
 let plainBin: string;
+let kycBin: string;
 let goBinary: string | undefined;
 let buildDir: string;
+
+/** Team A may call everything, and pay out at most 500.00; team B everything but sendPayout and walletBalance. */
+const TEAM_A = { name: 'team-a', operations: NEXUS_OPERATIONS, payoutLimit: 50_000 };
+const TEAM_B = { name: 'team-b', operations: NEXUS_OPERATIONS.filter((op) => op !== 'sendPayout' && op !== 'walletBalance') };
+/** A key as our client holds it for team A (`team-a_<key>`). */
+const scopedA = (key: string) => `${TEAM_A.name}_${key}`;
 
 /** Skipped Go parts say so once (the machine has no Go toolchain). */
 const goSkipped = () => goBinary === undefined;
 
+let nexusCallersEnv: string;
+let endpointBase: string;
+
 beforeAll(async () => {
-  stack = await startStack({ cardProvisioningMs: 50 });
-  ours = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, cardActionKey: stack.config.cardActions.signing });
-  plainBin = (await fixtureBins(stack)).plain.cardBinId;
   callerNamespace = `caller-${randomUUID().slice(0, 8)}`;
+  callerNamespaceB = `caller-b-${randomUUID().slice(0, 8)}`;
+  nexusCallersEnv = JSON.stringify([
+    { ...TEAM_A, namespace: callerNamespace },
+    { ...TEAM_B, namespace: callerNamespaceB },
+  ]);
+  [stack, callerBundle] = await Promise.all([
+    startStack({ cardProvisioningMs: 50 }, { NEXUS_CALLERS: nexusCallersEnv }),
+    // The callers' workflows, bundled once for every caller worker below.
+    bundleWorkflowCode({ workflowsPath: TS_CALLER, logger: { trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: (m: string) => process.stderr.write(`${m}\n`), log: () => undefined } }).then((b) => b.code),
+  ]);
+  ours = new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, cardActionKey: stack.config.cardActions.signing });
+  const bins = await fixtureBins(stack);
+  plainBin = bins.plain.cardBinId;
+  kycBin = bins.kyc.cardBinId;
   callerConnection = await Connection.connect({ address: temporalAddress() });
-  await callerConnection.workflowService.registerNamespace({ namespace: callerNamespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
-  await waitUntil(async () => callerConnection.workflowService.describeNamespace({ namespace: callerNamespace }).then(() => true, () => false), 20_000, 'the caller namespace registered');
-  // The caller's client: no codec of ours, nothing of our namespace.
+  for (const namespace of [callerNamespace, callerNamespaceB]) {
+    await callerConnection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+    await waitUntil(async () => callerConnection.workflowService.describeNamespace({ namespace }).then(() => true, () => false), 20_000, `the caller namespace ${namespace} registered`);
+  }
+  // The callers' clients: no codec of ours, nothing of our namespace.
   caller = new Client({ connection: callerConnection, namespace: callerNamespace });
+  callerB = new Client({ connection: callerConnection, namespace: callerNamespaceB });
   nativeConnection = await NativeConnection.connect({ address: temporalAddress() });
 
-  endpoint = `card-issuing-${randomUUID().slice(0, 8)}`;
-  const made = await runInProcess(stack, ['nexus-endpoint', '--name', endpoint, '--json']);
+  // One endpoint per caller: <base>-team-a to team A's queue, <base>-team-b to team B's.
+  const base = (endpointBase = `card-issuing-${randomUUID().slice(0, 8)}`);
+  endpoint = `${base}-team-a`;
+  endpointB = `${base}-team-b`;
+  const made = await runInProcess(stack, ['nexus-endpoint', '--name', base, '--json']);
   expect(made.code).toBe(0);
-  expect(jsonOf(made).result).toMatchObject({ name: endpoint, namespace: stack.config.temporal.namespace, taskQueue: `${stack.taskQueue}-nexus`, outcome: 'created' });
-  const again = await runInProcess(stack, ['nexus-endpoint', '--name', endpoint, '--json']);
-  expect(jsonOf(again).result.outcome).toBe('kept');
-  // Endpoints are cluster-wide: another deployment's (another task queue) does not take this one over by accident.
+  expect(jsonOf(made).result.endpoints).toEqual([
+    { name: endpoint, namespace: stack.config.temporal.namespace, taskQueue: `${stack.taskQueue}-nexus-team-a`, caller: 'team-a', callerNamespace, outcome: 'created' },
+    { name: endpointB, namespace: stack.config.temporal.namespace, taskQueue: `${stack.taskQueue}-nexus-team-b`, caller: 'team-b', callerNamespace: callerNamespaceB, outcome: 'created' },
+  ]);
+  const again = await runInProcess(stack, ['nexus-endpoint', '--name', base, '--json']);
+  expect(jsonOf(again).result.endpoints.map((e: { outcome: string }) => e.outcome)).toEqual(['kept', 'kept']);
+  // Endpoints are cluster-wide: another deployment's (another task queue) does not take these over by accident, nor make any of them.
   const elsewhere = { ...stack.config, temporal: { ...stack.config.temporal, taskQueue: `${stack.taskQueue}-other` } };
-  const taken = await runInProcess(stack, ['nexus-endpoint', '--name', endpoint, '--json'], { config: elsewhere });
+  const taken = await runInProcess(stack, ['nexus-endpoint', '--name', base, '--json'], { config: elsewhere });
   expect(taken.code).toBe(1);
-  expect(jsonOf(taken)).toMatchObject({ ok: false, error: { type: 'NexusEndpointTaken', message: expect.stringContaining(`task queue ${stack.taskQueue}-nexus`) } });
+  expect(jsonOf(taken)).toMatchObject({ ok: false, error: { type: 'NexusEndpointTaken', message: expect.stringContaining(`task queue ${stack.taskQueue}-nexus-team-a`) } });
+  const endpointTargets = await Promise.all([endpoint, endpointB].map(async (name) => (await callerConnection.operatorService.listNexusEndpoints({ name })).endpoints?.[0]?.spec?.target?.worker?.taskQueue));
+  expect(endpointTargets).toEqual([`${stack.taskQueue}-nexus-team-a`, `${stack.taskQueue}-nexus-team-b`]);
 
   buildDir = mkdtempSync(join(tmpdir(), 'nexus-caller-go-'));
   try {
@@ -82,9 +125,9 @@ afterAll(async () => {
   if (buildDir) rmSync(buildDir, { recursive: true, force: true });
 });
 
-/** A TypeScript caller worker in the caller's namespace, until `fn` is done. */
-async function withTsCaller<T>(taskQueue: string, fn: () => Promise<T>): Promise<T> {
-  const worker = await Worker.create({ connection: nativeConnection, namespace: callerNamespace, taskQueue, workflowsPath: TS_CALLER });
+/** A TypeScript caller worker in team A's namespace (or `namespace`), until `fn` is done. */
+async function withTsCaller<T>(taskQueue: string, fn: () => Promise<T>, namespace = callerNamespace): Promise<T> {
+  const worker = await Worker.create({ connection: nativeConnection, namespace, taskQueue, workflowBundle: { code: callerBundle } });
   return worker.runUntil(fn());
 }
 
@@ -102,11 +145,21 @@ async function stopGoCaller(child: ChildProcess, signal: NodeJS.Signals = 'SIGTE
   await exited;
 }
 
-const run = <T>(workflowType: string, taskQueue: string, args: unknown[]) =>
-  caller.workflow.execute<(...a: unknown[]) => Promise<CallerOutcome<T>>>(workflowType, { taskQueue, workflowId: uniqueId(`caller-${workflowType}`), args });
+const run = <T>(workflowType: string, taskQueue: string, args: unknown[], from: Client = caller) =>
+  from.workflow.execute<(...a: unknown[]) => Promise<CallerOutcome<T>>>(workflowType, { taskQueue, workflowId: uniqueId(`caller-${workflowType}`), args });
 
+/** One operation through team A's endpoint (`team: 'b'`: team B's, from its namespace), with a caller worker of that team running meanwhile. */
+async function call<T = any>(operation: NexusOperationName, input: unknown, team: 'a' | 'b' = 'a'): Promise<CallerOutcome<T>> {
+  const [namespace, client, target] = team === 'a' ? [callerNamespace, caller, endpoint] : [callerNamespaceB, callerB, endpointB];
+  const queue = `ts-${team}-${operation}`;
+  return withTsCaller(queue, () => run<T>('operationThroughNexus', queue, [target, operation, input], client), namespace);
+}
+
+/** A card team A issued through its endpoint (a caller funds, withdraws from and reads only its own). */
 async function newCard(initialAmount = 1000): Promise<string> {
-  return (await ours.issueCard({ idempotencyKey: uniqueId('nexus-card'), cardBinId: plainBin, initialAmount, firstName: 'Ada', lastName: 'Lovelace', timings: FAST_TIMINGS })).cardId;
+  const issued = await call<{ cardId: string }>('issueCard', { idempotencyKey: uniqueId('nexus-card'), cardBinId: plainBin, initialAmount, firstName: 'Ada', lastName: 'Lovelace', timings: FAST_TIMINGS });
+  if (!issued.ok) throw new Error(`team A's card was not issued: ${issued.type} ${issued.message}`);
+  return issued.result.cardId;
 }
 
 const balance = async (cardId: string) => (await stack.control<{ cards: Array<{ cardId: string; availableBalance: number }> }>('GET', '/ledger')).cards.find((c) => c.cardId === cardId)?.availableBalance;
@@ -116,7 +169,8 @@ test('the same fundCard from a TypeScript and a Go caller, repeated, moves the m
   const cardId = await newCard(1000);
   const request = { cardId, amount: 700, idempotencyKey: uniqueId('nexus-fund') };
   const [first, second] = await withTsCaller('ts-fund', () => Promise.all([run<any>('fundCardThroughNexus', 'ts-fund', [endpoint, request]), run<any>('fundCardThroughNexus', 'ts-fund', [endpoint, request])]));
-  expect(first).toMatchObject({ ok: true, result: { cardId, amount: 700, idempotencyKey: request.idempotencyKey } });
+  // The key as our flows hold it: scoped to the caller.
+  expect(first).toMatchObject({ ok: true, result: { cardId, amount: 700, idempotencyKey: scopedA(request.idempotencyKey) } });
   expect(second).toEqual(first);
   if (!goSkipped()) {
     const go = startGoCaller('go-fund');
@@ -198,7 +252,7 @@ test('cancelling the caller\'s issueCard does not cancel ours: TRY_CANCEL stops 
     );
     expect(cancelled).toMatchObject({ ok: false, cancelled: true });
     // Ours runs on: the flow under the key ends with the card, which the caller that waited was answered.
-    const card = await ours.flow<{ cardId: string }>(`issue-card/${key}`).result();
+    const card = await ours.flow<{ cardId: string }>(`issue-card/${scopedA(key)}`).result();
     expect(waited).toMatchObject({ ok: true, result: { cardId: card.cardId } });
     await stack.control('PUT', '/config', { cardProvisioningMs: 50 });
     const again = await withTsCaller('ts-cancel', () => run<{ cardId: string }>('issueCardThroughNexus', 'ts-cancel', [endpoint, request]));
@@ -214,7 +268,7 @@ test('a hosted onboarding over Nexus: its page is read through `onboarding` befo
   try {
     const request = { mode: 'hosted', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', timings: FAST_TIMINGS, idempotencyKey: uniqueId('nexus-kyc').slice(0, 40) };
     const hosted = await withTsCaller('ts-kyc', () => caller.workflow.execute('onboardHostedThroughNexus', { taskQueue: 'ts-kyc', workflowId: uniqueId('caller-kyc'), args: [endpoint, request] }));
-    const progress = await ours.onboarding(`onboard-cardholder/${request.idempotencyKey}`);
+    const progress = await ours.onboarding(`onboard-cardholder/${scopedA(request.idempotencyKey)}`);
     expect(hosted).toEqual({ verificationUrl: progress.verificationUrl, outcome: { ok: true, result: expect.objectContaining({ id: progress.cardholderId, kycStatus: 'APPROVED' }) } });
     expect(progress.verificationUrl).toEqual(expect.stringContaining(progress.cardholderId!));
 
@@ -233,7 +287,7 @@ test('cancelling the caller\'s hosted onboarding cancels ours once its cardholde
     const submissions = async () => ((await stack.control('GET', '/stats')).endpoints.startHostedKyc?.requests ?? 0) as number;
     const sentBefore = await submissions();
     const request = { mode: 'hosted', firstName: 'Ada', lastName: 'Byron', email: 'ada.byron@example.com', timings: FAST_TIMINGS, idempotencyKey: uniqueId('nexus-kyc-cancel').slice(0, 40) };
-    const workflowId = `onboard-cardholder/${request.idempotencyKey}`;
+    const workflowId = `onboard-cardholder/${scopedA(request.idempotencyKey)}`;
     const cancelled = await withTsCaller('ts-kyc', () => caller.workflow.execute('onboardHostedThroughNexus', { taskQueue: 'ts-kyc', workflowId: uniqueId('caller-kyc'), args: [endpoint, request, true] }));
     expect(cancelled).toMatchObject({ verificationUrl: expect.any(String), outcome: { ok: false, cancelled: true } });
     // The caller was told once ours ended: our onboarding and its relay are cancelled.
@@ -259,7 +313,7 @@ test('the Nexus worker, which reads plain JSON, runs the onboarding relay and no
   const card = await ours.issueCard({ idempotencyKey: uniqueId('nexus-plain'), cardBinId: plainBin, initialAmount: 900, firstName: 'Mallory', lastName: 'Plain', timings: FAST_TIMINGS });
   const wallet = async () => (await stack.control('GET', '/wallet')).availableBalance as number;
   const before = await wallet();
-  const handle = await plain.workflow.start('fundCard', { taskQueue: `${stack.taskQueue}-nexus`, workflowId: uniqueId('nexus-plain-fund'), args: [{ cardId: card.cardId, amount: 500, timings: FAST_TIMINGS }] });
+  const handle = await plain.workflow.start('fundCard', { taskQueue: nexusCallerQueue(stack.taskQueue, TEAM_A.name), workflowId: uniqueId('nexus-plain-fund'), args: [{ cardId: card.cardId, amount: 500, timings: FAST_TIMINGS }] });
   try {
     await waitUntil(async () => {
       const events = (await handle.fetchHistory()).events ?? [];
@@ -273,23 +327,26 @@ test('the Nexus worker, which reads plain JSON, runs the onboarding relay and no
   }
 });
 
-test('a relay started in clear by hand reads nothing: without our handler\'s signature it is refused, and even signed it reads only the onboarding under its key', async () => {
+test('a relay started in clear by hand reads nothing: without our handler\'s signature it is refused, and even signed it reads only the onboarding under its key, of its queue\'s caller', async () => {
   const plain = new Client({ connection: stack.client.connection, namespace: stack.config.temporal.namespace });
-  const relay = async (input: Record<string, unknown>) =>
-    plain.workflow.execute('onboardingRelay', { taskQueue: `${stack.taskQueue}-nexus`, workflowId: uniqueId('relay-probe'), args: [input] }).then(
+  const relay = async (input: Record<string, unknown>, team = TEAM_A.name) =>
+    plain.workflow.execute('onboardingRelay', { taskQueue: nexusCallerQueue(stack.taskQueue, team), workflowId: uniqueId('relay-probe'), args: [input] }).then(
       (result: unknown) => ({ result }),
       (err: Error & { cause?: Error & { type?: string; details?: unknown[] } }) => ({ failure: err.cause }),
     );
-  // A real onboarding, ended: anyone may list its ID and run.
-  const idempotencyKey = uniqueId('nexus-relay-probe').slice(0, 40);
+  // A real onboarding of team A's, ended: anyone may list its ID and run.
+  const idempotencyKey = scopedA(uniqueId('nexus-relay-probe').slice(0, 40));
   const onboarded = await ours.startOnboardCardholder({ mode: 'hosted', firstName: 'Eve', lastName: 'Probe', email: 'eve@example.com', timings: FAST_TIMINGS, idempotencyKey });
   await onboarded.result();
   for (const token of [undefined, 'test.forged', relayToken({ keyId: 'test', key: Buffer.alloc(32, 1).toString('base64') }, idempotencyKey, onboarded.runId)]) {
     const refused = await relay({ idempotencyKey, runId: onboarded.runId, token });
     expect(refused).toMatchObject({ failure: { type: 'ValidationFailed' } });
   }
+  // Signed with our key, but on team B's queue: its relays follow only team B's onboardings.
+  const otherCallers = await relay({ idempotencyKey, runId: onboarded.runId, token: relayToken(stack.config.codec, idempotencyKey, onboarded.runId) }, TEAM_B.name);
+  expect(otherCallers).toMatchObject({ failure: { type: 'ValidationFailed' } });
   // Signed with our key (this test holds it), but pointed at a payout's run: only onboard-cardholder/<key> is read.
-  const payout = await ours.startSendPayout({ idempotencyKey: uniqueId('nexus-relay-probe').slice(0, 40), merOrderNo: uniqueId('po').slice(0, 40), paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000, payeeFirstName: 'Eve', payeeLastName: 'Probe', payeeAccountNo: 'GB29NWBK60161331926819', timings: FAST_TIMINGS });
+  const payout = await ours.startSendPayout({ idempotencyKey: scopedA(uniqueId('nexus-relay-probe').slice(0, 40)), merOrderNo: uniqueId('po').slice(0, 40), paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 5000, payeeFirstName: 'Eve', payeeLastName: 'Probe', payeeAccountNo: 'GB29NWBK60161331926819', timings: FAST_TIMINGS });
   const payoutKey = payout.workflowId.split('/').slice(1).join('/');
   const elsewhere = await relay({ idempotencyKey: payoutKey, runId: payout.runId, token: relayToken(stack.config.codec, payoutKey, payout.runId) });
   expect(elsewhere).toMatchObject({ failure: { type: 'FlowNotFound' } });
@@ -300,10 +357,10 @@ test('a relay cancelled just after the onboarding completed answers the outcome 
   await stack.control('PUT', '/config', { kycReviewMs: 600_000 });
   try {
     const plain = new Client({ connection: stack.client.connection, namespace: stack.config.temporal.namespace });
-    const idempotencyKey = uniqueId('nexus-late-cancel').slice(0, 40);
+    const idempotencyKey = scopedA(uniqueId('nexus-late-cancel').slice(0, 40));
     const onboarding = await ours.startOnboardCardholder({ mode: 'hosted', firstName: 'Late', lastName: 'Cancel', email: 'late@example.com', timings: FAST_TIMINGS, idempotencyKey });
     const relay = await plain.workflow.start('onboardingRelay', {
-      taskQueue: `${stack.taskQueue}-nexus`,
+      taskQueue: nexusCallerQueue(stack.taskQueue, TEAM_A.name),
       workflowId: relayWorkflowId(onboarding.workflowId, onboarding.runId),
       args: [{ idempotencyKey, runId: onboarding.runId, token: relayToken(stack.config.codec, idempotencyKey, onboarding.runId) }],
     });
@@ -320,13 +377,124 @@ test('a relay cancelled just after the onboarding completed answers the outcome 
   }
 });
 
-test('nexus-endpoint needs no payload key outside development (it sends no payload); a command that does still refuses to run without one', async () => {
-  const production = { CARD_ISSUING_DEVELOPMENT: undefined, PAYLOAD_CODEC_KEY: undefined, PAYLOAD_CODEC_PREVIOUS_KEYS: undefined };
-  const kept = await runChild(stack, ['nexus-endpoint', '--name', endpoint, '--json'], { env: production });
-  expect(kept.code === 0 ? jsonOf(kept).result.outcome : `exit ${kept.code}: ${kept.stderr}`).toBe('kept');
+test('nexus-endpoint needs no payload key outside development (it sends no payload), but callers: without NEXUS_CALLERS it makes none; a command that does still refuses to run without one', async () => {
+  const production = { CARD_ISSUING_DEVELOPMENT: undefined, PAYLOAD_CODEC_KEY: undefined, PAYLOAD_CODEC_PREVIOUS_KEYS: undefined, NEXUS_CALLERS: nexusCallersEnv };
+  const kept = await runChild(stack, ['nexus-endpoint', '--name', endpointBase, '--json'], { env: production });
+  expect(kept.code === 0 ? jsonOf(kept).result.endpoints.map((e: { outcome: string }) => e.outcome) : `exit ${kept.code}: ${kept.stderr}`).toEqual(['kept', 'kept']);
+  // Outside development no caller is configured by default: no endpoint (and no Nexus worker) without NEXUS_CALLERS.
+  const none = await runChild(stack, ['nexus-endpoint', '--name', endpointBase, '--json'], { env: { ...production, NEXUS_CALLERS: undefined } });
+  expect(none.code).toBe(2);
+  expect(jsonOf(none)).toMatchObject({ ok: false, error: { type: 'UsageError', message: expect.stringContaining('NEXUS_CALLERS names no caller') } });
   const refused = await runChild(stack, ['wallet', '--json'], { env: production });
   expect(refused.code).toBe(2);
   expect(refused.stdout + refused.stderr).toMatch(/PAYLOAD_CODEC_KEY must be set/);
+});
+
+// --- One caller reaches nothing of another's (issue 50; docs/nexus.md, "Who can call") ---------------
+
+const payoutRequests = async () => ((await stack.control('GET', '/stats')).endpoints.createPayout?.requests ?? 0) as number;
+const charged = async () => (await stack.control<{ totals: Record<string, number> }>('GET', '/ledger')).totals.charged;
+const payoutRequest = (arriveAmount: number) => ({
+  idempotencyKey: uniqueId('nexus-payout').slice(0, 40),
+  merOrderNo: uniqueId('po').slice(0, 30),
+  paymentType: 'BANK_TRANSFER',
+  arriveCurrency: 'EUR',
+  arriveAmount,
+  payeeFirstName: 'Bo',
+  payeeLastName: 'Payee',
+  payeeAccountNo: 'GB29NWBK60161331926819',
+  timings: FAST_TIMINGS,
+});
+
+test('an operation the caller is not allowed is refused NotAllowed before anything starts: no flow, nothing sent', async () => {
+  const [sentBefore, chargedBefore] = [await payoutRequests(), await charged()];
+  const request = payoutRequest(5000);
+  const refused = await call('sendPayout', request, 'b');
+  expect(refused).toMatchObject({ ok: false, type: 'NotAllowed', mayHaveTakenEffect: false, message: expect.stringContaining('caller team-b is not allowed sendPayout') });
+  expect(await call('walletBalance', undefined, 'b')).toMatchObject({ ok: false, type: 'NotAllowed', message: expect.stringContaining('not allowed walletBalance') });
+  await expect(ours.status(`send-payout/team-b_${request.idempotencyKey}`)).rejects.toThrow(WorkflowNotFoundError);
+  expect([await payoutRequests(), await charged()]).toEqual([sentBefore, chargedBefore]);
+});
+
+test('a sendPayout above the caller\'s payoutLimit is refused NotAllowed naming the limit, nothing sent; at the limit it is paid, its merOrderNo scoped to the caller', async () => {
+  const sentBefore = await payoutRequests();
+  const above = payoutRequest(TEAM_A.payoutLimit + 1);
+  const refused = await call('sendPayout', above);
+  expect(refused).toMatchObject({ ok: false, type: 'NotAllowed', mayHaveTakenEffect: false, message: expect.stringContaining(`arriveAmount ${TEAM_A.payoutLimit + 1} is above caller team-a's payoutLimit ${TEAM_A.payoutLimit}`) });
+  await expect(ours.status(`send-payout/${scopedA(above.idempotencyKey)}`)).rejects.toThrow(WorkflowNotFoundError);
+  expect(await payoutRequests()).toBe(sentBefore);
+
+  const atLimit = payoutRequest(TEAM_A.payoutLimit);
+  const paid = await call('sendPayout', atLimit);
+  expect(paid).toMatchObject({ ok: true, result: { merOrderNo: scopedA(atLimit.merOrderNo), arriveAmount: TEAM_A.payoutLimit } });
+  expect(await payoutRequests()).toBe(sentBefore + 1);
+});
+
+test('the same key from two callers is two requests: team B\'s purchaseEsim under team A\'s key orders and is charged on its own; neither answer carries the QR code, which a service in our namespace redeems by reference', async () => {
+  const key = uniqueId('nexus-esim').slice(0, 40);
+  const chargedBefore = await charged();
+  const request = { planNo: 'epln_global_1gb', idempotencyKey: key, timings: FAST_TIMINGS };
+  const a = await call('purchaseEsim', request);
+  const b = await call('purchaseEsim', request, 'b');
+  expect(a).toMatchObject({ ok: true, result: { status: 'ISSUED', qrCodeRef: { workflowId: `purchase-esim/team-a_${key}` } } });
+  expect(b).toMatchObject({ ok: true, result: { status: 'ISSUED', qrCodeRef: { workflowId: `purchase-esim/team-b_${key}` } } });
+  if (!a.ok || !b.ok) return;
+  expect(a.result.qrCodeRef.orderNo).toBe(a.result.orderNo);
+  // Two orders, two charges: B joined nothing of A's and was answered nothing of it.
+  expect(b.result.orderNo).not.toBe(a.result.orderNo);
+  expect((await charged()) - chargedBefore).toBe(a.result.amount + b.result.amount);
+  expect(JSON.stringify(b)).not.toContain(a.result.orderNo);
+  for (const answer of [a.result, b.result]) expect(answer).not.toHaveProperty('qrCode');
+  // Redeemed in our namespace through the client: the code the flow holds, which crossed in neither answer.
+  const placed = await ours.flow<{ qrCode: string }>(`purchase-esim/team-a_${key}`).result();
+  const redeemed = await ours.esimQrCode(a.result.qrCodeRef);
+  expect(redeemed).toMatchObject({ orderNo: a.result.orderNo, qrCode: placed.qrCode });
+  expect(placed.qrCode).toEqual(expect.stringMatching(/^LPA:/));
+  expect(JSON.stringify([a, b])).not.toContain(placed.qrCode);
+  // A reference holds for its own order only.
+  await expect(ours.esimQrCode({ orderNo: b.result.orderNo, workflowId: a.result.qrCodeRef.workflowId })).rejects.toMatchObject({ type: 'ValidationFailed' });
+});
+
+test('a caller reads and moves money only on cards it issued through its endpoint: team B\'s cardState and withdrawFromCard on team A\'s card are refused NotAllowed naming the card, its balance unchanged', async () => {
+  const cardId = await newCard(1000);
+  const state = await call('cardState', { cardId }, 'b');
+  expect(state).toMatchObject({ ok: false, type: 'NotAllowed', mayHaveTakenEffect: false, message: expect.stringContaining(`card ${cardId} was not issued by caller team-b`) });
+  expect(JSON.stringify(state)).not.toMatch(/Lovelace|team-a|availableBalance/);
+  const withdrawn = await call('withdrawFromCard', { cardId, amount: 300, idempotencyKey: uniqueId('nexus-b-withdraw') }, 'b');
+  expect(withdrawn).toMatchObject({ ok: false, type: 'NotAllowed', message: expect.stringContaining(`card ${cardId} was not issued by caller team-b`) });
+  expect(await balance(cardId)).toBe(1000);
+  // A card no caller issued over Nexus (ours, through the client) is refused alike, to team A too.
+  const notOverNexus = (await ours.issueCard({ idempotencyKey: uniqueId('nexus-ours'), cardBinId: plainBin, initialAmount: 500, firstName: 'Ada', lastName: 'Lovelace', timings: FAST_TIMINGS })).cardId;
+  expect(await call('cardState', { cardId: notOverNexus })).toMatchObject({ ok: false, type: 'NotAllowed', message: expect.stringContaining(`card ${notOverNexus} was not issued by caller team-a`) });
+  // Team A reads its own.
+  expect(await call('cardState', { cardId })).toMatchObject({ ok: true, result: { card: { cardId, availableBalance: 1000 } } });
+});
+
+test('a caller issues cards only on cardholders it onboarded: team B naming team A\'s cardholder and onboarding key is refused NotAllowed, no card made, and reads nothing of that onboarding; team A issues on its own', async () => {
+  const onboardingKey = uniqueId('nexus-kyc-a').slice(0, 40);
+  const onboarding = { mode: 'hosted', firstName: 'Mei', lastName: 'Tanaka', email: 'mei@example.com', timings: FAST_TIMINGS, idempotencyKey: onboardingKey };
+  const onboarded = await withTsCaller('ts-kyc', () => caller.workflow.execute('onboardHostedThroughNexus', { taskQueue: 'ts-kyc', workflowId: uniqueId('caller-kyc'), args: [endpoint, onboarding] }));
+  expect(onboarded.outcome).toMatchObject({ ok: true, result: { kycStatus: 'APPROVED' } });
+  const cardholderId = (onboarded.outcome as { result: { id: string } }).result.id;
+  const before = await cardCount();
+  const issue = (idempotencyKey: string) => ({ idempotencyKey, cardBinId: kycBin, initialAmount: 500, cardholderId, onboardingKey, timings: FAST_TIMINGS });
+
+  const refused = await call('issueCard', issue(uniqueId('nexus-b-issue')), 'b');
+  expect(refused).toMatchObject({ ok: false, type: 'NotAllowed', mayHaveTakenEffect: false, message: expect.stringContaining(`cardholder ${cardholderId} was not onboarded by caller team-b`) });
+  const { onboardingKey: _unnamed, ...unnamed } = issue(uniqueId('nexus-b-issue'));
+  expect(await call('issueCard', unnamed, 'b')).toMatchObject({ ok: false, type: 'ValidationFailed', message: expect.stringContaining('onboardingKey is required with cardholderId') });
+  // Team B's `onboarding` under team A's key is its own key's: none (not A's page).
+  expect(await call('onboarding', { idempotencyKey: onboardingKey }, 'b')).toMatchObject({ ok: false, type: 'FlowNotFound' });
+  expect(await cardCount()).toBe(before);
+
+  expect(await call('issueCard', issue(uniqueId('nexus-a-issue')))).toMatchObject({ ok: true, result: { cardholderId } });
+  expect(await cardCount()).toBe(before + 1);
+});
+
+test('a key that leaves no room for the caller\'s prefix within the provider\'s 64 characters is refused ValidationFailed naming the field and the rule', async () => {
+  const longest = 64 - 'team-a_'.length;
+  const refused = await call('fundCard', { cardId: 'crd_any', amount: 500, idempotencyKey: 'k'.repeat(longest + 1) });
+  expect(refused).toMatchObject({ ok: false, type: 'ValidationFailed', message: expect.stringContaining(`idempotencyKey must be 1-${longest} of [a-zA-Z0-9_-] over this endpoint`) });
 });
 
 test('README "Calling from another namespace" shows the snippets these callers run', () => {

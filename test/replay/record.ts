@@ -17,6 +17,8 @@ import { entityWorkflowId } from '../../src/shared/ids';
 import { onboardingWorkflowId } from '../../src/client/requests';
 import { relayWorkflowId } from '../../src/nexus/handler';
 import { relayToken } from '../../src/nexus/relay-token';
+import { DEVELOPMENT_NEXUS_CALLER, scopedKey } from '../../src/nexus/callers';
+import { nexusCallerQueue } from '../../src/shared/task-queues';
 import { openItemId } from '../../src/shared/open-items';
 import { RECONCILIATIONS } from '../../src/shared/reconciliation';
 import { cardStateQuery, deleteCardUpdate, fundCardUpdate, freezeCardUpdate, onboardingQuery, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
@@ -166,6 +168,8 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
   'onboarding-cancelled': {
     // Every provider answer takes 1 s: the cancellations below arrive while the hosted submission is at the provider.
     sandbox: { kycReviewMs: 600_000, faults: { latencyMs: 1000 } },
+    // The relays below run on the Nexus queue of development's caller (its worker reads only keys scoped to it).
+    env: { NEXUS_CALLERS: JSON.stringify([DEVELOPMENT_NEXUS_CALLER]) },
     async record(stack, save) {
       const hosted = () => ({ mode: 'hosted', firstName: 'Replay', lastName: 'Test', email: 'replay@example.com', timings: FAST_TIMINGS });
       const submitting = async (handle: WorkflowHandle) =>
@@ -180,17 +184,17 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
       // Its worker writes plain JSON (no codec of ours): so does the client that starts it.
       const plain = new Client({ connection: stack.client.connection, namespace: stack.config.temporal.namespace });
       const relay = async (onboarding: WorkflowHandleWithFirstExecutionRunId, idempotencyKey: string) =>
-        plain.workflow.start('onboardingRelay', { taskQueue: `${stack.taskQueue}-nexus`, workflowId: relayWorkflowId(onboarding.workflowId, onboarding.firstExecutionRunId), args: [{ idempotencyKey, runId: onboarding.firstExecutionRunId, token: relayToken(stack.config.codec, idempotencyKey, onboarding.firstExecutionRunId) }] });
+        plain.workflow.start('onboardingRelay', { taskQueue: nexusCallerQueue(stack.taskQueue, DEVELOPMENT_NEXUS_CALLER.name), workflowId: relayWorkflowId(onboarding.workflowId, onboarding.firstExecutionRunId), args: [{ idempotencyKey, runId: onboarding.firstExecutionRunId, token: relayToken(stack.config.codec, idempotencyKey, onboarding.firstExecutionRunId) }] });
       // Under a key, as the handler starts them (the relay reads only the onboarding under the key).
       const keyed = (idempotencyKey: string) => run(stack, 'onboardCardholder', hosted(), onboardingWorkflowId(idempotencyKey));
-      const relayedKey = uniqueId('replay-relay').slice(0, 40);
+      const relayedKey = scopedKey(DEVELOPMENT_NEXUS_CALLER, uniqueId('replay-relay').slice(0, 40));
       const relayed = await keyed(relayedKey);
       const cancelledRelay = await relay(relayed, relayedKey);
       await submitting(relayed);
       await cancelledRelay.cancel();
       await cancelledRelay.result().catch(() => undefined);
       await save('onboarding-relay-cancelled', cancelledRelay);
-      const completedKey = uniqueId('replay-relay').slice(0, 40);
+      const completedKey = scopedKey(DEVELOPMENT_NEXUS_CALLER, uniqueId('replay-relay').slice(0, 40));
       const completed = await keyed(completedKey);
       const completedRelay = await relay(completed, completedKey);
       await waitUntil(async () => (await completed.query(onboardingQuery)).cardholderId !== undefined, 30_000, 'the cardholder');

@@ -19,8 +19,8 @@ import { createCardIssuingClient } from '../../src/starter/connect';
 import { buildWorkflowBundle } from '../../src/fleet/bundle';
 import { freePort } from '../../src/ports';
 import { prepareNamespace } from './namespace';
-import { CALLERS_NAMESPACE, DEFAULT_NEXUS_ENDPOINT, ensureNexusEndpoint, type NexusEndpointTarget } from '../../src/temporal/nexus-endpoint';
-import { nexusQueue } from '../../src/shared/task-queues';
+import { CALLERS_NAMESPACE, DEFAULT_NEXUS_ENDPOINT, callerEndpoints, ensureNexusEndpoints, type NexusEndpointTarget } from '../../src/temporal/nexus-endpoint';
+import { NEXUS_OPERATIONS } from '../../src/client/nexus-contract';
 import { msToTs } from '@temporalio/common/lib/time';
 import { startPostgres } from './postgres';
 import { spawnApp, type AppProcess } from '../processes';
@@ -67,16 +67,16 @@ export interface Cluster {
 /** Stopped in reverse order of starting, whatever happens. */
 export const stoppers: Array<() => Promise<unknown>> = [];
 
-/** The endpoint of README "Calling from another namespace", made as the chart's Job makes it, and the callers' namespace. */
-async function nexusEndpointFor(address: string, config: Config): Promise<NexusEndpointTarget> {
-  const target = { name: DEFAULT_NEXUS_ENDPOINT, namespace: config.temporal.namespace, taskQueue: nexusQueue(config.temporal.taskQueue) };
+/** The endpoints of README "Calling from another namespace" (one per caller of NEXUS_CALLERS), made as the chart's Job makes them, and the callers' namespace. */
+async function nexusEndpointsFor(address: string, config: Config): Promise<NexusEndpointTarget[]> {
+  const targets = callerEndpoints(DEFAULT_NEXUS_ENDPOINT, config.temporal.namespace, config.temporal.taskQueue, config.nexus.callers);
   const connection = await Connection.connect({ address });
   try {
-    await ensureNexusEndpoint(connection, target);
+    await ensureNexusEndpoints(connection, targets);
     // And a namespace of its own for a caller to run in, as the dev server has.
     const exists = await connection.workflowService.describeNamespace({ namespace: CALLERS_NAMESPACE }).then(() => true, () => false);
     if (!exists) await connection.workflowService.registerNamespace({ namespace: CALLERS_NAMESPACE, description: 'Nexus callers (README, "Calling from another namespace")', workflowExecutionRetentionPeriod: msToTs('1 day') });
-    return target;
+    return targets;
   } finally {
     await connection.close();
   }
@@ -121,11 +121,13 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     METRICS_PORT: '',
     LISTEN_HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
+    // One Nexus caller, in the callers' namespace, allowed every operation (docs/nexus.md, "Who can call"): its endpoint is card-issuing-callers.
+    NEXUS_CALLERS: JSON.stringify([{ name: CALLERS_NAMESPACE, namespace: CALLERS_NAMESPACE, operations: NEXUS_OPERATIONS }]),
     ...opts.env,
   };
   const config = loadConfig(env);
-  await nexusEndpointFor(server.address, config).then(
-    (endpoint) => say(`Nexus endpoint ${endpoint.name} routes to ${endpoint.namespace}/${endpoint.taskQueue} (service cardIssuing; docs/nexus.md); callers may run in namespace ${CALLERS_NAMESPACE}`),
+  await nexusEndpointsFor(server.address, config).then(
+    (endpoints) => endpoints.forEach((endpoint) => say(`Nexus endpoint ${endpoint.name} routes to ${endpoint.namespace}/${endpoint.taskQueue} (service cardIssuing, caller ${endpoint.caller?.name}; docs/nexus.md); callers may run in namespace ${CALLERS_NAMESPACE}`)),
     (err: unknown) => say(`Nexus endpoint not made (${(err as Error).message}): the server's operator API refused it`),
   );
 

@@ -23,7 +23,7 @@ export async function rollOutBadV3(r: Rollout): Promise<void> {
   const v3 = await startBuild(r, 'v3', 2);
   // Nobody watches: `deploy rollout`'s gate (src/temporal/rollout.ts) finds the failing flows and rolls v3 back.
   const client = r.cluster.client.temporal.client;
-  const rollout = rollOut(r.target, client, { buildId: 'v3', steps: [RAMP_PERCENT], soakMs: SOAK_MS, failingAttempts: 3, waitForWorkersMs: 120_000, taskQueues: workflowQueues(r.cluster.config.temporal.taskQueue) }, (line) => say(`deploy rollout: ${line}`));
+  const rollout = rollOut(r.target, client, { buildId: 'v3', steps: [RAMP_PERCENT], soakMs: SOAK_MS, failingAttempts: 3, waitForWorkersMs: 120_000, taskQueues: workflowQueues(r.cluster.config.temporal.taskQueue, r.cluster.config.nexus.callers.map((c) => c.name)) }, (line) => say(`deploy rollout: ${line}`));
   await until('v3 ramping', async () => (await describeDeployment(r.target)).ramping?.buildId === 'v3', 120_000);
   say(`v3 workers (pids ${pids(v3)}) polling; rollOut ramped v3 to ${RAMP_PERCENT} %: ${describeState(await describeDeployment(r.target))}`);
   const P: Phase = 'v3 ramping';

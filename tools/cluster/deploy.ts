@@ -119,7 +119,7 @@ async function rollOutV2(r: Rollout): Promise<void> {
 
   // The everyday upgrade: nobody ramps or promotes; `deploy rollout` does (src/temporal/rollout.ts), as the chart's hook Job.
   const client = r.cluster.client.temporal.client;
-  const rollout = rollOut(r.target, client, { buildId: 'v2', steps: [10], soakMs: 20_000, failingAttempts: 3, waitForWorkersMs: 120_000, taskQueues: workflowQueues(r.cluster.config.temporal.taskQueue) }, (line) => say(`deploy rollout: ${line}`));
+  const rollout = rollOut(r.target, client, { buildId: 'v2', steps: [10], soakMs: 20_000, failingAttempts: 3, waitForWorkersMs: 120_000, taskQueues: workflowQueues(r.cluster.config.temporal.taskQueue, r.cluster.config.nexus.callers.map((c) => c.name)) }, (line) => say(`deploy rollout: ${line}`));
   await until('v2 ramping', async () => (await describeDeployment(r.target)).ramping?.buildId === 'v2', 120_000);
   say(`rollOut ramped v2 to 10 %: ${describeState(await describeDeployment(r.target))}`);
   const P: Phase = 'v2 ramping';
