@@ -7,12 +7,16 @@
  * that test/deploy/helm-chart.test.ts will be skipped. A Compose loader (the compose file checks)
  * likewise: `docker compose` or `docker-compose`, or tools/compose-config built once with Go
  * (tools/compose.ts, about a minute), or one line saying that test/deploy/compose.test.ts will be skipped.
+ * tools/temporal-authz (Temporal's server with our authorizer) likewise: built once with Go
+ * (tools/temporal-authz.ts, well under a minute after the CLI's build), or one line saying why not;
+ * test/deploy/temporal-authz.test.ts then builds it itself, or is skipped without Go.
  */
 import { loadConfigOrExit } from '../src/config';
 import { findOnPath, stderrLine } from './cache';
 import { ensureCompose } from './compose';
 import { ensureHelm } from './helm';
 import { ensureJavaTestServer, javaTestServerMissing } from './java-test-server';
+import { ensureTemporalAuthz } from './temporal-authz';
 import { ensureTemporalCli, TemporalCliUnavailable } from './temporal-cli';
 
 async function main(): Promise<void> {
@@ -29,6 +33,10 @@ async function main(): Promise<void> {
   await ensureCompose().then(
     (compose) => stderrLine(`compose: ${compose.what}`),
     (err: Error) => stderrLine(`compose: not provisioned (${err.message}); the compose file checks (test/deploy/compose.test.ts) will be skipped`),
+  );
+  await ensureTemporalAuthz().then(
+    (server) => stderrLine(`temporal-authz: ${server}`),
+    (err: Error) => stderrLine(`temporal-authz: not provisioned (${err.message}); test/deploy/temporal-authz.test.ts builds it on first use, or is skipped without Go`),
   );
 }
 
