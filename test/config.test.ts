@@ -54,12 +54,16 @@ describe('no missing secret fails open (outside development)', () => {
   const key = () => randomBytes(32).toString('base64');
 
   test('a bridge without its webhook secret (nor the API secret) refuses to start, naming it; so does one on the development payload key', () => {
-    const bare = start('src/bridge/server.ts', { PAYLOAD_CODEC_KEY: key(), TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    const bare = start('src/bridge/server.ts', { PAYLOAD_CODEC_KEY: key(), SIGNAL_MAC_KEY: key(), TEMPORAL_ADDRESS: '127.0.0.1:1' });
     expect(bare.status).toBe(2);
     expect(bare.stderr.trim()).toBe(
       'configuration: PROVIDER_WEBHOOK_SECRET must be set: outside development no secret falls back to its public default (set CARD_ISSUING_DEVELOPMENT=true only on a developer\'s machine)',
     );
-    const devKey = start('src/bridge/server.ts', { PROVIDER_WEBHOOK_SECRET: 'whsec_0123456789', TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    // Without the signal MAC key it would sign nothing as the provider's word (issue 50): named too.
+    const noMac = start('src/bridge/server.ts', { PAYLOAD_CODEC_KEY: key(), PROVIDER_WEBHOOK_SECRET: 'whsec_0123456789', TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expect(noMac.status).toBe(2);
+    expect(noMac.stderr).toMatch(/^configuration: SIGNAL_MAC_KEY must be set/);
+    const devKey = start('src/bridge/server.ts', { PROVIDER_WEBHOOK_SECRET: 'whsec_0123456789', SIGNAL_MAC_KEY: key(), TEMPORAL_ADDRESS: '127.0.0.1:1' });
     expect(devKey.status).toBe(2);
     expect(devKey.stderr).toMatch(/^configuration: PAYLOAD_CODEC_KEY must be set/);
   });
@@ -67,7 +71,7 @@ describe('no missing secret fails open (outside development)', () => {
   test('a worker without the provider secret and its keys refuses to start, naming each', () => {
     const worker = start('src/worker.ts', { TEMPORAL_ADDRESS: '127.0.0.1:1' });
     expect(worker.status).toBe(2);
-    expect(worker.stderr).toMatch(/^configuration: PROVIDER_API_SECRET, PAYLOAD_CODEC_KEY, PIN_SEAL_PRIVATE_KEY must be set/);
+    expect(worker.stderr).toMatch(/^configuration: PROVIDER_API_SECRET, PAYLOAD_CODEC_KEY, PIN_SEAL_PRIVATE_KEY, CARD_ACTION_TRUSTED_KEYS, SIGNAL_MAC_KEY must be set/);
   });
 
   test('the rule names only what is missing, and the development switch lets the public defaults in', () => {

@@ -7,13 +7,7 @@
  * is a CardIssuingError (errors.ts). One Temporal connection per client, with our data converter
  * (payloads and failure messages encrypted), as samples-typescript's `client.ts`.
  */
-import {
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-  type Client,
-  type Connection,
-  type WorkflowHandle,
-} from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import { FailureType, type FlowName } from '../shared/failures';
 import type { CodecKeys } from '../codec/payload-codec';
 import type { PinPublicKey } from '../codec/card-secrets';
@@ -44,10 +38,11 @@ import { issueCardSealed, revealUnderOneTimeKey, sealedPinOf } from './card-secr
 import { MANUAL_KYC_DEPRECATION } from '../shared/kyc-rules';
 import type { EsimOrderResult, OnboardCardholderResult, PayoutResult, TrackPayoutInput } from './flow-types';
 import { describeFlow, type FlowStatus } from '../temporal/flow-status';
-import { CardIssuingError, asCardIssuingError, toCardIssuingError } from './errors';
+import { CardIssuingError, asCardIssuingError } from './errors';
 import { CardUpdates } from './card-updates';
+import { FlowStarts } from './flow-starts';
 import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
-import { ONBOARD_CARDHOLDER_ID, REQUEST_DIGEST_MEMO, assertKey, keyedWorkflowId, onboardingWorkflowId, readableId, requestDigest, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
+import { ONBOARD_CARDHOLDER_ID, assertKey, keyedWorkflowId, onboardingWorkflowId, readableId, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
 import type { CardBinAnswer as CardBin, OperationAnswer } from '../provider/answers';
 import type { EsimQrCode, OperationRecord, SubmittedMovement } from './flow-types';
 import type { EsimQrCodeRef } from './nexus-contract';
@@ -78,9 +73,11 @@ export class CardIssuingClient {
   readonly #onDeprecation: (message: string) => void;
   readonly #updates: CardUpdates;
   readonly #cardActions?: CardActionSigner;
+  readonly #starts: FlowStarts;
 
   constructor(opts: CardIssuingClientOptions, ownConnection?: Connection) {
     this.#cardActions = opts.cardActionKey ? new CardActionSigner(opts.cardActionKey) : undefined;
+    this.#starts = new FlowStarts(opts.client, opts.taskQueue);
     this.#temporal = opts.client;
     this.#updates = new CardUpdates(opts.client, opts.taskQueue);
     this.#onDeprecation = opts.onDeprecation ?? emitDeprecation;
@@ -186,7 +183,7 @@ export class CardIssuingClient {
 
   /** One tracker per payout: tracking the same payout again joins the running tracker. */
   startTrackPayout(input: TrackPayoutInput, opts?: CallOptions): Promise<FlowHandle<PayoutResult, 'trackPayout'>> {
-    return this.#start('trackPayout', `track-payout/${input.merOrderNo}`, input, opts);
+    return this.#starts.start('trackPayout', `track-payout/${input.merOrderNo}`, input, opts);
   }
 
   trackPayout(input: TrackPayoutInput, opts?: CallOptions): Promise<PayoutResult> {
@@ -327,7 +324,7 @@ export class CardIssuingClient {
   /** Re-attaches to a flow by its workflow ID (started by this process or any other). */
   flow<R = unknown, F extends FlowName = FlowName>(workflowId: string, runId?: string): FlowHandle<R, F> {
     const handle = this.#temporal.workflow.getHandle<() => Promise<R>>(workflowId, runId);
-    return this.#handle<R, F>(workflowId, runId ?? '', handle);
+    return this.#starts.handle<R, F>(workflowId, runId ?? '', handle);
   }
 
   /** Where a flow stands: status, type, search attributes, pending activities, and its failure once failed. */
@@ -341,19 +338,6 @@ export class CardIssuingClient {
   }
 
   // --- How calls are made ----------------------------------------------------------------
-
-  #handle<R, F extends FlowName>(workflowId: string, runId: string, handle: WorkflowHandle<() => Promise<R>>, idempotencyKey?: string): FlowHandle<R, F> {
-    const context = { workflowId, ...(idempotencyKey ? { idempotencyKey } : {}) };
-    const within = <T>(opts: CallOptions | undefined, what: string, fn: () => Promise<T>, defaultTimeout?: number) =>
-      withinCall(this.#temporal.connection, opts, { ...context, waitingFor: what, mayHaveTakenEffect: idempotencyKey !== undefined }, () => asCardIssuingError(fn(), context), defaultTimeout);
-    return {
-      workflowId,
-      runId,
-      result: (opts) => within(opts, `the result of ${workflowId}`, () => handle.result()),
-      describe: (opts) => within(opts, `the state of ${workflowId}`, () => describeFlow(handle), DEFAULT_READ_TIMEOUT_MS),
-      cancel: async (opts) => within(opts, `the cancellation of ${workflowId}`, async () => void (await handle.cancel()), DEFAULT_READ_TIMEOUT_MS),
-    };
-  }
 
   /** Waits for a started flow's result within the call's options. */
   async #run<R, F extends FlowName>(started: Promise<FlowHandle<R, F>>, opts?: CallOptions): Promise<R> {
@@ -384,59 +368,7 @@ export class CardIssuingClient {
   /** A money flow under its caller's key: the key is checked, and decides the workflow ID. */
   async #startKeyed<I, R, F extends FlowName>(workflowType: F, idParts: string[], input: I & { idempotencyKey?: string }, opts?: CallOptions, key = input.idempotencyKey, digestInput: unknown = input): Promise<FlowHandle<R, F>> {
     assertKey(key, workflowType);
-    return this.#start<I, R, F>(workflowType, keyedWorkflowId(idParts, key), input, opts, key, digestInput);
+    return this.#starts.start<I, R, F>(workflowType, keyedWorkflowId(idParts, key), input, opts, key, digestInput);
   }
 
-  /**
-   * Starts a flow under its workflow ID, or joins the one there. Each run carries a digest of its
-   * input in its memo: a repeated start that asks for another thing is refused IdempotencyConflict
-   * before anything starts; one that asks for the same thing follows the run there while it runs or
-   * once it completed (its result). Under a caller's key, a run that closed without a result
-   * (failed, terminated, timed out, cancelled) is followed by a new run, which first reconciles what
-   * the earlier one may have moved (docs/idempotency.md, "A restart").
-   */
-  async #start<I, R, F extends FlowName>(workflowType: F, workflowId: string, input: I, opts?: CallOptions, idempotencyKey?: string, digestInput: unknown = input): Promise<FlowHandle<R, F>> {
-    // What is compared, not what is sent: a sealed PIN differs on every sealing (PIN_IN_DIGEST).
-    const digest = requestDigest(workflowType, digestInput);
-    const context = { workflowId, ...(idempotencyKey ? { idempotencyKey } : {}) };
-    const follow = (runId: string) => this.#handle<R, F>(workflowId, runId, this.#temporal.workflow.getHandle(workflowId, runId), idempotencyKey);
-    /** The run there, when it asked for the same thing (undefined: none there); another request's is refused. */
-    const sameRequestThere = async () => {
-      const there = await this.#temporal.workflow
-        .getHandle(workflowId)
-        .describe()
-        .catch((err: unknown) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)));
-      const theirs = there?.memo?.[REQUEST_DIGEST_MEMO];
-      if (theirs !== undefined && theirs !== digest) {
-        throw new CardIssuingError({
-          type: FailureType.IdempotencyConflict,
-          message: `${workflowId} was started for another request${idempotencyKey ? ` under key ${idempotencyKey}` : ''}; this one was not started (use a new key for a new request)`,
-          ...context,
-          details: [{ workflowId }],
-        });
-      }
-      return there;
-    };
-    return withinCall(this.#temporal.connection, opts, { ...context, waitingFor: `the start of ${workflowId}` }, async () => {
-      const there = idempotencyKey ? await sameRequestThere() : undefined;
-      if (there && (there.status.name === 'RUNNING' || there.status.name === 'COMPLETED')) return follow(there.runId);
-      try {
-        const handle = await this.#temporal.workflow.start<(input: I) => Promise<R>>(workflowType, {
-          taskQueue: this.#taskQueue,
-          workflowId,
-          args: [input],
-          memo: { [REQUEST_DIGEST_MEMO]: digest },
-          workflowIdConflictPolicy: 'FAIL',
-          workflowIdReusePolicy: idempotencyKey ? 'ALLOW_DUPLICATE_FAILED_ONLY' : 'ALLOW_DUPLICATE',
-        });
-        return follow(handle.firstExecutionRunId);
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw toCardIssuingError(err, context);
-        // Another start won the race (or the run there completed meanwhile): follow it, if it asked for the same thing.
-        const winner = await sameRequestThere();
-        if (!winner) throw toCardIssuingError(err, context);
-        return follow(winner.runId);
-      }
-    });
-  }
 }

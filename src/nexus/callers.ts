@@ -109,7 +109,5 @@ export function scopedKey(caller: Pick<NexusCaller, 'name'>, key: string): strin
   return `${caller.name}_${key}`;
 }
 
-/** The caller's endpoint: `<base>-<name>` (base: `nexus-endpoint --name`, default card-issuing). */
-export function callerEndpointName(base: string, caller: Pick<NexusCaller, 'name'>): string {
-  return `${base}-${caller.name}`;
-}
+// The caller's endpoint name lives beside its queue's (shared/task-queues.ts): temporal/ reads it without importing nexus/.
+export { callerEndpointName } from '../shared/task-queues';

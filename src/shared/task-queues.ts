@@ -117,3 +117,8 @@ export function nexusCallerQueue(mainQueue: string, caller: string): string {
 export function workflowQueues(mainQueue: string, callers: readonly string[] = []): string[] {
   return [mainQueue, entityQueue(mainQueue), ...callers.map((caller) => nexusCallerQueue(mainQueue, caller))];
 }
+
+/** A Nexus caller's endpoint: `<base>-<name>` (base: `nexus-endpoint --name`, default card-issuing), routed to its queue. */
+export function callerEndpointName(base: string, caller: { name: string }): string {
+  return `${base}-${caller.name}`;
+}

@@ -7,8 +7,8 @@
  */
 import type { Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { callerEndpointName, type NexusCaller } from '../nexus/callers';
-import { nexusCallerQueue } from '../shared/task-queues';
+import type { NexusCaller } from '../nexus/callers';
+import { callerEndpointName, nexusCallerQueue } from '../shared/task-queues';
 
 /** The base of the endpoints' names unless told another (`nexus-endpoint --name`): caller `team-a`'s is `card-issuing-team-a`. */
 export const DEFAULT_NEXUS_ENDPOINT = 'card-issuing';

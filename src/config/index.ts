@@ -7,13 +7,18 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_DECODE_ROLE, DEFAULT_ENCODE_ROLE, DEFAULT_ROLE_CLAIMS, type CodecAuthConfig } from './codec/codec-auth';
-import { parseKeyList } from './codec/keyring';
-import { publicKeyOf, type PinPrivateKeys } from './codec/card-secrets';
-import { cardActionPublicKeyOf, type CardActionKey } from './codec/card-capability';
-import type { CodecKeys } from './codec/payload-codec';
-import { DEVELOPMENT_NEXUS_CALLER, NexusCallersError, parseNexusCallers, type NexusCaller } from './nexus/callers';
-import { DEVELOPMENT_PIN_PRIVATE_KEY } from './shared/development-keys';
+import { DEFAULT_DECODE_ROLE, DEFAULT_ENCODE_ROLE, DEFAULT_ROLE_CLAIMS, type CodecAuthConfig } from '../codec/codec-auth';
+import type { CardActionKey } from '../codec/card-capability';
+import type { CodecKeys } from '../codec/payload-codec';
+import { DEVELOPMENT_NEXUS_CALLER, NexusCallersError, parseNexusCallers, type NexusCaller } from '../nexus/callers';
+import { DEVELOPMENT_PIN_PRIVATE_KEY } from '../shared/development-keys';
+import { ConfigError } from './errors';
+import { assertKeysApart, cardActionKeys, keyring, pinKeys } from './keys';
+import { SANDBOX_API_SECRET, developmentDefaults, refuseDevelopmentWhereReal } from './rules';
+
+export { ConfigError } from './errors';
+export { DEVELOPMENT_CARD_ACTION_KEY } from './keys';
+export { SANDBOX_API_SECRET, assertCodecEndpointAuth, assertPinKeys, assertProviderTransport, requireSecrets } from './rules';
 
 const port = z.coerce.number().int('must be an integer').min(1, 'must be a port between 1 and 65535').max(65535, 'must be a port between 1 and 65535');
 const url = z.string().url('must be an absolute URL such as http://127.0.0.1:4010');
@@ -31,10 +36,6 @@ const base64Key = z
 export const DEVELOPMENT_CODEC_KEY = Buffer.alloc(32, 7).toString('base64');
 /** The workers' PIN private key of development (no PIN_SEAL_PRIVATE_KEY nor PIN_SEAL_PUBLIC_KEY): public, so never taken outside it. */
 export { DEVELOPMENT_PIN_PRIVATE_KEY };
-/** The provider sandbox's API secret, PROVIDER_API_SECRET's default: any other is a real provider's. */
-const SANDBOX_API_SECRET = 'secret_sandbox';
-/** The card action signing key of development (no CARD_ACTION_SIGNING_KEY): public, so no worker outside development trusts it. */
-export const DEVELOPMENT_CARD_ACTION_KEY = Buffer.alloc(32, 19).toString('base64');
 /** The signal MAC key of development (no SIGNAL_MAC_KEY): public, so never taken outside it. */
 export const DEVELOPMENT_SIGNAL_MAC_KEY = Buffer.alloc(32, 23).toString('base64');
 /** Settings of 1.x that 2.0 no longer reads: a process that finds one says so (the symmetric card-seal key went with issue 40). */
@@ -238,10 +239,6 @@ export interface TracingConfig {
   serviceName?: string;
 }
 
-export class ConfigError extends Error {
-  readonly type = 'ConfigError';
-}
-
 /** Parses the environment; throws a ConfigError whose message is one line naming the variable and the rule. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(stripEmpty(env));
@@ -332,49 +329,6 @@ function nexusCallers(e: Env): NexusCaller[] {
 }
 
 /**
- * CARD_ISSUING_DEVELOPMENT lets the public defaults in (requireSecrets), so it is refused where it
- * could only be a mistake with real stakes: a production build (NODE_ENV=production, as the image
- * sets) and a process that holds a real provider's secret.
- */
-function refuseDevelopmentWhereReal(e: Env, nodeEnv: string | undefined): void {
-  if (!e.CARD_ISSUING_DEVELOPMENT) return;
-  const where = nodeEnv === 'production' ? 'NODE_ENV=production' : e.PROVIDER_API_SECRET !== SANDBOX_API_SECRET ? `a real PROVIDER_API_SECRET (any but the sandbox's ${SANDBOX_API_SECRET})` : undefined;
-  if (where) throw new ConfigError(`configuration: CARD_ISSUING_DEVELOPMENT must not be true with ${where}: development takes public default secrets, so set it only on a developer's machine`);
-}
-
-/** The secrets `env` leaves to their development defaults (the webhook secret is set when either it or the API secret is). */
-function developmentDefaults(env: NodeJS.ProcessEnv): SecretName[] {
-  const unset = (name: string) => !env[name];
-  const defaulted: SecretName[] = [];
-  if (unset('PROVIDER_API_SECRET')) defaulted.push('PROVIDER_API_SECRET');
-  if (unset('PROVIDER_WEBHOOK_SECRET') && unset('PROVIDER_API_SECRET')) defaulted.push('PROVIDER_WEBHOOK_SECRET');
-  if (unset('PAYLOAD_CODEC_KEY')) defaulted.push('PAYLOAD_CODEC_KEY');
-  if (unset('PIN_SEAL_PRIVATE_KEY')) defaulted.push('PIN_SEAL_PRIVATE_KEY');
-  if (unset('CARD_ACTION_SIGNING_KEY')) defaulted.push('CARD_ACTION_SIGNING_KEY');
-  if (unset('CARD_ACTION_TRUSTED_KEYS')) defaulted.push('CARD_ACTION_TRUSTED_KEYS');
-  if (unset('SIGNAL_MAC_KEY')) defaulted.push('SIGNAL_MAC_KEY');
-  return defaulted;
-}
-
-/**
- * An entry point's rule: each of `names` must be set, unless CARD_ISSUING_DEVELOPMENT says this is
- * development. The defaults are public (the sandbox's secret, constant keys): a process that took one
- * in production would accept forged webhooks or write history anyone can read. The chart and compose
- * never set the switch; `npm run demo` and the tests do.
- */
-export function requireSecrets(...names: SecretName[]): (config: Config) => void {
-  return (config) => {
-    if (config.development) return;
-    const missing = names.filter((name) => config.developmentDefaults.includes(name));
-    if (missing.length === 0) return;
-    const what = missing.length === 1 ? `${missing[0]} must be set` : `${missing.join(', ')} must be set`;
-    throw new ConfigError(
-      `configuration: ${what}: outside development no secret falls back to its public default (set CARD_ISSUING_DEVELOPMENT=true only on a developer's machine)`,
-    );
-  };
-}
-
-/**
  * Who may use the codec endpoint (codec/codec-auth.ts). Loopback mode (no token, no JWKS) decodes for
  * callers on this machine, and encodes for them only with CARD_ISSUING_DEVELOPMENT=true and the public
  * development payload key: what it seals, anyone could seal, so nothing it encodes is trusted elsewhere.
@@ -385,92 +339,6 @@ function codecAuth(e: Env): CodecAuthConfig {
     ? { url: e.CODEC_JWKS_URL, issuer: e.CODEC_JWT_ISSUER!, audience: e.CODEC_JWT_AUDIENCE!, roleClaims: e.CODEC_JWT_ROLES_CLAIM, decodeRole: e.CODEC_DECODE_ROLE, encodeRole: e.CODEC_ENCODE_ROLE }
     : undefined;
   return { mode: 'bearer', token: e.CODEC_AUTH_TOKEN, encodeToken: e.CODEC_ENCODE_TOKEN, ...(jwks ? { jwks } : {}) };
-}
-
-/**
- * The codec endpoint's own rule, checked where it starts: with a real payload key it decrypts
- * real data, so it must know who is calling (CODEC_AUTH_TOKEN or CODEC_JWKS_URL).
- */
-export function assertCodecEndpointAuth(config: Config, env: NodeJS.ProcessEnv = process.env): void {
-  if (env.PIN_SEAL_PRIVATE_KEY || env.PIN_SEAL_PREVIOUS_KEYS) {
-    throw new ConfigError('configuration: PIN_SEAL_PRIVATE_KEY must not be given to the codec endpoint: it decodes payloads for the UI and must never be able to open a PIN');
-  }
-  if (!config.codec.isDevelopmentKey && config.codec.auth.mode === 'loopback') {
-    throw new ConfigError('configuration: CODEC_AUTH_TOKEN must be set (or CODEC_JWKS_URL) when PAYLOAD_CODEC_KEY is: outside development the codec endpoint requires a bearer token');
-  }
-}
-
-/** One keyring from its three variables (`<prefix>_KEY_ID`, `_KEY`, `_PREVIOUS_KEYS`); a retired key under the current id is refused. */
-function keyring(prefix: string, keyId: string, key: string, previous: string | undefined): CodecKeys {
-  let previousKeys: Record<string, string> | undefined;
-  try {
-    previousKeys = parseKeyList(previous);
-  } catch (err) {
-    throw new ConfigError(`configuration: ${prefix}_PREVIOUS_KEYS ${(err as Error).message}`);
-  }
-  if (previousKeys && keyId in previousKeys) {
-    throw new ConfigError(`configuration: ${prefix}_PREVIOUS_KEYS names "${keyId}", the current ${prefix}_KEY_ID: a retired key needs its own id`);
-  }
-  return { keyId, key, ...(previousKeys ? { previousKeys } : {}) };
-}
-
-/** The codec endpoint holds every payload key: a PIN key with the same bytes would be one it holds too. */
-function assertKeysApart(codec: CodecKeys, other: CodecKeys, what: string): void {
-  const payloadKeys = new Set([codec.key, ...Object.values(codec.previousKeys ?? {})].map((k) => Buffer.from(k, 'base64').toString('hex')));
-  const reused = [other.key, ...Object.values(other.previousKeys ?? {})].some((k) => payloadKeys.has(Buffer.from(k, 'base64').toString('hex')));
-  if (reused) throw new ConfigError(`configuration: ${what} equals a payload codec key: the codec endpoint holds those, so PINs need a key pair of their own (docs/operations.md, "PIN keys")`);
-}
-
-/**
- * The PIN keys of the environment: the private key's public half unless PIN_SEAL_PUBLIC_KEY is given
- * (and then both must agree); neither set: the development pair.
- */
-function pinKeys(e: Env): PinKeys {
-  const privateKey = e.PIN_SEAL_PRIVATE_KEY ?? (e.PIN_SEAL_PUBLIC_KEY ? undefined : DEVELOPMENT_PIN_PRIVATE_KEY);
-  const ring = privateKey ? keyring('PIN_SEAL', e.PIN_SEAL_KEY_ID, privateKey, e.PIN_SEAL_PREVIOUS_KEYS) : undefined;
-  const derived = privateKey ? publicKeyOf(privateKey) : undefined;
-  if (derived && e.PIN_SEAL_PUBLIC_KEY && derived !== e.PIN_SEAL_PUBLIC_KEY) {
-    throw new ConfigError('configuration: PIN_SEAL_PUBLIC_KEY is not the public key of PIN_SEAL_PRIVATE_KEY: callers would seal PINs the workers cannot open');
-  }
-  return {
-    keyId: e.PIN_SEAL_KEY_ID,
-    publicKey: e.PIN_SEAL_PUBLIC_KEY ?? derived!,
-    ...(ring ? { privateKey: ring.key, ...(ring.previousKeys ? { previousKeys: ring.previousKeys } : {}) } : {}),
-    isDevelopmentKey: !e.PIN_SEAL_PRIVATE_KEY && !e.PIN_SEAL_PUBLIC_KEY,
-  };
-}
-
-/** The card action keys of the environment: development's own pair where none is set (requireSecrets keeps it there). */
-function cardActionKeys(e: Env): CardActionConfig {
-  const signing = { keyId: e.CARD_ACTION_KEY_ID, privateKey: e.CARD_ACTION_SIGNING_KEY ?? DEVELOPMENT_CARD_ACTION_KEY, ...(e.CARD_ACTION_SUBJECT ? { subject: e.CARD_ACTION_SUBJECT } : {}) };
-  let trustedKeys: Record<string, string> | undefined;
-  try {
-    trustedKeys = parseKeyList(e.CARD_ACTION_TRUSTED_KEYS);
-  } catch (err) {
-    throw new ConfigError(`configuration: CARD_ACTION_TRUSTED_KEYS ${(err as Error).message.replace('base64', 'base64 (Ed25519 public keys)')}`);
-  }
-  return { signing, trustedKeys: trustedKeys ?? { dev: cardActionPublicKeyOf(DEVELOPMENT_CARD_ACTION_KEY) } };
-}
-
-/** The worker's rule, checked where it starts: it opens PINs, so it holds the private key (PIN_SEAL_PRIVATE_KEY). */
-export function assertPinKeys(config: Config): PinPrivateKeys {
-  const { keyId, privateKey, previousKeys } = config.pin;
-  if (!privateKey) throw new ConfigError('configuration: PIN_SEAL_PRIVATE_KEY must be set on a worker: it opens the PINs callers seal to PIN_SEAL_PUBLIC_KEY (docs/operations.md, "PIN keys")');
-  return { keyId, privateKey, ...(previousKeys ? { previousKeys } : {}) };
-}
-
-/**
- * The worker's rule for the provider's address: outside development it is `https`, a loopback
- * address excepted (a sandbox on the same machine), so the signed requests and the answers that move
- * money never travel in the clear.
- */
-export function assertProviderTransport(config: Config): void {
-  if (config.development) return;
-  const url = new URL(config.provider.baseUrl);
-  const loopback = url.hostname === 'localhost' || url.hostname === '[::1]' || url.hostname.startsWith('127.');
-  if (url.protocol !== 'https:' && !loopback) {
-    throw new ConfigError('configuration: PROVIDER_BASE_URL must be an https:// URL outside development (a loopback address excepted, for a sandbox on this machine)');
-  }
 }
 
 /**
