@@ -110,11 +110,12 @@ const ABOUT_THE_KEY: ReadonlySet<string> = new Set([FailureType.IdempotencyConfl
 
 /**
  * Throws OutcomeUnknown when `err` is a definitive refusal of a POST sent after an attempt under the
- * same key that may have taken effect, unless it speaks of the key itself; returns otherwise (a
- * retryable failure is retried, and the retry reconciles first again).
+ * same key that may have taken effect, unless it speaks of the key itself; returns otherwise: a
+ * retryable failure is retried (the retry reconciles first again), and one that may itself have taken
+ * effect (an answer cut off or unreadable) keeps its own handling.
  */
 export function refusedAfterAnEffect(spec: Pick<ReconcilingPost<unknown>, 'idempotencyKey' | 'endpoint'>, err: ProviderError): void {
-  if (err.retryable || ABOUT_THE_KEY.has(err.type)) return;
+  if (err.retryable || err.mayHaveTakenEffect || ABOUT_THE_KEY.has(err.type)) return;
   throw outcomeUnknown(spec, `a later attempt under its key was refused (${err.type}${err.status ? ` ${err.status}` : ''}) after an earlier one may have reached the provider, and the refusal says nothing of that one`, { refusal: err.type, status: err.status, code: err.code });
 }
 

@@ -17,6 +17,7 @@ import type { temporal } from '@temporalio/proto';
 import { keyErrors } from '../shared/card-rules';
 import { entityQueue } from '../shared/entity-queues';
 import { literal } from '../shared/reconciliation';
+import { OPEN_ITEM_WORKFLOW_TYPE } from '../shared/open-items';
 import { UsageError, assertNoErrors, flag } from './args';
 import { bool, cardIdArg, str, type Command } from './command-kit';
 import { renderFields, renderTable } from './output';
@@ -97,8 +98,14 @@ interface StopPlan {
   force: boolean;
 }
 
-/** Flows that live as long as their entity: stopping one drops its state (a card's view, its remembered updates). */
-const ENTITY_TYPES = ['cardLifecycle', 'providerEntity'];
+/** Flows that stop only with --force, and what stopping each loses (CONTRACTS §6). */
+const WHAT_IS_LOST: Readonly<Record<string, string>> = {
+  // Live as long as their entity.
+  cardLifecycle: "it is the long-lived workflow of its card; stopping it drops its state (the card's view and remembered updates): freeze or delete the card instead",
+  providerEntity: 'it is the long-lived workflow of its entity; stopping it drops its state (the events it applied, its subscribers)',
+  // Money that may have moved, held until the provider's word or a person's (issue 51, case 4).
+  [OPEN_ITEM_WORKFLOW_TYPE]: "it is an open item: money that may have moved, held until the provider's final word or a settlement; stopped, it closes with no record of what moved: settle it instead (settle REF [--found moved|not-moved] --note T)",
+};
 
 function stopCommand(action: 'cancel' | 'terminate'): Command<StopPlan> {
   const effect = action === 'cancel' ? 'asks the flow to stop (it ends FlowCancelled once it handles the request)' : 'ends the flow at once, running no more of its code';
@@ -116,9 +123,9 @@ function stopCommand(action: 'cancel' | 'terminate'): Command<StopPlan> {
       const { client } = (await ctx.client()).temporal;
       const before = await client.workflow.getHandle(plan.workflowId).describe();
       if (before.status.name !== 'RUNNING') throw new UsageError(`${plan.workflowId} is not running (${before.status.name}): there is nothing to ${action}`);
-      if (ENTITY_TYPES.includes(before.type) && !plan.force) {
-        throw new UsageError(`${plan.workflowId} is the long-lived workflow of its entity (${before.type}); stopping it drops its state (a card's view and remembered updates): freeze or delete the card instead, or repeat with --force`);
-      }
+      const lost = WHAT_IS_LOST[before.type];
+      if (lost && !plan.force) throw new UsageError(`${plan.workflowId} (${before.type}) is not stopped: ${lost}; or repeat with --force`);
+      if (lost) ctx.progress(`--force: ${lost.split(';')[0]}; ${action === 'terminate' ? 'terminated' : 'cancelled'} all the same`);
       ctx.progress(`${action} ${plan.workflowId} (${before.type}, run ${before.runId}): ${effect}; reason recorded in its history`);
       await (action === 'terminate' ? client.workflow.getHandle(plan.workflowId, before.runId).terminate(plan.reason) : requestCancel(client, before, plan.reason));
       const after = await client.workflow.getHandle(plan.workflowId, before.runId).describe();

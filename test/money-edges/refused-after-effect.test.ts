@@ -11,6 +11,7 @@ import { listOpenItems } from '../../src/temporal/open-items';
 import { issueTestCard, workflowFailure } from '../helpers/flows';
 import { startStack, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
+import { runCli } from '../../src/starter/run';
 import { TIMINGS, cardBalance, faults, ledger } from './helpers';
 
 jest.setTimeout(120_000);
@@ -19,6 +20,12 @@ let stack: Stack;
 afterEach(async () => stack?.close());
 
 const detailsOf = (failure: ApplicationFailure) => (failure.details?.[0] ?? {}) as Record<string, unknown>;
+
+const cli = async (...args: string[]) => {
+  let stderr = '';
+  const code = await runCli(args, () => stack.config, { stdout: () => undefined, stderr: (t) => (stderr += t) });
+  return { code, stderr };
+};
 
 /** The first POST takes effect and is never answered (our client gives up after 1 s); every POST after it is refused 403. */
 const loseThenRefuse = (endpoint: string) => faults(stack, { [endpoint]: { hangRate: 1, afterEffect: true, maxFaults: 1, refuseAfterFaults: true, refuseStatus: 403 } });
@@ -37,6 +44,17 @@ test('fundCard: the answer lost after the money moved, the confirming POST refus
   expect((await ledger(stack)).violations).toEqual([]);
   const itemId = openItemId({ workflowId, runId: handle.firstExecutionRunId });
   await waitUntil(async () => (await listOpenItems(stack.client, stack.taskQueue)).some((i) => i.itemId === itemId), 20_000, 'the open item listed');
+
+  // Case 4: an item cannot vanish by a plain terminate or cancel: exit 2 naming --force and what is lost; the item stays open.
+  for (const action of ['terminate', 'cancel']) {
+    const refused = await cli(action, itemId, '--reason', 'cleaning up');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/is an open item: money that may have moved.*settle it instead.*--force/);
+  }
+  expect((await listOpenItems(stack.client, stack.taskQueue)).map((i) => i.itemId)).toContain(itemId);
+  const forced = await cli('terminate', itemId, '--reason', 'ticket-51', '--force');
+  expect(forced.code).toBe(0);
+  expect(forced.stderr).toMatch(/--force: it is an open item/);
 });
 
 test('issueCard: the card created and its answer lost, the repeat refused 403: OutcomeUnknown with the key and an open item, never a failure that says nothing moved', async () => {
