@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { fieldErrorsFromZod } from '../shared/zod-field-errors';
 import type { ProviderEvent } from '../shared/types';
 import { canonicalJson } from '../shared/canonical-json';
+import { providerText } from '../provider/provider-text';
 
 const envelopeSchema = z.looseObject({
   eventType: z.string('is required').min(1, 'is required').max(64, 'must be at most 64 characters'),
@@ -42,9 +43,14 @@ export function parseEvent(raw: Buffer, receivedAt: number): ParsedEvent {
   };
 }
 
-/** The spec: when CARD_CREATED arrives the card "is then ENABLE", so an event without a status says ENABLE. */
+/** The provider's free texts in an event: a rejection's reason may repeat identity data, so each is capped and scrubbed before it enters history. */
+const FREE_TEXTS = ['reason', 'failureReason', 'message', 'remark'] as const;
+
+/** The spec: when CARD_CREATED arrives the card "is then ENABLE", so an event without a status says ENABLE. Free texts scrubbed (provider-text.ts). */
 function withSpecDefaults(eventType: string, data: Record<string, unknown>): Record<string, unknown> {
-  return eventType === 'CARD_CREATED' && typeof data.status !== 'string' ? { ...data, status: 'ENABLE' } : data;
+  const scrubbed = { ...data };
+  for (const field of FREE_TEXTS) if (typeof scrubbed[field] === 'string') scrubbed[field] = providerText(scrubbed[field] as string);
+  return eventType === 'CARD_CREATED' && typeof scrubbed.status !== 'string' ? { ...scrubbed, status: 'ENABLE' } : scrubbed;
 }
 
 /** evt_ + SHA-256 of the type and the canonical JSON of the data: the same content always gets the same id. */

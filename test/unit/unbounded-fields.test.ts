@@ -24,3 +24,17 @@ test('a 3 KB status is kept as far as a status word goes, in webhooks and in ans
   const parsed = payoutAnswerSchema.safeParse({ merOrderNo: 'po_1', status: long });
   expect(parsed.success && parsed.data.status).toHaveLength(MAX_STATUS_LENGTH);
 });
+
+test("a webhook's free texts (a rejection's reason) are capped and scrubbed before they reach a workflow; its id is the provider's content's", () => {
+  const reason = `ID 1234567890123456 of ada@example.com does not match ${'x'.repeat(1000)}`;
+  const raw = { eventType: 'CARDHOLDER_KYC_STATUS', data: { id: 'kyc_1', kycStatus: 'REJECTED', reason } };
+  const parsed = parseEvent(Buffer.from(JSON.stringify(raw)), NOW);
+  if (!('event' in parsed)) throw new Error('expected an event');
+  const text = parsed.event.data.reason as string;
+  expect(text.length).toBeLessThanOrEqual(200);
+  expect(text).not.toMatch(/1234567890123456|ada@example\.com/);
+  expect(parsed.event.data).toMatchObject({ id: 'kyc_1', kycStatus: 'REJECTED' });
+  // De-duplication keys on what the provider sent: the same content, the same derived id.
+  const again = parseEvent(Buffer.from(JSON.stringify(raw)), NOW + 1);
+  expect('event' in again && again.event.eventId).toBe(parsed.event.eventId);
+});
