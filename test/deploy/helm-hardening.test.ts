@@ -207,7 +207,7 @@ const envMap = (docs: Doc[], component: string) => Object.fromEntries(envOf(docs
   });
 
   test('TLS to Temporal is on by default for every process that connects (the workers, the bridge, the Jobs); the codec endpoint never connects', () => {
-    const docs = template('nexus.endpoint.create=true').docs;
+    const docs = template('nexus.endpoint.create=true', 'nexus.endpoint.everyNamespaceMayCall=true').docs;
     for (const c of ['worker', 'bridge']) expect({ c, tls: envMap(docs, c).TEMPORAL_TLS }).toEqual({ c, tls: 'true' });
     for (const job of ['rollout', 'nexus-endpoint']) {
       const env = Object.fromEntries((jobPod(docs, job).containers[0].env as EnvVar[]).map((e) => [e.name, e.value]));
@@ -217,7 +217,7 @@ const envMap = (docs: Doc[], component: string) => Object.fromEntries(envOf(docs
   });
 
   test("issue 50's keys: the signal MAC key on the bridge and the workers, the card action trusted keys on the workers only; no pod signs card actions", () => {
-    const docs = template('nexus.endpoint.create=true', 'signalMac.keyId=2026-12', 'worker.previous.enabled=true', 'worker.previous.buildId=0.0.9').docs;
+    const docs = template('nexus.endpoint.create=true', 'nexus.endpoint.everyNamespaceMayCall=true', 'signalMac.keyId=2026-12', 'worker.previous.enabled=true', 'worker.previous.buildId=0.0.9').docs;
     const mac = {
       SIGNAL_MAC_KEY: { secretKeyRef: { name: 'card-issuing-signal-mac', key: 'signal-mac-key' } },
       SIGNAL_MAC_KEY_ID: '2026-12',
@@ -256,7 +256,7 @@ const envMap = (docs: Doc[], component: string) => Object.fromEntries(envOf(docs
   });
 
   test('one Temporal credential per process: each takes its own client certificate or API key when set, and the shared one only when both of its own are unset', () => {
-    const shared = ['temporal.tls.clientSecret=temporal-shared', 'secrets.temporalApiKey.name=temporal-shared-key', 'temporal.tls.caSecret=temporal-ca', 'nexus.endpoint.create=true'];
+    const shared = ['temporal.tls.clientSecret=temporal-shared', 'secrets.temporalApiKey.name=temporal-shared-key', 'temporal.tls.caSecret=temporal-ca', 'nexus.endpoint.create=true', 'nexus.endpoint.everyNamespaceMayCall=true'];
     const own = [
       'temporal.credentials.worker.clientSecret=temporal-worker',
       'temporal.credentials.bridge.apiKey.name=temporal-bridge', 'temporal.credentials.bridge.apiKey.key=token',

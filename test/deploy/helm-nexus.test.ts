@@ -13,7 +13,7 @@ const job = (docs: Doc[]) => docs.find((d) => d.kind === 'Job' && d.metadata.nam
 maybe('no endpoint Job by default; with create, a post-install/upgrade hook Job runs nexus-endpoint with the worker\'s Temporal settings', () => {
   expect(job(helmTemplate().docs)).toBeUndefined();
   // The worker's own extraEnv (where an operator may put a secret of the worker's) is the worker's, not the Job's.
-  const rendered = helmTemplate('nexus.endpoint.create=true', 'nexus.endpoint.name=payments-cards', 'temporal.taskQueue=cards-eu', 'worker.extraEnv[0].name=PIN_SEAL_PREVIOUS_KEYS', 'worker.extraEnv[0].value=secret');
+  const rendered = helmTemplate('nexus.endpoint.create=true', 'nexus.endpoint.everyNamespaceMayCall=true', 'nexus.endpoint.name=payments-cards', 'temporal.taskQueue=cards-eu', 'worker.extraEnv[0].name=PIN_SEAL_PREVIOUS_KEYS', 'worker.extraEnv[0].value=secret');
   expect(rendered.status).toBe(0);
   const made = job(rendered.docs) as Doc & { metadata: { annotations: Record<string, string> } };
   expect(made.metadata.annotations['helm.sh/hook']).toBe('post-install,post-upgrade');
@@ -33,7 +33,13 @@ maybe('no endpoint Job by default; with create, a post-install/upgrade hook Job 
 });
 
 maybe('a name the server would refuse is refused at render, naming the value and the rule', () => {
-  const refused = helmTemplate('nexus.endpoint.create=true', 'nexus.endpoint.name=cards_eu');
+  const refused = helmTemplate('nexus.endpoint.create=true', 'nexus.endpoint.everyNamespaceMayCall=true', 'nexus.endpoint.name=cards_eu');
   expect(refused.status).not.toBe(0);
   expect(refused.out).toMatch(/nexus\.endpoint\.name must start with a letter, end with a letter or digit, and hold only letters, digits and "-"/);
+});
+
+maybe("on a self-hosted cluster every namespace may call an endpoint: the Job is refused at render until that is said (issue 50)", () => {
+  const refused = helmTemplate('nexus.endpoint.create=true');
+  expect(refused.status).not.toBe(0);
+  expect(refused.out).toMatch(/nexus\.endpoint\.create makes endpoints every namespace of a self-hosted cluster may call.*nexus\.endpoint\.everyNamespaceMayCall=true/);
 });
