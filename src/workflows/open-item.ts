@@ -7,7 +7,7 @@
  * OpenItemOpenTooLong) and what `starter open` lists; `starter settle REF` settles it by any reference.
  * It reads only, on reconciliation's budget; it never moves money.
  */
-import { allHandlersFinished, condition, continueAsNew, log, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, log, patched, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { FailureType } from '../shared/failures';
 import { describeErrors, hasErrors } from '../shared/card-rules';
 import { closeOpenItemUpdate, openItemQuery } from '../shared/messages';
@@ -24,10 +24,20 @@ const DEFAULT_FIRST_ASK_MS = 5 * 60_000;
 const DEFAULT_MAX_ASK_INTERVAL_MS = 6 * 3_600_000;
 /** Asks of one run before it continues as new: its history stays small however long the item stays open. */
 const ASKS_PER_RUN = 200;
+/**
+ * How long "no record under the key" must last before it says the call never reached the provider:
+ * well beyond any read lag (issue 51, case 2: one 404 closed an item "not moved, by the provider" while
+ * the card held the money). Never once the provider showed a record under the key.
+ */
+export const SILENCE_PROVES_AFTER_MS = 15 * 60_000;
+/** docs/versioning.md: asked only when a silence would have closed the item before it lasted or after a record was seen. */
+export const SILENCE_AFTER_LAG_PATCH = 'open-item-silence-after-lag';
 
 export interface OpenItemRun extends OpenItem {
   /** Carried across continue-as-new: how long to wait before the next ask. */
   nextAskMs?: number;
+  /** Carried across continue-as-new: the provider showed a record under the key once, so its later silence is lag. */
+  seenRecord?: boolean;
 }
 
 export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
@@ -35,6 +45,7 @@ export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
   let lastSaid = item.lastSaid;
   let answeredUnder: string | undefined;
   let closed: ClosedItem | undefined;
+  let seenRecord = item.seenRecord === true;
   const close = (verdict: OpenItemVerdict, by: ClosedItem['by'], note?: string): ClosedItem =>
     (closed ??= {
       itemId, item, verdict, by, providerSaid: lastSaid, closedAt: new Date(Date.now()).toISOString(),
@@ -50,7 +61,12 @@ export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
     const side = await providerSide(providerCalls('reconcile', { scheduleToCloseTimeout: '2 minutes' }), item.lookup);
     said(saidOf(side));
     answeredUnder = side.ref;
-    return providerVerdict(item.lookup, side);
+    seenRecord ||= side.known;
+    const verdict = providerVerdict(item.lookup, side);
+    // Silence proves "not moved" only once it outlasted any read lag, and never after a record was seen.
+    const silenceTooSoon = !side.known && (seenRecord || Date.now() - item.openedAt < SILENCE_PROVES_AFTER_MS);
+    if (verdict === 'not-moved' && silenceTooSoon && patched(SILENCE_AFTER_LAG_PATCH)) return undefined;
+    return verdict;
   };
 
   setHandler(openItemQuery, () => ({ itemId, ...item, lastSaid, ...(closed ? { closed } : {}) }));
@@ -78,7 +94,7 @@ export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
   }
   // An operator's settlement under way finishes before the run continues as new.
   await condition(allHandlersFinished);
-  return continueAsNew<typeof openItem>({ ...item, lastSaid, nextAskMs: waitMs });
+  return continueAsNew<typeof openItem>({ ...item, lastSaid, nextAskMs: waitMs, ...(seenRecord ? { seenRecord } : {}) });
 }
 
 /**
@@ -98,7 +114,11 @@ function operatorVerdict(itemId: string, item: OpenItem, lastSaid: string, provi
     failWith(FailureType.OutcomeUnknown, `${itemId}: the provider is still working on it (${lastSaid}); it stays open and is asked again`, [{ itemId, lastSaid, mayHaveTakenEffect: true }]);
   }
   if (found === undefined) {
-    const why = item.lookup ? `the provider keeps no record it can be asked for (${item.lookup.resource} ${item.lookup.ref}: ${lastSaid}), and its silence proves nothing` : 'the spec offers no lookup of what it may have moved';
+    const why = !item.lookup
+      ? 'the spec offers no lookup of what it may have moved'
+      : item.lookup.silenceProvesNothing
+        ? `the provider keeps no record it can be asked for (${item.lookup.resource} ${item.lookup.ref}: ${lastSaid}), and its silence proves nothing`
+        : `the provider shows no record under ${item.lookup.ref} (${lastSaid}), which proves nothing until it has lasted ${SILENCE_PROVES_AFTER_MS / 60_000} minutes and never after a record was seen`;
     failWith(FailureType.ValidationFailed, `${itemId}: ${why}; check at the provider and settle with found = moved or not-moved`, [{ errors: { found: 'is required for this item: one of moved, not-moved' } }]);
   }
   return found;

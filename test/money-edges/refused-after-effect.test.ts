@@ -7,6 +7,7 @@
  */
 import type { ApplicationFailure } from '@temporalio/common';
 import { openItemId } from '../../src/shared/open-items';
+import { openItemQuery } from '../../src/shared/messages';
 import { listOpenItems } from '../../src/temporal/open-items';
 import { issueTestCard, workflowFailure } from '../helpers/flows';
 import { startStack, uniqueId, type Stack } from '../helpers/stack';
@@ -75,4 +76,30 @@ test('issueCard: the card created and its answer lost, the repeat refused 403: O
   expect((await issued()) - before).toBe(1200);
   const itemId = openItemId({ workflowId, runId: handle.firstExecutionRunId });
   await waitUntil(async () => (await listOpenItems(stack.client, stack.taskQueue)).some((i) => i.itemId === itemId), 20_000, 'the open item listed');
+});
+
+test("case 2: a funding that moved money whose key the provider answers 404 stays an open item; silence closes nothing before it outlasts any read lag, an operator's --found does", async () => {
+  stack = await startStack({ profile: 'minimal', cardProvisioningMs: 50, faults: { hangMs: 5000 } }, { PROVIDER_TIMEOUT_MS: '1000' });
+  const card = await issueTestCard(stack, 1000);
+  const workflowId = uniqueId('fund-card');
+  // The money moves and its answer is lost; the repeat is refused; every read of the key answers 404 (read lag, or a provider that forgot).
+  await faults(stack, {
+    'POST /cards/{cardId}/funding': { hangRate: 1, afterEffect: true, maxFaults: 1, refuseAfterFaults: true, refuseStatus: 403 },
+    'GET /operations/{idempotencyKey}': { refuseRate: 1, refuseStatus: 404 },
+  });
+  const handle = await stack.client.workflow.start('fundCard', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId: card.cardId, amount: 400, timings: TIMINGS }] });
+  expect((await workflowFailure(handle.result())).type).toBe('OutcomeUnknown');
+  expect(await cardBalance(stack, card.cardId)).toBe(1400);
+  const itemId = openItemId({ workflowId, runId: handle.firstExecutionRunId });
+  // The item has asked and heard "no record" (its cadence follows the flow's fast timings): it is still open.
+  const item = stack.client.workflow.getHandle(itemId);
+  await waitUntil(async () => (await item.query(openItemQuery)).lastSaid === 'NO_RECORD', 30_000, 'the item heard no record');
+  expect((await item.describe()).status.name).toBe('RUNNING');
+  // Settling without a finding is refused, saying why; the operator's finding closes it as theirs.
+  const unsure = await cli('settle', itemId);
+  expect(unsure.code).toBe(1);
+  expect(unsure.stderr).toMatch(/proves nothing until it has lasted 15 minutes/);
+  const settled = await cli('settle', itemId, '--found', 'moved', '--note', 'card statement shows +400');
+  expect(settled.code).toBe(0);
+  expect(await item.result()).toMatchObject({ verdict: 'moved', by: 'operator', providerSaid: 'NO_RECORD' });
 });
