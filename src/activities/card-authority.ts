@@ -9,12 +9,15 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { CapabilityError, type CardActionVerifier } from '../codec/card-capability';
 import type { CardAction, CardCapability } from '../shared/card-capability';
 import { FailureType } from '../shared/failures';
+import { entityWorkflowId } from '../shared/ids';
 
 /** Throws Unauthorized (not retried: a signature does not heal) unless `capability` allows `action` on `cardId` with `args`. */
 export function requireCapability(verifier: CardActionVerifier, cardId: string, action: CardAction, args: object, capability: CardCapability | undefined): void {
   const ctx = Context.current();
   const where = { cardId, action, workflowId: ctx.info.workflowExecution?.workflowId };
   try {
+    // Only the card's own workflow acts on it: one started under another ID for the same card keeps no record of the nonces this one spent.
+    if (where.workflowId !== entityWorkflowId('card', cardId)) throw new CapabilityError(`card action refused: ${action} of card ${cardId} was asked of ${where.workflowId ?? 'no workflow'}, not of card/${cardId}`);
     const holder = verifier.verify({ ...args, capability }, { cardId, action });
     ctx.log.info('card action authorised', { audit: 'card-action', ...where, keyId: holder.keyId, sub: holder.sub, nonce: holder.nonce, at: new Date().toISOString() });
   } catch (err) {

@@ -123,6 +123,7 @@ export function createCardActivities({ provider, temporal, bins, pins, cardActio
      * then the card as GET /cards/{cardId} answers it (never the action's own answer).
      */
     async changeCard(change: CardChange): Promise<CardView> {
+      requireCapability(cardActions, change.cardId, change.action, argsOf(change), change.capability);
       return providerCall(async () => {
         await applyChange(provider, change, pins);
         return toCardView(await provider.getCard(change.cardId));

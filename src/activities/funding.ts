@@ -29,6 +29,7 @@ import type { Client } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { entityWorkflowId } from '../shared/ids';
 import { cardMoneyMovedSignal } from '../shared/messages';
+import { addressed } from '../shared/signal-origin';
 import type { ProviderClient } from '../provider/client';
 import type { OperationAnswer } from '../provider/answers';
 import { classifyMessage } from '../provider/classification';
@@ -121,7 +122,7 @@ async function tellCardIfCompleted(temporal: Client, cardId: string, tell: TellC
   try {
     // Bounded: the call's heartbeats stopped with it, and a view's refresh is not worth the activity's heartbeat timeout.
     await temporal.connection.withDeadline(Date.now() + TELL_DEADLINE_MS, () =>
-      temporal.workflow.getHandle(entityWorkflowId('card', cardId)).signal(cardMoneyMovedSignal, { workflowId: tell.workflowId }),
+      temporal.workflow.getHandle(entityWorkflowId('card', cardId)).signal(cardMoneyMovedSignal, addressed(entityWorkflowId('card', cardId), { workflowId: tell.workflowId })),
     );
   } catch (err) {
     const missing = (err as Error)?.name === 'WorkflowNotFoundError';

@@ -8,6 +8,7 @@ import { Context } from '@temporalio/activity';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
+import { addressed } from '../shared/signal-origin';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { cardMovementsQuery, cardReadSignal, cardStateQuery } from '../shared/messages';
 import type { CardView } from '../shared/types';
@@ -216,7 +217,7 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
 
     /** Gives each card workflow the provider's card as reconciliation read it: its view is corrected, never the provider's. */
     async correctCardViews({ corrections }: { corrections: Array<{ workflowId: string; card: CardView; readAt: number }> }): Promise<number> {
-      await Promise.all(corrections.map(({ workflowId, card, readAt }) => temporal.workflow.getHandle(workflowId).signal(cardReadSignal, { card, readAt })));
+      await Promise.all(corrections.map(({ workflowId, card, readAt }) => temporal.workflow.getHandle(workflowId).signal(cardReadSignal, addressed(workflowId, { card, readAt }))));
       return corrections.length;
     },
   };

@@ -46,11 +46,11 @@ export function createCardBody(input: IssueCardRequestInput): CreateCardRequest 
 }
 
 /** Field errors of an issueCard input; `bin` adds the BIN's conditions when known, `now` the sealed PIN's expiry. */
-export function issueCardErrors(input: IssueCardInput, bin?: BinConditions, now?: number): FieldErrors {
+export function issueCardErrors(input: IssueCardInput, bin?: BinConditions, now?: number, unboundPinAllowed = false): FieldErrors {
   // The PIN is sealed (shared/card-secrets.ts): its digits are checked by the caller before sealing and by the activity after opening.
   const { pin, ...rest } = input;
   const errors = createCardRequest.errors(createCardBody(rest));
-  if (pin !== undefined) Object.assign(errors, sealedPinErrors(pin, 'pin', now));
+  if (pin !== undefined) Object.assign(errors, sealedPinErrors(pin, 'pin', now, unboundPinAllowed));
   if (input.idempotencyKey !== undefined) Object.assign(errors, keyErrors(input.idempotencyKey));
   if (bin) {
     for (const [field, rule] of Object.entries(cardBinRequirementErrors(bin, input as Partial<CreateCardRequest>))) errors[field] ??= rule;

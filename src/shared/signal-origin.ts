@@ -31,3 +31,17 @@ export function saysOurs(metadata: Record<string, Uint8Array | null | undefined>
   for (let i = 0; i < ORIGIN_OURS.length; i++) if (value[i] !== ORIGIN_OURS.charCodeAt(i)) return false;
   return true;
 }
+
+/**
+ * A trusted signal's body names the workflow it is for. The MAC proves who wrote a payload, not where
+ * it was sent: the bridge's word for payout A, copied from A's history into payout B, or a worker's
+ * query answer sent as a signal, carries a valid MAC too. Every sender addresses its body; a workflow
+ * takes only what is addressed to it.
+ */
+export function addressed<T>(workflowId: string, body: T): T & { to: string } {
+  return { ...(body as object), to: workflowId } as T & { to: string };
+}
+
+export function isAddressedTo(value: unknown, workflowId: string): boolean {
+  return typeof value === 'object' && value !== null && (value as { to?: unknown }).to === workflowId;
+}

@@ -8,6 +8,7 @@ import { WorkflowIdReusePolicy } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/workflow';
 import { entityWorkflowId, type EntityKind } from '../shared/ids';
 import { entityQueue } from '../shared/entity-queues';
+import { addressed } from '../shared/signal-origin';
 
 export interface EntityRef {
   kind: EntityKind;
@@ -29,7 +30,7 @@ export async function signalEntity<Args extends unknown[]>(
     taskQueue: entityQueue(mainQueue),
     args,
     signal,
-    signalArgs,
+    signalArgs: addressedArgs(workflowId, signalArgs),
     // A closed entity workflow is started afresh: a late event gets a run that records it.
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
   } as unknown as WorkflowSignalWithStartOptions<unknown[]>);
@@ -48,6 +49,11 @@ export async function signalRunningEntity<Args extends unknown[]>(
   signalArgs: Args,
 ): Promise<string> {
   const workflowId = entityWorkflowId(entity.kind, entity.entityId);
-  await client.workflow.getHandle(workflowId).signal(signal, ...signalArgs);
+  await client.workflow.getHandle(workflowId).signal(signal, ...addressedArgs(workflowId, signalArgs));
   return workflowId;
+}
+
+/** The signal's body addressed to the workflow it is sent to (shared/signal-origin.ts). */
+function addressedArgs<Args extends unknown[]>(workflowId: string, [body, ...rest]: Args): Args {
+  return [addressed(workflowId, body), ...rest] as unknown as Args;
 }

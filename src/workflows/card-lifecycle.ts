@@ -38,7 +38,7 @@ import { OPEN_ITEMS_PATCH, openItem } from './lib/open-items';
 import { itemOf } from './lib/open-item-of';
 import { isUnknownOutcomeType } from '../shared/outcome-unknown';
 import { declareVersioning } from './lib/versioning';
-import { refuseUntrustedStart, trustedSignal } from './lib/trusted-signal';
+import { trustedSignal, trustedStart } from './lib/trusted-signal';
 
 const MAX_RECENT_TRANSACTIONS = 50;
 /** Money movements answered by update ID, carried across continue-as-new; the oldest are forgotten first. */
@@ -90,8 +90,8 @@ export interface CardLifecycleInput {
   usedOnce?: Array<[string, number]>;
 }
 
-export async function cardLifecycle(input: CardLifecycleInput): Promise<CardLifecycleState> {
-  refuseUntrustedStart(input);
+export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLifecycleState> {
+  const input = trustedStart(started, ['cardId', 'lingerMs', 'maxHistoryEvents']);
   const { cardId } = input;
   const inbox = new EntityInbox(input.snapshot ?? emptySnapshot('card', cardId));
   const transactions = [...(input.recentTransactions ?? [])];

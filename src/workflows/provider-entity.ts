@@ -16,7 +16,7 @@ import { runEntityLoop, wireInbox } from './lib/entity-loop';
 import { EntityWatch } from './lib/entity-watch';
 import { EsimWatch } from './lib/esim-watch';
 import { declareVersioning } from './lib/versioning';
-import { refuseUntrustedStart } from './lib/trusted-signal';
+import { trustedStart } from './lib/trusted-signal';
 
 export interface ProviderEntityInput {
   kind: EntityKind;
@@ -30,8 +30,8 @@ export interface ProviderEntityInput {
   maxHistoryEvents?: number;
 }
 
-export async function providerEntity(input: ProviderEntityInput): Promise<EntityState> {
-  refuseUntrustedStart(input);
+export async function providerEntity(started: ProviderEntityInput): Promise<EntityState> {
+  const input = trustedStart(started, ['kind', 'entityId', 'lingerMs', 'maxHistoryEvents']);
   const inbox = new EntityInbox(input.snapshot ?? emptySnapshot(input.kind, input.entityId));
   const esim = input.kind === 'esim' ? new EsimWatch(input.entityId, input.esim) : undefined;
   esim?.wire();

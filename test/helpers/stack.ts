@@ -13,6 +13,8 @@ import { newPinKeyPair, sealPin } from '../../src/codec/card-secrets';
 import type { SealedPin } from '../../src/shared/types';
 import { CardActionSigner } from '../../src/codec/card-capability';
 import type { CardAction, WithCapability } from '../../src/shared/card-capability';
+import type { SignalDefinition } from '@temporalio/workflow';
+import { addressed } from '../../src/shared/signal-origin';
 
 export const TEST_CODEC_KEY = randomBytes(32).toString('base64');
 /** The workers' PIN key pair (PIN_SEAL_PRIVATE_KEY): a pair of its own, as in production, where the worker refuses to start without it. */
@@ -91,4 +93,10 @@ export function sealedTestPin(stack: Stack, pin: string, workflowId: string): Pr
 /** A card action's request with its capability, signed with the stack's card action key as the typed client signs it: what a raw update carries. */
 export function allowed<A extends object>(stack: Stack, cardId: string, action: CardAction, args: A = {} as A): WithCapability<A> {
   return new CardActionSigner(stack.config.cardActions.signing).authorise(cardId, action, args);
+}
+
+/** Signals as the bridge and the workers send them: with the signal MAC, and addressed to the workflow (shared/signal-origin.ts). */
+export function asBridge(stack: Stack, workflowId: string): { signal<T>(def: SignalDefinition<[T]>, body: T): Promise<void> } {
+  const handle = stack.signaller.workflow.getHandle(workflowId);
+  return { signal: (def, body) => handle.signal(def, addressed(workflowId, body)) };
 }

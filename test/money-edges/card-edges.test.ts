@@ -14,7 +14,7 @@ import { entityWorkflowId } from '../../src/shared/ids';
 import { cardReadSignal } from '../../src/shared/messages';
 import { entityQueue } from '../../src/shared/task-queues';
 import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows';
-import { uniqueId, type Stack } from '../helpers/stack';
+import { asBridge, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 import { TIMINGS, cardBalance, faults, ledger, requests, stackOn, typedClient } from './helpers';
 import { BALANCE_READ_DELAY_MS } from '../../src/workflows/lib/card-balance';
@@ -57,7 +57,7 @@ async function markers(workflowId: string): Promise<unknown[]> {
 }
 
 /** Hands a card workflow a read of its card as reconcile-cards does (`as`: with the workers' signal MAC), stamped `readAt`; resolves once a workflow task has handled it. */
-async function handOverRead(handle: WorkflowHandle, as: WorkflowHandle, read: ReturnType<typeof toCardView>, readAt: number): Promise<void> {
+async function handOverRead(handle: WorkflowHandle, as: ReturnType<typeof asBridge>, read: ReturnType<typeof toCardView>, readAt: number): Promise<void> {
   const signalled = (await handle.fetchHistory()).events?.length ?? 0;
   await as.signal(cardReadSignal, { card: read, readAt });
   await waitUntil(
@@ -254,7 +254,7 @@ describe("suspected B: a card read stamped later but older by the provider's upd
     const cards = typedClient(stack);
     const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
     const provider = createProviderClient(stack.config.provider);
-    const handOver = (read: ReturnType<typeof toCardView>, readAt: number) => handOverRead(handle, stack.signaller.workflow.getHandle(handle.workflowId), read, readAt);
+    const handOver = (read: ReturnType<typeof toCardView>, readAt: number) => handOverRead(handle, asBridge(stack, handle.workflowId), read, readAt);
     await cardViewAt(card.cardId, 'ENABLE');
     // The provider's answer before the funding: what a lagging replica still answers after it.
     const stale = toCardView((await provider.getCard(card.cardId)) as unknown as Record<string, unknown>);
@@ -314,7 +314,7 @@ describe("suspected B, with the provider's own read lag", () => {
     const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
     const provider = createProviderClient(stack.config.provider);
     const providerRead = async () => toCardView((await provider.getCard(card.cardId)) as unknown as Record<string, unknown>);
-    const handOver = (read: ReturnType<typeof toCardView>, readAt: number) => handOverRead(handle, stack.signaller.workflow.getHandle(handle.workflowId), read, readAt);
+    const handOver = (read: ReturnType<typeof toCardView>, readAt: number) => handOverRead(handle, asBridge(stack, handle.workflowId), read, readAt);
     await cardViewAt(card.cardId, 'ENABLE');
 
     // Every balance the view shows, in order (polled throughout, and read after each step).

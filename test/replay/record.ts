@@ -24,7 +24,7 @@ import { RECONCILIATIONS } from '../../src/shared/reconciliation';
 import { cardStateQuery, deleteCardUpdate, fundCardUpdate, freezeCardUpdate, onboardingQuery, providerEventSignal, unfreezeCardUpdate } from '../../src/shared/messages';
 import { ensureTemporalCli } from '../../tools/temporal-cli';
 import { startDevServer } from '../../tools/dev-server';
-import { FAST_TIMINGS, allowed, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { FAST_TIMINGS, allowed, asBridge, startStack, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 import { REPLAY_CODEC_ENV } from './codec';
 
@@ -70,7 +70,7 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
       await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, timings: FAST_TIMINGS }], updateId: 'replay-fund-1' });
       await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, timings: FAST_TIMINGS }], updateId: 'replay-fund-1' });
       for (let n = 0; n < 40; n++) {
-        await stack.signaller.workflow.getHandle(workflowId).signal(providerEventSignal, { eventId: `evt_rec_${n}`, eventType: 'CARD_TRANSACTION', createdAt: 1_767_225_600_000 + n, data: { cardId, amount: n, currency: 'USD', merchantName: 'replay', status: 'APPROVED' } });
+        await asBridge(stack, workflowId).signal(providerEventSignal, { eventId: `evt_rec_${n}`, eventType: 'CARD_TRANSACTION', createdAt: 1_767_225_600_000 + n, data: { cardId, amount: n, currency: 'USD', merchantName: 'replay', status: 'APPROVED' } });
       }
       const firstRun = card.firstExecutionRunId;
       await waitUntil(async () => (await stack.client.workflow.getHandle(workflowId).describe()).runId !== firstRun, 60_000, 'continue-as-new');

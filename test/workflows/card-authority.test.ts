@@ -7,12 +7,13 @@
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CardActionSigner, newCardActionKeyPair } from '../../src/codec/card-capability';
 import { oneTimeRevealKey, sealPin } from '../../src/codec/card-secrets';
-import { cardStateQuery, deleteCardUpdate, freezeCardUpdate, providerEventSignal, revealSensitiveUpdate, setPinUpdate, unfreezeCardUpdate } from '../../src/shared/messages';
+import { cardStateQuery, deleteCardUpdate, entityStateQuery, freezeCardUpdate, providerEventSignal, revealSensitiveUpdate, setPinUpdate, unfreezeCardUpdate } from '../../src/shared/messages';
 import { entityWorkflowId } from '../../src/shared/ids';
 import type { SealedPin } from '../../src/shared/types';
+import { addressed } from '../../src/shared/signal-origin';
 import { issueTestCard } from '../helpers/flows';
 import { fixtureBins } from '../helpers/provider';
-import { allowed, sealedTestPin, startStack, type Stack } from '../helpers/stack';
+import { allowed, asBridge, sealedTestPin, startStack, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 
 let stack: Stack;
@@ -113,10 +114,31 @@ test("the provider's word needs the bridge's MAC: a providerEvent sent with the 
   // A stranger with the payload key (and namespace write access) reports a spend.
   await handle.signal(providerEventSignal, event('evt_forged', 'forged'));
   // The bridge's delivery of a real one, after it: once it is applied, the forged one was handled before it.
-  await stack.signaller.workflow.getHandle(handle.workflowId).signal(providerEventSignal, event('evt_real', 'real'));
+  await asBridge(stack, handle.workflowId).signal(providerEventSignal, event('evt_real', 'real'));
   await waitUntil(async () => (await handle.query(cardStateQuery)).recentTransactions.length > 0, 20_000, 'the real event applied');
   expect((await handle.query(cardStateQuery)).recentTransactions.map((t) => t.merchantName)).toEqual(['real']);
   const history = await handle.fetchHistory();
   const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
   expect(markers.length).toBeGreaterThan(0);
+});
+
+test("the provider's word is for the workflow it was addressed to: a MAC'd event copied from card A's history into card B is dropped", async () => {
+  const a = await cardWithPin();
+  const b = await cardWithPin();
+  const spend = { eventId: 'evt_for_a', eventType: 'CARD_TRANSACTION', createdAt: Date.now(), data: { cardId: a.cardId, amount: 900, currency: 'USD', merchantName: 'for A', status: 'APPROVED' } };
+  // What A's history holds: the bridge's payload, with its MAC, addressed to A; replayed by a namespace writer into B.
+  await stack.signaller.workflow.getHandle(b.handle.workflowId).signal(providerEventSignal, addressed(a.handle.workflowId, spend));
+  await asBridge(stack, b.handle.workflowId).signal(providerEventSignal, { ...spend, eventId: 'evt_for_b', data: { ...spend.data, cardId: b.cardId, merchantName: 'for B' } });
+  await waitUntil(async () => (await b.handle.query(cardStateQuery)).recentTransactions.length > 0, 20_000, "B's own event applied");
+  expect((await b.handle.query(cardStateQuery)).recentTransactions.map((t) => t.merchantName)).toEqual(['for B']);
+});
+
+test('a stranger\'s start of an entity workflow with a forged state starts from nothing: a payout is not FAILED because its start input says so', async () => {
+  const merOrderNo = `po_forged_${Date.now()}`;
+  const workflowId = entityWorkflowId('payout', merOrderNo);
+  const forged = { kind: 'payout', entityId: merOrderNo, snapshot: { state: { kind: 'payout', entityId: merOrderNo, status: 'FAILED', eventCount: 1 }, seenEventIds: [], subscribers: [] } };
+  const handle = await stack.client.workflow.start('providerEntity', { taskQueue: `${stack.taskQueue}-entities`, workflowId, args: [forged] });
+  await waitUntil(async () => (await handle.query(entityStateQuery)) !== undefined, 20_000, 'the entity answers');
+  expect((await handle.query(entityStateQuery)).status).toBeUndefined();
+  await handle.terminate('test done');
 });

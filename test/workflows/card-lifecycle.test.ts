@@ -19,7 +19,7 @@ import { waitUntil } from '../helpers/wait';
 import { issueTestCard } from '../helpers/flows';
 import { fixtureBins } from '../helpers/provider';
 import { historyTexts } from '../helpers/history';
-import { FAST_TIMINGS, allowed, sealedTestPin, startStack, uniqueId, type Stack } from '../helpers/stack';
+import { FAST_TIMINGS, allowed, asBridge, sealedTestPin, startStack, uniqueId, type Stack } from '../helpers/stack';
 
 describe('the card workflow', () => {
   let stack: Stack;
@@ -85,7 +85,7 @@ describe('the card workflow', () => {
     const firstRun = handle.firstExecutionRunId;
     const event = (n: number) => ({ eventId: `evt_tx_${n}`, eventType: 'CARD_TRANSACTION', createdAt: Date.now(), data: { cardId, amount: n, currency: 'USD', merchantName: `m${n}`, status: 'APPROVED' } });
     // As the bridge delivers them: with its MAC (a service's client, with the payload key alone, is not the provider's word).
-    const bridge = stack.signaller.workflow.getHandle(workflowId);
+    const bridge = asBridge(stack, workflowId);
     for (let n = 1; n <= 30; n++) await bridge.signal(providerEventSignal, event(n));
     await bridge.signal(providerEventSignal, event(3)); // a duplicate from before the roll-over
     await waitUntil(async () => (await stack.client.workflow.getHandle(workflowId).describe()).runId !== firstRun);
@@ -188,7 +188,7 @@ describe('money through the card workflow', () => {
     expect(again).toEqual(first);
 
     const event = (n: number) => ({ eventId: `evt_roll_${n}`, eventType: 'CARD_TRANSACTION', createdAt: Date.now(), data: { cardId: card.cardId, amount: 0, currency: 'USD', merchantName: 'roll', status: 'DECLINED' } });
-    for (let n = 0; n < 40; n++) await stack.signaller.workflow.getHandle(handle.workflowId).signal(providerEventSignal, event(n));
+    for (let n = 0; n < 40; n++) await asBridge(stack, handle.workflowId).signal(providerEventSignal, event(n));
     // The stream may roll over more than once (the second run takes the signals the first one left):
     // wait for a run past the first whose history is within budget (one above it rolls over), or an update meets the overdue refusal.
     await waitUntil(
@@ -220,7 +220,7 @@ describe('money through the card workflow', () => {
     const before = await reads();
     // A spend without its webhook, then twenty "a movement completed" signals at once.
     await stack.control('POST', `/cards/${card.cardId}/transactions`, { amount: 420, merchantName: 'Quiet', webhook: false });
-    await Promise.all(Array.from({ length: 20 }, (_, i) => stack.signaller.workflow.getHandle(handle.workflowId).signal(cardMoneyMovedSignal, { workflowId: `fund-card/${i}` })));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => asBridge(stack, handle.workflowId).signal(cardMoneyMovedSignal, { workflowId: `fund-card/${i}` })));
     await waitUntil(async () => (await handle.query(cardStateQuery)).card?.availableBalance === 580, 20_000, 'the view at the ledger');
     await new Promise((r) => setTimeout(r, 1_000));
     const added = (await reads()) - before;

@@ -5,6 +5,7 @@
  */
 import { getExternalWorkflowHandle, patched } from '@temporalio/workflow';
 import { entityStateSignal } from '../../shared/messages';
+import { addressed } from '../../shared/signal-origin';
 import type { EntityKind } from '../../shared/ids';
 import { isNewer, statusOf } from '../../shared/event-status';
 import type { EntityState, ProviderEvent } from '../../shared/types';
@@ -107,7 +108,7 @@ export class EntityInbox {
     await Promise.all(
       [...this.#subscribers].map(async (id) => {
         try {
-          await getExternalWorkflowHandle(id).signal(entityStateSignal, state);
+          await getExternalWorkflowHandle(id).signal(entityStateSignal, addressed(id, state));
         } catch {
           this.#subscribers.delete(id);
         }

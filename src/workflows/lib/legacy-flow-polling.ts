@@ -7,6 +7,7 @@
 import { condition, getExternalWorkflowHandle, log } from '@temporalio/workflow';
 import { entityObservedSignal } from '../../shared/messages';
 import { entityWorkflowId } from '../../shared/ids';
+import { addressed } from '../../shared/signal-origin';
 import { isFinal, isUnknownStatus } from '../../shared/statuses';
 import type { EntityState, WaitTimings } from '../../shared/types';
 import { readEntity, type AwaitedKind, type Observation, type Outcome } from './entity-reads';
@@ -45,7 +46,7 @@ export async function pollByTheFlow({ kind, entityId, timings: t, latest, onUnkn
 
 async function tellEntity(kind: AwaitedKind, entityId: string, seen: Observation): Promise<void> {
   try {
-    await getExternalWorkflowHandle(entityWorkflowId(kind, entityId)).signal(entityObservedSignal, seen);
+    await getExternalWorkflowHandle(entityWorkflowId(kind, entityId)).signal(entityObservedSignal, addressed(entityWorkflowId(kind, entityId), seen));
   } catch {
     // The entity workflow closed in between; nothing waits on it.
   }

@@ -6,13 +6,15 @@
  * `entityObserved`, `entityState`, `cardRead`, `cardMoneyMoved`. A `subscribe` asks for news rather
  * than giving any, and services send it (the client's subscribeToEsim): encryptedSignal.
  */
-import { ApplicationFailure, log, metricMeter, patched } from '@temporalio/workflow';
+import { ApplicationFailure, log, metricMeter, patched, workflowInfo } from '@temporalio/workflow';
 import { isRefusedPayload } from '../../shared/refused-payload';
-import { isOurs } from '../../shared/signal-origin';
+import { isAddressedTo, isOurs } from '../../shared/signal-origin';
 
 /**
- * docs/versioning.md: signals need the bridge's or a worker's MAC (issue 50). Asked only of a signal
- * without one, so a run recorded before keeps applying what it applied then; from the marker on, it drops them.
+ * docs/versioning.md: signals need the bridge's or a worker's MAC and must be addressed to this
+ * workflow (issue 50; a MAC'd payload copied from another workflow's history, or a worker's query
+ * answer sent as a signal, is not its word). Asked only of a signal that fails either, so a run
+ * recorded before keeps applying what it applied then; from the marker on, it drops them.
  */
 export const SIGNALS_NEED_OUR_MAC_PATCH = 'signals-need-our-mac';
 export const DROPPED_SIGNAL_METRIC = 'card_issuing_untrusted_signals_dropped';
@@ -21,6 +23,7 @@ export function trustedSignal<A>(name: string, handler: (arg: A) => void): (arg:
   return (arg: A) => {
     if (isRefusedPayload(arg)) return drop(name, 'not encrypted with our payload key');
     if (!isOurs(arg) && patched(SIGNALS_NEED_OUR_MAC_PATCH)) return drop(name, "without the bridge's or a worker's MAC");
+    if (!isAddressedTo(arg, workflowInfo().workflowId) && patched(SIGNALS_NEED_OUR_MAC_PATCH)) return drop(name, 'addressed to another workflow');
     handler(arg);
   };
 }
@@ -34,6 +37,18 @@ function drop(signal: string, why: string): void {
   log.warn(`a signal ${why} was dropped`, { signal });
   // The SDK adds the workflowType, taskQueue and namespace labels itself.
   metricMeter.createCounter(DROPPED_SIGNAL_METRIC, 'signals', "Signals dropped because they did not come from the bridge or a worker (no payload encryption or no MAC)").add(1, { signal });
+}
+
+/**
+ * An entity workflow's start input, as far as it may be believed (issue 50): a run continued as new
+ * carries its state (only a run of ours continues as new), a run the bridge started carries our MAC;
+ * any other start (a service's update-with-start, a stranger's start) names its entity and nothing
+ * more, so a forged snapshot (a payout already FAILED, a card's spent nonces forgotten) is not taken.
+ */
+export function trustedStart<I extends object>(input: I, naming: ReadonlyArray<keyof I>): I {
+  refuseUntrustedStart(input);
+  if (workflowInfo().continuedFromExecutionRunId !== undefined || isOurs(input)) return input;
+  return Object.fromEntries(Object.entries(input).filter(([field]) => naming.includes(field as keyof I))) as I;
 }
 
 /**
