@@ -150,6 +150,13 @@ describeIfBuilt('Temporal with our authorizer: one credential per process', () =
     await denied(poll(service, 'workflow', TASK_QUEUE));
     await denied(poll(service, 'activity', TASK_QUEUE));
     await denied(handle.terminate('by a service'));
+    // An entity workflow is not a service's to cancel: its next run would forget the capabilities it spent.
+    const card = { kind: 'card' as const, entityId: `s_${randomUUID()}` };
+    await signalEntity(bridge, TASK_QUEUE, card, providerEventSignal, [event()]);
+    await denied(service.workflow.getHandle(entityWorkflowId(card.kind, card.entityId)).cancel());
+    await operator.workflow.getHandle(entityWorkflowId(card.kind, card.entityId)).cancel();
+    // Its own flows it may cancel.
+    await service.workflow.getHandle(handle.workflowId).cancel();
     await operator.workflow.getHandle(handle.workflowId).terminate('by an operator');
     expect((await operator.workflow.getHandle(handle.workflowId).describe()).status.name).toBe('TERMINATED');
     await denied(poll(operator, 'workflow', TASK_QUEUE));
