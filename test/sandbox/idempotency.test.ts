@@ -92,7 +92,9 @@ describe('funding and withdrawal', () => {
   });
 
   it('funding: PROCESSING and 409 in progress while running; concurrent same-key requests apply once', async () => {
-    await h.reset({ operationProcessingMs: 200 });
+    // 2 s of processing: at 200 ms the first funding completed before the burst arrived on a loaded machine (CI, two
+    // jest workers), and the burst was answered the original 200 instead of 409 in progress.
+    await h.reset({ operationProcessingMs: 2000 });
     const card = await h.enabledCard();
     const first = h.api('POST', `/cards/${card.cardId}/funding`, { body: { amount: 1000 }, idempotencyKey: 'fund-2' });
     await new Promise((r) => setTimeout(r, 50));
@@ -132,7 +134,8 @@ describe('funding and withdrawal', () => {
   });
 
   it('withdrawal: in progress gives 409', async () => {
-    await h.reset({ operationProcessingMs: 200 });
+    // 2 s, as for the funding above: the second request must arrive while the first still processes, on a loaded machine too.
+    await h.reset({ operationProcessingMs: 2000 });
     const card = await h.enabledCard();
     const [a, b] = await Promise.all([
       h.api('POST', `/cards/${card.cardId}/withdrawal`, { body: { amount: 100 }, idempotencyKey: 'wd-3' }),
