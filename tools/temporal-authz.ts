@@ -18,14 +18,11 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { Connection } from '@temporalio/client';
-import { msToTs } from '@temporalio/common/lib/time';
-import { temporal } from '@temporalio/proto';
 import { freePort } from '../src/ports';
-import { SEARCH_ATTRIBUTES } from '../src/shared/search-attributes';
 import { cacheRoot, isExecutable, stderrLine, withDirLock } from './cache';
 import { DEV_DYNAMIC_CONFIG, stopProcessGroup, waitUntilServing } from './dev-server';
 import { checkGo, runGo, TemporalCliUnavailable } from './temporal-cli';
+import { prepareNamespace } from './cluster/namespace';
 
 export const TEMPORAL_AUTHZ_SOURCE = join(__dirname, 'temporal-authz');
 const SOURCE_FILES = ['go.mod', 'go.sum', 'main.go'];
@@ -144,7 +141,7 @@ export async function startAuthzServer(opts: AuthzServerOptions): Promise<AuthzS
   const stop = () => stopProcessGroup(child, exited);
   try {
     await waitUntilServing(address, exited, 120_000);
-    for (const namespace of opts.namespaces) await registerNamespace(address, opts.adminToken, namespace);
+    for (const namespace of opts.namespaces) await prepareNamespace(address, namespace, 1, { apiKey: opts.adminToken });
   } catch (err) {
     await stop();
     throw new Error(`${(err as Error).message} (log: ${logFile})`);
@@ -152,33 +149,6 @@ export async function startAuthzServer(opts: AuthzServerOptions): Promise<AuthzS
   return { address, logFile, stop };
 }
 
-const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
-
-/** What tools/cluster/namespace.ts does for the cluster, with the admin's token. */
-async function registerNamespace(address: string, adminToken: string, namespace: string): Promise<void> {
-  const connection = await Connection.connect({ address, apiKey: adminToken, tls: false });
-  try {
-    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs(24 * 3600 * 1000) });
-    const searchAttributes = Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, KEYWORD]));
-    await retry(() => connection.operatorService.addSearchAttributes({ namespace, searchAttributes }));
-    // The frontend's namespace registry serves it within seconds of the write.
-    await retry(() => connection.workflowService.countWorkflowExecutions({ namespace, query: `CardId = 'none'` }));
-  } finally {
-    await connection.close();
-  }
-}
-
-async function retry<T>(fn: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
 
 /** Ringpop's ports: below 32768, as the membership table stores them as smallint (tools/cluster/temporal-server.ts). */
 async function membershipPorts(count: number): Promise<number[]> {

@@ -10,9 +10,12 @@ import { SEARCH_ATTRIBUTES } from '../../src/shared/search-attributes';
 
 const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
 
-/** Registers `namespace` (when absent) and our Keyword search attributes on it; resolves the attributes the server lists. */
-export async function prepareNamespace(address: string, namespace: string, retentionDays = 1): Promise<string[]> {
-  const connection = await Connection.connect({ address });
+/**
+ * Registers `namespace` (when absent) and our Keyword search attributes on it; resolves the attributes
+ * the server lists. `apiKey`: a server that authorizes calls (tools/temporal-authz) takes an admin's token, in plaintext on loopback.
+ */
+export async function prepareNamespace(address: string, namespace: string, retentionDays = 1, { apiKey }: { apiKey?: string } = {}): Promise<string[]> {
+  const connection = await Connection.connect({ address, ...(apiKey ? { apiKey, tls: false } : {}) });
   try {
     const exists = await connection.workflowService.describeNamespace({ namespace }).then(() => true, () => false);
     if (!exists) {
