@@ -14,9 +14,9 @@ import { describeErrors, hasErrors, keyErrors } from '../../shared/card-rules';
 import { FailureType, type FieldErrors } from '../../shared/failures';
 import { idempotencyKeyFor } from './keys';
 import { FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
-import { isFinal, phaseOf } from '../../shared/statuses';
+import { isFinal, phaseOf, statusRank } from '../../shared/statuses';
 import type { PurchaseEsimInput, RechargeEsimInput } from '../../shared/types';
-import { awaitOutcome } from './await-outcome';
+import { awaitOutcome, type Outcome } from './await-outcome';
 import { MONEY_DEADLINE_MS } from './money-movement';
 import { failWith, providerCalls, readAfterEffect } from './provider';
 
@@ -63,7 +63,23 @@ async function awaitFinalOrder(orderNo: string, input: EsimOrderInput): Promise<
   }
   if (outcome.source === 'poll') return outcome.data as unknown as EsimOrder;
   // The charge took effect: a read that fails for good (404 read lag, 403) is an unknown outcome, never the read's own failure.
-  return readAfterEffect(() => providerCalls('general').getEsimOrder({ orderNo }), `eSIM order ${orderNo}`, { orderNo, lastStatus: outcome.status });
+  const read = await readAfterEffect(() => providerCalls('general').getEsimOrder({ orderNo }), `eSIM order ${orderNo}`, { orderNo, lastStatus: outcome.status });
+  return webhookStatusStands(read, outcome);
+}
+
+/** The order fields an eSIM webhook carries that the read may still lack (ESIM_ISSUED: the eSIM's iccid and QR code). */
+const WEBHOOK_ORDER_FIELDS = ['esimNo', 'iccid', 'qrCode', 'failureReason'] as const;
+
+/**
+ * The final status a webhook brought is the provider's word (issue 51): a read of the order that
+ * shows an earlier, non-final status (a read replica or cache behind the webhook) adds the order's
+ * other fields but never takes the status back, else a refunded order would end as a success and an
+ * issued one as PAID. A read as far along (a final status of its own) is the whole order as it is.
+ */
+function webhookStatusStands(read: EsimOrder, outcome: Outcome): EsimOrder {
+  if (statusRank('esimOrder', read.status) >= statusRank('esimOrder', outcome.status)) return read;
+  const carried = Object.fromEntries(WEBHOOK_ORDER_FIELDS.filter((f) => typeof outcome.data[f] === 'string').map((f) => [f, outcome.data[f]]));
+  return { ...read, ...carried, status: outcome.status };
 }
 
 function assertValid(input: EsimOrderInput): void {
