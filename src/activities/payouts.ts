@@ -10,7 +10,7 @@
  * | 409 we cannot read (the first POST still processing) | in progress: the retry looks up again, then posts under the key; bounded by the creation deadline (then OutcomeUnknown) |
  * | lookup fails after a POST that may have taken effect | 5xx, 429: retried; 403 or another refusal: OutcomeUnknown with the key |
  * | restart of the workflow ID, before or after a deploy | the lookup finds the first run's payout: nothing is posted |
- * | the same merOrderNo for another payout | IdempotencyConflict, when an amount, currency or account the spec shows differs |
+ * | the same merOrderNo for another payout | IdempotencyConflict, when an amount, currency or account the spec shows visibly differs; how the provider presents a value (an account masked with symbols or letters, `XXXX…6819`; a currency not shown as a code) never does, and nothing else concludes "not moved" (only a payout's own FAILED or cancelled status) |
  * | the flow cannot say how it ended (creation deadline, still PENDING at the follow's deadline, cancelled, terminated) | `mayHaveTakenEffect: true` and an open item on the merOrderNo, asked until the payout's terminal status or an operator's `settle`; no record under it means it was never created |
  */
 import type { ProviderClient } from '../provider/client';
@@ -62,15 +62,45 @@ async function findPayout(provider: ProviderClient, request: CreatePayoutRequest
 }
 
 /**
- * Currencies compare without case; an account number the provider masks ("****6819", "GB29…6819")
- * is the same when its visible characters match ours at the same end. Anything else: equality.
+ * How a field the provider shows compares with ours. Only a visible difference contradicts: how the
+ * provider chooses to present a value never does (issue 51), since a contradiction ends the recall
+ * `IdempotencyConflict`, which says nothing of ours moved. Currencies compare as ISO codes, without
+ * case; a currency shown otherwise ("€", "978") shows nothing to compare. An account number compares
+ * by the digits it shows (sameAccountNo). Anything else: equality.
  */
 export function samePayoutField(field: string, shown: unknown, ours: unknown): boolean {
   if (typeof shown !== 'string' || typeof ours !== 'string') return shown === ours;
-  if (field === 'arriveCurrency') return shown.toUpperCase() === ours.toUpperCase();
-  if (field !== 'payeeAccountNo') return shown === ours;
-  const visible = shown.split(/[^A-Za-z0-9]+/).filter(Boolean);
-  if (visible.length === 1 && visible[0] === shown) return shown.replace(/\s/g, '') === ours.replace(/\s/g, '');
-  const compact = ours.replace(/\s/g, '');
-  return visible.length > 0 && compact.startsWith(shown.startsWith(visible[0]) ? visible[0] : '') && compact.endsWith(shown.endsWith(visible[visible.length - 1]) ? visible[visible.length - 1] : '');
+  if (field === 'arriveCurrency') return !CURRENCY_CODE.test(shown.trim()) || shown.trim().toUpperCase() === ours.trim().toUpperCase();
+  if (field === 'payeeAccountNo') return sameAccountNo(shown, ours);
+  return shown === ours;
+}
+
+const CURRENCY_CODE = /^[A-Za-z]{3}$/;
+
+/**
+ * An account number the provider shows, against ours: the same when the digits it shows are ours.
+ * Providers mask with symbols ("****6819", "GB29…6819") and with letters ("XXXX…6819",
+ * "XXXXXXXXXXXXXXXXXX6819"); a letter may also be a real one (an IBAN's country and bank code), and
+ * from the answer alone the two cannot be told apart. So letters and symbols are never compared:
+ * each run of digits shown must be ours at the same place (a run that starts the shown value starts
+ * ours, one that ends it ends ours, the others appear in ours in order). A value of digits only is
+ * shown in full and must equal ours. Spaces and separators in ours are formatting.
+ */
+export function sameAccountNo(shown: string, ours: string): boolean {
+  const visible = shown.replace(/\s/g, '');
+  const own = ours.replace(/[^A-Za-z0-9]/g, '');
+  if (visible.toUpperCase() === own.toUpperCase()) return true;
+  if (/^\d+$/.test(visible)) return false;
+  let from = 0;
+  for (const run of visible.matchAll(/\d+/g)) {
+    const digits = run[0];
+    const starts = run.index === 0;
+    const ends = run.index + digits.length === visible.length;
+    if (starts && !own.startsWith(digits)) return false;
+    if (ends) return own.endsWith(digits) && own.length - digits.length >= from;
+    const at = starts ? 0 : own.indexOf(digits, from);
+    if (at < 0) return false;
+    from = at + digits.length;
+  }
+  return true;
 }
