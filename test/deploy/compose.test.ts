@@ -7,6 +7,9 @@
  * payload keys reach every process that decrypts payloads; a missing required key refuses the file
  * and names it; no process holds a Temporal credential or speaks TLS to the file's own plaintext
  * server; the sandbox is built from the Dockerfile's `sandbox` stage, the rest from the default.
+ * The `authz` profile (issue 50) runs the same cluster with Temporal's default authorizer and JWT claim
+ * mapper, and gives each process its own token, mounted as a secret from the folder
+ * tools/compose-authz.ts writes; the default and sandbox stacks are the same with or without it.
  * The loader is `docker compose` or `docker-compose` when installed, else tools/compose-config,
  * built once with Go by npm test's provisioning (tools/compose.ts); without it these tests are skipped and say so.
  */
@@ -16,6 +19,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findCompose } from '../../tools/compose';
+import { AUTHZ_DIR, AUTHZ_FILES, AUTHZ_SERVER_HOST } from '../../tools/compose-authz';
 
 const ROOT = join(__dirname, '../..');
 const FILE = join(ROOT, 'docker-compose.yml');
@@ -27,8 +31,13 @@ interface Service {
   build?: { context: string; dockerfile: string; target?: string; args?: Record<string, string> };
   image?: string;
   environment?: Record<string, string | null>;
+  command?: string[];
+  profiles?: string[];
+  secrets?: { source: string; target: string }[];
+  depends_on?: Record<string, { condition: string }>;
+  ports?: unknown[];
 }
-interface Project { services: Record<string, Service>; 'x-app-env': Record<string, string> }
+interface Project { services: Record<string, Service>; secrets?: Record<string, { file: string }>; 'x-app-env': Record<string, string> }
 
 const key = () => randomBytes(32).toString('base64');
 const REQUIRED = {
@@ -220,6 +229,94 @@ function dockerfileStages(): string[] {
       expect({ name, image: project.services[name].image }).not.toEqual({ name, image: sandbox.image });
     }
     expect(Object.keys(project.services).filter((name) => project.services[name].build).sort()).toEqual([...APP_SERVICES].sort());
+  });
+
+  describe('the `authz` profile: Temporal\'s default authorizer and claim mapper, a token per process', () => {
+    const AUTHZ_SERVICES = ['temporal-jwks', 'temporal-authz', 'temporal-namespace-authz', 'worker-authz', 'bridge-authz'];
+    /** Each process of ours and the one token it mounts; the files' names are the generator's. */
+    const TOKENS: Record<string, { secret: string; file: string }> = {
+      'worker-authz': { secret: 'temporal-token-worker', file: AUTHZ_FILES.token('worker') },
+      'bridge-authz': { secret: 'temporal-token-bridge', file: AUTHZ_FILES.token('bridge') },
+      'temporal-namespace-authz': { secret: 'temporal-token-admin', file: AUTHZ_FILES.token('admin') },
+    };
+    const mounts = (project: Project, service: string) => (project.services[service].secrets ?? []).map((s) => s.source).sort();
+
+    test('the server runs with the default authorizer and claim mapper, the keys of the JWKS the profile serves, TLS, and the internal frontend for its own workers; otherwise the default server', () => {
+      const project = resolved(REQUIRED, '--profile', 'authz');
+      const server = envOf(project, 'temporal-authz');
+      expect(server).toMatchObject({
+        TEMPORAL_AUTH_AUTHORIZER: 'default',
+        TEMPORAL_AUTH_CLAIM_MAPPER: 'default',
+        TEMPORAL_JWT_PERMISSIONS_CLAIM: 'permissions',
+        USE_INTERNAL_FRONTEND: 'true',
+        TEMPORAL_TLS_FRONTEND_CERT: '/run/secrets/temporal-server-cert',
+        TEMPORAL_TLS_FRONTEND_KEY: '/run/secrets/temporal-server-key',
+      });
+      // The image's start command runs only the services TEMPORAL_SERVICES names: the internal frontend too.
+      expect(server.TEMPORAL_SERVICES!.split(',').sort()).toEqual(['frontend', 'history', 'internal-frontend', 'matching', 'worker']);
+      expect(mounts(project, 'temporal-authz')).toEqual(['temporal-server-cert', 'temporal-server-key']);
+      // Same image, databases and dynamic config as the default server: the same cluster, with authorization.
+      expect({ image: project.services['temporal-authz'].image, env: server }).toEqual({ image: project.services.temporal.image, env: expect.objectContaining(envOf(project, 'temporal')) });
+      // The key set: served by a service of the profile from the generator's jwks.json, and by nothing else.
+      const jwks = new URL(server.TEMPORAL_JWT_KEY_SOURCE1!);
+      expect({ host: jwks.hostname, path: jwks.pathname }).toEqual({ host: 'temporal-jwks', path: '/jwks.json' });
+      expect(mounts(project, 'temporal-jwks')).toEqual(['temporal-jwks']);
+      expect(project.services['temporal-jwks'].command!.join(' ')).toContain(`.listen(${jwks.port}`);
+      expect(project.secrets!['temporal-jwks'].file).toBe(join(ROOT, AUTHZ_DIR, AUTHZ_FILES.jwks));
+      expect(project.secrets!['temporal-server-cert'].file).toBe(join(ROOT, AUTHZ_DIR, AUTHZ_FILES.serverCert));
+      expect(project.secrets!['temporal-server-key'].file).toBe(join(ROOT, AUTHZ_DIR, AUTHZ_FILES.serverKey));
+      for (const name of AUTHZ_SERVICES) expect({ name, profiles: project.services[name].profiles }).toEqual({ name, profiles: ['authz'] });
+    });
+
+    test('each process gets its own token, read from its own secret, and reaches the server by the name its certificate carries', () => {
+      const dir = join(scratch, 'authz');
+      const project = resolved({ ...REQUIRED, COMPOSE_AUTHZ_DIR: dir }, '--profile', 'authz');
+      const files = Object.values(TOKENS).map(({ secret }) => project.secrets![secret].file);
+      expect(new Set(files).size).toBe(files.length);
+      for (const [service, { secret, file }] of Object.entries(TOKENS)) {
+        expect({ service, file: project.secrets![secret].file }).toEqual({ service, file: join(dir, file) });
+        // Its token and the server's CA; no other process's token, no signing key, no server key.
+        expect({ service, mounts: mounts(project, service) }).toEqual({ service, mounts: [secret, 'temporal-ca'].sort() });
+        expect({ service, reads: project.services[service].command!.join(' ').match(/\/run\/secrets\/temporal-token-\w+/g) }).toEqual({ service, reads: expect.arrayContaining([`/run/secrets/${secret}`]) });
+        expect({ service, others: project.services[service].command!.join(' ').match(/temporal-token-\w+/g)!.filter((s) => s !== secret) }).toEqual({ service, others: [] });
+      }
+      for (const service of ['worker-authz', 'bridge-authz']) {
+        const env = envOf(project, service);
+        expect({ service, address: env.TEMPORAL_ADDRESS, ca: env.TEMPORAL_TLS_CA_PATH }).toEqual({ service, address: `${AUTHZ_SERVER_HOST}:7233`, ca: '/run/secrets/temporal-ca' });
+        // The token is read at start, so it is in no container's environment (docker inspect).
+        expect({ service, apiKey: 'TEMPORAL_API_KEY' in env }).toEqual({ service, apiKey: false });
+        expect({ service, dependsOn: Object.keys(project.services[service].depends_on ?? {}) }).toEqual({ service, dependsOn: ['temporal-namespace-authz'] });
+      }
+      expect(project.secrets!['temporal-ca'].file).toBe(join(dir, AUTHZ_FILES.ca));
+      // Otherwise the same worker and bridge: their own settings and secrets, and the image's commands.
+      const { TEMPORAL_ADDRESS: _w, TEMPORAL_TLS_CA_PATH: _wc, ...worker } = envOf(project, 'worker-authz');
+      const { TEMPORAL_ADDRESS: _b, TEMPORAL_TLS_CA_PATH: _bc, ...bridge } = envOf(project, 'bridge-authz');
+      const { TEMPORAL_ADDRESS: _dw, ...plainWorker } = envOf(project, 'worker');
+      const { TEMPORAL_ADDRESS: _db, ...plainBridge } = envOf(project, 'bridge');
+      expect(worker).toEqual(plainWorker);
+      expect(bridge).toEqual(plainBridge);
+      expect(project.services['worker-authz'].command!.at(-1)).toMatch(/exec node dist\/worker\.js$/);
+      expect(project.services['bridge-authz'].command!.at(-1)).toMatch(/exec node dist\/bridge\/server\.js$/);
+      // The operator's and a service's tokens and the signing key are mounted nowhere; the codec endpoint gets no Temporal credential.
+      const mounted = Object.values(project.secrets!).map((s) => s.file);
+      for (const name of [AUTHZ_FILES.token('operator'), AUTHZ_FILES.token('service'), AUTHZ_FILES.signingKey]) expect(mounted).not.toContain(join(dir, name));
+      expect({ secrets: project.services.codec.secrets, address: envOf(project, 'codec').TEMPORAL_ADDRESS }).toEqual({ secrets: undefined, address: undefined });
+    });
+
+    test('nothing in the default or sandbox stack changes: with the profile they resolve the same, and without it none of its services, secrets or settings are there', () => {
+      for (const flags of [[], ['--profile', 'sandbox']]) {
+        const plain = resolved(REQUIRED, ...flags);
+        const withAuthz = resolved(REQUIRED, ...flags, '--profile', 'authz');
+        expect(Object.keys(withAuthz.services).filter((name) => !AUTHZ_SERVICES.includes(name)).sort()).toEqual(Object.keys(plain.services).sort());
+        for (const [name, service] of Object.entries(plain.services)) expect({ name, service: withAuthz.services[name] }).toEqual({ name, service });
+        expect({ flags, secrets: plain.secrets, authz: AUTHZ_SERVICES.filter((name) => name in plain.services) }).toEqual({ flags, secrets: undefined, authz: [] });
+        for (const [name, service] of Object.entries(plain.services)) {
+          // (The UI's TEMPORAL_AUTH_* are its own OIDC login, not the server's authorizer.)
+          const vars = Object.keys(service.environment ?? {}).filter((v) => /^(TEMPORAL_(AUTH_(AUTHORIZER|CLAIM_MAPPER)|JWT_|API_KEY|TLS|SERVICES)|USE_INTERNAL_FRONTEND)/.test(v));
+          expect({ name, vars, secrets: service.secrets }).toEqual({ name, vars: [], secrets: undefined });
+        }
+      }
+    });
   });
 
   test('the Dockerfile has the `sandbox` stage, and it is not the last one (the default target the other services build)', () => {
