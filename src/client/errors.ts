@@ -8,6 +8,7 @@
 import { CancelledFailure, TerminatedFailure, TimeoutFailure, ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ANY_FLOW_FAILURES, FLOW_FAILURES, type FlowFailureType, type FlowName } from '../shared/failures';
+import { isUnknownOutcomeType, saysNothingTookEffect } from '../shared/outcome-unknown';
 
 /**
  * Failures the client raises itself: a call that got no answer within its timeout (no worker polls
@@ -19,9 +20,6 @@ export type ClientFailureType = (typeof CLIENT_FAILURES)[number];
 
 /** What a call of flow F can fail with. */
 export type FlowError<F extends FlowName> = FlowFailureType<F> | ClientFailureType;
-
-/** Failure types that say money may have moved although the call did not say so. */
-const UNKNOWN_OUTCOMES: readonly string[] = ['OutcomeUnknown', 'SubmissionOutcomeUnknown'];
 
 export interface CardIssuingErrorInit<T extends string> {
   type: T;
@@ -44,7 +42,11 @@ export class CardIssuingError<T extends string = string> extends Error {
   readonly updateId?: string;
   /** The key the call was made under: a retry under it joins the first. */
   readonly idempotencyKey?: string;
-  /** True when money may have moved although the call did not say so: retry under the same key, or settle. */
+  /**
+   * True when money may have moved although the call did not say so: retry under the same key, or
+   * settle. False only when it is known that nothing moved: the provider stated a terminal failed
+   * status or refused the request, or the request was refused before anything was sent.
+   */
   readonly mayHaveTakenEffect: boolean;
   /** The failure's details as the flow gave them (field errors under `errors`). */
   readonly details: readonly unknown[];
@@ -110,10 +112,23 @@ function fromApplicationFailure(failure: ApplicationFailure, context: FailureCon
     message: failure.message,
     ...context,
     ...(key === undefined ? {} : { idempotencyKey: key }),
-    mayHaveTakenEffect: named('mayHaveTakenEffect') === true || UNKNOWN_OUTCOMES.includes(type),
+    mayHaveTakenEffect: mayHaveTakenEffectOf(type, named('mayHaveTakenEffect')),
     details,
     cause: original,
   });
+}
+
+/**
+ * Whether a flow's failure may have taken effect (issue 51): false only where it is known that
+ * nothing did, that is a failure type that says so (the provider stated a terminal failed status, or
+ * the request was refused before anything was sent: shared/outcome-unknown.ts,
+ * NOTHING_TOOK_EFFECT_TYPES), or the flow's own details saying false; an unknown outcome is always
+ * true. Before, every failure that did not say true answered false: a flow ending ServerError or
+ * Timeout after its POST, or a type the client does not know, told the caller nothing had moved.
+ */
+function mayHaveTakenEffectOf(type: string, said: unknown): boolean {
+  if (said === true || isUnknownOutcomeType(type)) return true;
+  return !(said === false || saysNothingTookEffect(type));
 }
 
 /** A failure of `p` as a CardIssuingError naming where it happened. */

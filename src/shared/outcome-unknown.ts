@@ -20,3 +20,47 @@ export function isUnknownOutcomeType(type: unknown): boolean {
  * at the provider is asked again, it records nothing. Not trackPayout: it moves nothing.
  */
 export const OUTCOME_UNKNOWN_FLOWS = ['issueCard', 'fundCard', 'withdrawFromCard', 'onboardCardholder', 'purchaseEsim', 'rechargeEsim', 'sendPayout'] as const satisfies readonly FlowName[];
+
+/**
+ * The failure types after which a caller is told `mayHaveTakenEffect: false` (issue 51): false is a
+ * statement that nothing moved, made only where we know it. Every other type (a timeout, a 5xx, an
+ * answer we could not read, a deadline passed, an in-progress 409, a type we do not know) may have
+ * taken effect. A flow's own `mayHaveTakenEffect` in its details is its statement and stands.
+ */
+export const NOTHING_TOOK_EFFECT_TYPES = [
+  // Refused before anything was sent: our own checks of the request (the provider's 400 says the same
+  // of what it received), a Nexus caller's configuration, a card action's missing capability. Safe:
+  // no call was made for the request, so there is nothing at the provider to have moved.
+  'ValidationFailed',
+  'NotAllowed',
+  'Unauthorized',
+  // The provider stated a terminal failed status: the operation FAILED, the eSIM order REFUNDED, the
+  // card FAILED, the key's earlier attempt failed for good (409), the key is another request's (409,
+  // or a record under it that visibly names another request).
+  'OperationFailed',
+  'EsimRefunded',
+  'CardProvisioningFailed',
+  'IdempotencyKeyTerminal',
+  'IdempotencyConflict',
+  // The provider's definitive refusal of the request, its stated failure of it. One that follows an
+  // attempt under the same key that may have taken effect never arrives under its own type: it ends
+  // OutcomeUnknown (activities/idempotent-post.ts, refusedAfterAnEffect; lib/provider.ts readAfterEffect).
+  'InsufficientFunds',
+  'PlanUnavailable',
+  'CardholderNotApproved',
+  'CardLimitReached',
+  'DuplicateCardholder',
+  'InvalidState',
+  'StaleCardBin',
+  'NotFound',
+  'FileTooLarge',
+  'UploadUrlExpired',
+  'InvalidSignature',
+  'IpNotWhitelisted',
+  'NonceReused',
+] as const satisfies readonly FailureTypeName[];
+
+/** Whether a failure of `type` says nothing took effect (NOTHING_TOOK_EFFECT_TYPES). */
+export function saysNothingTookEffect(type: unknown): boolean {
+  return (NOTHING_TOOK_EFFECT_TYPES as readonly unknown[]).includes(type);
+}
