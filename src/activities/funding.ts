@@ -35,6 +35,8 @@ import type { OperationAnswer } from '../provider/answers';
 import { classifyMessage } from '../provider/classification';
 import { phaseOf } from '../shared/statuses';
 import type { MoneyMovementKind } from '../shared/types';
+import type { AttemptOf, OpenItemOwner } from '../shared/open-items';
+import { recordAttempt, tellAttempt } from './attempts';
 import { operationOfEarlierRun, type KeyOrigin } from './earlier-key';
 import { contradicts, fromOperation, postReconcilingFirst, readAfterEffect, readOperation, type Recalled } from './idempotent-post';
 import { providerCall } from './provider-call';
@@ -61,6 +63,8 @@ export interface MoveMoneyRequest {
   sentBefore?: boolean;
   /** A standalone flow (marker money-flow-one-marker): the activity that sees the movement COMPLETED tells the card workflow. */
   tellCard?: TellCard;
+  /** Recorded before the first POST, told the provider's final word (activities/attempts.ts). */
+  attempt?: AttemptOf;
 }
 
 export interface TellCard {
@@ -80,6 +84,7 @@ export function createFundingActivities({ provider, temporal }: { provider: Prov
           ...spec,
           idempotentBySpec: true,
           sentBefore: req.sentBefore === true || earlier !== undefined,
+          beforeSend: req.attempt && (() => recordAttempt(temporal, req.attempt!, { idempotencyKey: key, cardId: req.cardId, amount: req.amount })),
           recall: earlier?.operation ? async () => recalled(req, key, earlier.operation!) : fromOperation(provider, key, (op) => recalled(req, key, op)),
           post: async () => {
             const call = req.kind === 'funding' ? provider.fundCard.bind(provider) : provider.withdrawFromCard.bind(provider);
@@ -94,16 +99,18 @@ export function createFundingActivities({ provider, temporal }: { provider: Prov
         return earlier ? { ...outcome, idempotencyKey: key } : outcome;
       });
       if (req.tellCard) await tellCardIfCompleted(temporal, req.cardId, req.tellCard, outcome);
+      await tellAttempt(temporal, req.attempt?.owner, 'operation', outcome.status);
       return outcome;
     },
 
     /** NOT_FOUND (not a status the spec shows, so not final) when the provider does not know the key yet: read-after-write lag waits for the deadline. */
-    async getOperation({ idempotencyKey, cardId, tellCard }: { idempotencyKey: string; cardId?: string; tellCard?: TellCard }): Promise<OperationOutcome> {
+    async getOperation({ idempotencyKey, cardId, tellCard, attemptOwner }: { idempotencyKey: string; cardId?: string; tellCard?: TellCard; attemptOwner?: OpenItemOwner }): Promise<OperationOutcome> {
       const outcome = await providerCall(async () => {
         const op = await readOperation(provider, idempotencyKey);
         return op ? outcomeOf(op) : ({ status: 'NOT_FOUND' } as OperationOutcome);
       });
       if (tellCard && cardId) await tellCardIfCompleted(temporal, cardId, tellCard, outcome);
+      await tellAttempt(temporal, attemptOwner, 'operation', outcome.status);
       return outcome;
     },
   };

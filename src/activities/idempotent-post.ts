@@ -49,6 +49,8 @@ export interface ReconcilingPost<T> {
   recallFirst?: boolean;
   /** The workflow scheduled an activity for this key before (a re-scheduling after a 429): it may have sent the POST. */
   sentBefore?: boolean;
+  /** Records the attempt before anything is sent (activities/attempts.ts): from then on no stop of the flow loses it. */
+  beforeSend?: () => Promise<void>;
 }
 
 export async function postReconcilingFirst<T>(spec: ReconcilingPost<T>): Promise<T> {
@@ -61,6 +63,7 @@ export async function postReconcilingFirst<T>(spec: ReconcilingPost<T>): Promise
     if (!spec.idempotentBySpec && maySent) throw outcomeUnknown(spec, 'an earlier attempt may have reached the provider, which shows no record of it');
     // Idempotent by the spec: the POST under the same key answers the original (ours) or 409 (not ours).
   }
+  await spec.beforeSend?.();
   noteMaySend();
   try {
     return await spec.post();

@@ -12,6 +12,7 @@ import type { ProviderClient } from '../provider/client';
 import type { CardBinAnswer } from '../provider/answers';
 import type { ReconciliationMetrics } from '../observability/metrics';
 import type { PROVIDER_CALLS } from '../shared/task-queues';
+import { createAttemptActivities } from './attempts';
 import { createCardActivities } from './cards';
 import { createEarlierRunActivities } from './earlier-runs';
 import { createEntityActivities } from './entities';
@@ -52,6 +53,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createOperatorReadActivities(deps),
     ...createEntityActivities(deps),
     ...createOpenItemActivities(deps),
+    ...createAttemptActivities(deps),
     ...createEarlierRunActivities(deps),
     ...createReconciliationActivities(deps),
     ...createReconciliationVisibilityActivities(deps),

@@ -3,6 +3,7 @@
  * and the starter client, so that no caller imports workflow code.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { PayoutApprovalState, WithPayoutCapability } from './card-capability';
 import type {
   CardLifecycleState,
   CardMovement,
@@ -19,7 +20,7 @@ import type {
   SealedReveal,
   WatchPlan,
 } from './types';
-import type { ClosedItem, OpenItem, OpenItemSettlement } from './open-items';
+import type { AttemptSettlement, ClosedItem, OpenItem, OpenItemSettlement } from './open-items';
 import type { WithCapability } from './card-capability';
 
 /** The bridge delivers every verified webhook with this signal (signal-with-start). */
@@ -54,6 +55,14 @@ export const cardReadSignal = defineSignal<[{ card: CardView; readAt: number }]>
 /** onboardCardholder: the cardholder id and, for the hosted flow, its page, as soon as they are known. */
 export const onboardingQuery = defineQuery<OnboardingProgress>('onboarding');
 
+// A payout held for an operator's decision (a Nexus caller's above its payoutApprovalAbove): signed by an approver's key (shared/card-capability.ts).
+/** `send-payout/<key>`: where its approval stands (answered while the flow runs). */
+export const payoutApprovalQuery = defineQuery<PayoutApprovalState>('payoutApproval');
+/** An operator approves the payout (`starter payout-approve`): answered once the worker checked the signature; the payout is then sent. */
+export const approvePayoutUpdate = defineUpdate<PayoutApprovalState, [WithPayoutCapability]>('approvePayout');
+/** An operator rejects it (`starter payout-reject`): the flow ends PayoutNotApproved, nothing sent. */
+export const rejectPayoutUpdate = defineUpdate<PayoutApprovalState, [WithPayoutCapability]>('rejectPayout');
+
 // Card actions carry a capability bound to the card, the action, the arguments and an expiry (shared/card-capability.ts).
 export const freezeCardUpdate = defineUpdate<CardView, [WithCapability]>('freezeCard');
 export const unfreezeCardUpdate = defineUpdate<CardView, [WithCapability]>('unfreezeCard');
@@ -69,3 +78,7 @@ export const revealSensitiveUpdate = defineUpdate<SealedReveal, [WithCapability<
 export const openItemQuery = defineQuery<OpenItem & { itemId: string; closed?: ClosedItem }>('openItem');
 /** An operator's settlement of an open item (`starter settle REF`): answered with the item's record. */
 export const closeOpenItemUpdate = defineUpdate<ClosedItem, [OpenItemSettlement]>('settleOpenItem');
+/** The activity that heard the provider's final word on an attempt (or on the item it became): it closes with that word. */
+export const attemptSettledSignal = defineSignal<[AttemptSettlement]>('attemptSettled');
+/** Its flow or reconciliation opens the pending attempt as an item: from now on it asks the provider and pages. */
+export const attemptOpenedSignal = defineSignal<[OpenItem]>('attemptOpened');

@@ -95,6 +95,11 @@ export function isOpenItemId(id: string): boolean {
   return id.startsWith(OPEN_ITEM_PREFIX);
 }
 
+/** The memo an item carries (whether started as one or opened from its attempt): what `starter open` and `settle REF` read. */
+export function openItemMemo(itemId: string, item: OpenItem): Record<string, unknown> {
+  return { [OPEN_ITEM_MEMO]: { refs: openItemRefs(itemId, item), flowKind: item.flowKind, openedAt: item.openedAt, reason: item.reason } };
+}
+
 /** Every reference an operator may hold of the item: its own ID, the workflow ID, run, update ID, keys, the provider's ref. */
 export function openItemRefs(itemId: string, item: OpenItem): string[] {
   const refs = [itemId, item.owner.workflowId, item.owner.runId, item.owner.updateId, item.idempotencyKey, item.lookup?.ref, ...(item.lookup?.alsoUnder ?? [])];
@@ -156,4 +161,46 @@ export function openItemSettlementErrors(input: Partial<OpenItemSettlement> | un
   if (input?.found !== undefined && !(OPEN_ITEM_VERDICTS as readonly unknown[]).includes(input.found)) errors.found = `must be one of ${OPEN_ITEM_VERDICTS.join(', ')}`;
   if (input?.note !== undefined && (typeof input.note !== 'string' || input.note.length > MAX_SETTLE_NOTE_LENGTH)) errors.note = `must be text of at most ${MAX_SETTLE_NOTE_LENGTH} characters`;
   return errors;
+}
+
+/**
+ * The attempt (issue 51): a call that may move money is recorded before its first POST as a
+ * `moneyAttempt` workflow under its item's ID (open-item/<owner>). The activity that hears the
+ * provider's final word settles it (nothing to keep); a flow that ends unsure opens it as its item;
+ * an owner that stops with it still pending (terminated, cancelled, timed out, a card workflow
+ * stopped mid-update) makes it an open item at once, without waiting for a reconciliation.
+ */
+export const MONEY_ATTEMPT_WORKFLOW_TYPE = 'moneyAttempt';
+/** How often a pending attempt looks whether its owner still runs (Temporal's describe; no provider call). */
+export const ATTEMPT_WATCH_MS = 30_000;
+export const ATTEMPT_MAX_WATCH_MS = 5 * 60_000;
+
+/** What the flow says of its attempt: the owner, the kind, and (tests, impatient callers) how soon to watch. */
+export interface AttemptOf {
+  owner: OpenItemOwner;
+  flowKind: string;
+  watchMs?: number;
+  /** The item's cadence, should it become one (open-item-of.ts cadenceOf). */
+  cadence?: OpenItem['cadence'];
+}
+
+/** The attempt's input: the item it becomes, should its owner stop without the provider's word. */
+export interface MoneyAttempt {
+  item: OpenItem;
+  watchMs: number;
+}
+
+/** The provider's final word on an attempt, as the activity that heard it saw it. */
+export interface AttemptSettlement {
+  verdict: OpenItemVerdict;
+  providerSaid: string;
+}
+
+/** A pending attempt's end: settled by the provider's word its flow heard, or recorded by its owner's own result. */
+export interface AttemptRecord {
+  itemId: string;
+  settledBy: 'provider' | 'flow';
+  verdict?: OpenItemVerdict;
+  providerSaid?: string;
+  ownerStatus?: string;
 }

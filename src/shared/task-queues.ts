@@ -96,12 +96,20 @@ export function rateQueueFor(rateClass: RateClass, activityName: string): RateQu
 }
 
 export function rateClassQueue(mainQueue: string, queue: RateQueue): string {
-  return `${mainQueue}-provider-${queue}`;
+  return `${mainQueue}${RATE_QUEUE_INFIX}${queue}`;
+}
+
+const RATE_QUEUE_INFIX = '-provider-';
+
+/** The main queue a provider call's activity belongs to, from the rate queue it runs on (its workflow may be on either queue). */
+export function mainQueueOfActivity(activityQueue: string): string {
+  const at = activityQueue.lastIndexOf(RATE_QUEUE_INFIX);
+  return mainQueueOf(at < 0 ? activityQueue : activityQueue.slice(0, at));
 }
 
 // The entity workflows' queue: its home is entity-queues.ts (the client package imports it without the activities' types).
 export { entityQueue, mainQueueOf } from './entity-queues';
-import { entityQueue } from './entity-queues';
+import { entityQueue, mainQueueOf } from './entity-queues';
 
 /** The prefix of our Nexus service's queues (src/nexus): one per caller, `nexusCallerQueue`. */
 export function nexusQueue(mainQueue: string): string {

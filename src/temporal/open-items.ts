@@ -6,7 +6,8 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { literal } from '../shared/reconciliation';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
-import { OPEN_ITEM_MEMO, OPEN_ITEM_WORKFLOW_TYPE, openItemId, openItemRefs, type ClosedItem, type OpenItem, type OpenItemOwner } from '../shared/open-items';
+import { OPEN_ITEM_MEMO, OPEN_ITEM_WORKFLOW_TYPE, openItemId, openItemMemo, type ClosedItem, type OpenItem, type OpenItemOwner } from '../shared/open-items';
+import { openPendingAttempt } from './attempts';
 
 export interface OpenItemRow {
   itemId: string;
@@ -32,7 +33,7 @@ export async function startOpenItem(client: Client, taskQueue: string, item: Ope
       args: [item],
       // One item per owner, for ever: a closed one is its record, never opened again.
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      memo: { [OPEN_ITEM_MEMO]: { refs: openItemRefs(workflowId, item), flowKind: item.flowKind, openedAt: item.openedAt, reason: item.reason } },
+      memo: openItemMemo(workflowId, item),
       typedSearchAttributes: [
         { key: FLOW_KIND, value: OPEN_ITEM_WORKFLOW_TYPE },
         { key: PROVIDER_STATUS, value: item.lastSaid },
@@ -41,6 +42,8 @@ export async function startOpenItem(client: Client, taskQueue: string, item: Ope
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    // Its attempt was recorded before the POST (temporal/attempts.ts): still pending, it is opened as this item now.
+    await openPendingAttempt(client, workflowId, item);
   }
   return workflowId;
 }

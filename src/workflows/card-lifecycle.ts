@@ -218,7 +218,8 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
           ? `${workflowInfo().workflowId}/${kind}/update/${updateId}`
           : `${workflowInfo().workflowId}/${kind}/${args.idempotencyKey ?? operationsApplied}`;
       try {
-        const result = await moveMoney(kind, { ...args, cardId }, scope);
+        const owner = { workflowId: workflowInfo().workflowId, runId: workflowInfo().runId, updateId: updateId ?? `key/${args.idempotencyKey ?? operationsApplied}` };
+        const result = await moveMoney(kind, { ...args, cardId }, scope, { owner });
         // The answer goes once the money moved; the view's balance follows within a second (card-balance.ts).
         if (patched(BALANCE_READ_AFTER_ANSWER_PATCH)) balance.refreshSoon();
         else await balance.refresh();

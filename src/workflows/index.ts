@@ -31,3 +31,4 @@ export { refreshBins as 'refresh-bins', refreshBins } from './reconciliation/ref
 export { sweepStuck as 'sweep-stuck', sweepStuck } from './reconciliation/sweep-stuck';
 export { settleOutcome } from './settle-outcome';
 export { openItem } from './open-item';
+export { moneyAttempt } from './money-attempt';

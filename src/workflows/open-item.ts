@@ -10,10 +10,11 @@
 import { allHandlersFinished, condition, continueAsNew, log, patched, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { FailureType } from '../shared/failures';
 import { describeErrors, hasErrors } from '../shared/card-rules';
-import { closeOpenItemUpdate, openItemQuery } from '../shared/messages';
+import { attemptSettledSignal, closeOpenItemUpdate, openItemQuery } from '../shared/messages';
+import { trustedSignal } from './lib/trusted-signal';
 import {
   openItemId, openItemSettlementErrors, providerVerdict, saidOf,
-  type ClosedItem, type OpenItem, type OpenItemSettlement, type OpenItemVerdict,
+  type AttemptSettlement, type ClosedItem, type OpenItem, type OpenItemSettlement, type OpenItemVerdict,
 } from '../shared/open-items';
 import { PROVIDER_STATUS } from '../shared/search-attributes';
 import { applicationCause, failWith, providerCalls } from './lib/provider';
@@ -69,6 +70,15 @@ export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
     return verdict;
   };
 
+  // The activity still under way when its owner stopped heard the provider's final word after all.
+  setHandler(
+    attemptSettledSignal,
+    trustedSignal<AttemptSettlement>('attemptSettled', ({ verdict, providerSaid }) => {
+      if (closed) return;
+      said(providerSaid);
+      close(verdict, 'provider');
+    }),
+  );
   setHandler(openItemQuery, () => ({ itemId, ...item, lastSaid, ...(closed ? { closed } : {}) }));
   setHandler(
     closeOpenItemUpdate,

@@ -23,6 +23,8 @@ import type { MoneyMovementInput, MoneyMovementKind, MoneyMovementResult } from 
 import { failWith, providerCalls, readAfterEffect } from './provider';
 import { DEFAULT_TIMINGS, recordUnknownStatus } from './await-outcome';
 import { changeApplies } from './versioning';
+import { cadenceOf } from './open-item-of';
+import type { AttemptOf, OpenItemOwner } from '../../shared/open-items';
 
 /** A money movement is not given up on for a count of attempts: only its deadline ends it. */
 const moneyRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
@@ -48,9 +50,11 @@ export function validateMoneyMovement(kind: MoneyMovementKind, input: MoneyMovem
 interface Telling {
   /** A standalone flow's: the activity that sees the movement COMPLETED tells the card workflow (activities/funding.ts). */
   tellCard?: boolean;
+  /** A card workflow's update: its owner (the run and update ID). Default: this run. */
+  owner?: OpenItemOwner;
 }
 
-export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInput, keyScope = workflowInfo().workflowId, { tellCard = false }: Telling = {}): Promise<MoneyMovementResult> {
+export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInput, keyScope = workflowInfo().workflowId, { tellCard = false, owner }: Telling = {}): Promise<MoneyMovementResult> {
   validateMoneyMovement(kind, input);
   // Always, but in a card workflow's run that may hold a movement from before the deadline.
   const bounded = changeApplies(MONEY_DEADLINE_PATCH);
@@ -65,7 +69,14 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
   const keyOrigin = derivedKey && keyScope === workflowInfo().workflowId ? { keyOrigin: { purpose, workflowId: keyScope } } : {};
   // The activity that sees the movement COMPLETED tells the card workflow (activities/funding.ts): no signal command, no workflow task for its answer.
   const telling = tellCard ? { tellCard: { workflowId: workflowInfo().workflowId } } : {};
-  const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey, ...keyOrigin, ...telling };
+  // Recorded before the first POST (activities/attempts.ts): no stop of this run or update leaves the movement without a record.
+  const attempt: AttemptOf = {
+    owner: owner ?? { workflowId: workflowInfo().workflowId, runId: workflowInfo().runId },
+    flowKind: kind === 'funding' ? 'fundCard' : 'withdrawFromCard',
+    ...(input.timings?.pollMaxIntervalMs ? { watchMs: input.timings.pollMaxIntervalMs } : {}),
+    ...cadenceOf(input.timings),
+  };
+  const request = { kind, cardId: input.cardId, amount: input.amount, idempotencyKey, ...keyOrigin, ...telling, attempt };
   const unsettled = (lastStatus: string): never =>
     failWith(
       FailureType.OutcomeUnknown,
@@ -87,7 +98,7 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
     await sleep(interval);
     interval = Math.min(interval * 2, input.timings?.pollMaxIntervalMs ?? DEFAULT_TIMINGS.pollMaxIntervalMs);
     const lastStatus = outcome.status;
-    outcome = await readAfterEffect(() => acts().getOperation({ idempotencyKey, ...(tellCard ? { cardId: input.cardId, ...telling } : {}) }), `${kind} under key ${idempotencyKey}`, { idempotencyKey, cardId: input.cardId, amount: input.amount, lastStatus });
+    outcome = await readAfterEffect(() => acts().getOperation({ idempotencyKey, attemptOwner: attempt.owner, ...(tellCard ? { cardId: input.cardId, ...telling } : {}) }), `${kind} under key ${idempotencyKey}`, { idempotencyKey, cardId: input.cardId, amount: input.amount, lastStatus });
   }
   if (phaseOf('operation', outcome.status) === 'failed') {
     const type = outcome.failureType === FailureType.InsufficientFunds ? FailureType.InsufficientFunds : FailureType.OperationFailed;

@@ -37,9 +37,13 @@ export function itemOf({ flowKind, owner, input, details, reason, keyScope }: It
     ...(amount === undefined ? {} : { amount }),
     reason,
     lastSaid: (fieldIn(details, 'lastStatus') ?? 'UNKNOWN').slice(0, 64),
-    // A caller that set its own polling (tests, impatient callers) has its item asked at that pace.
-    ...(timings?.pollMaxIntervalMs ? { cadence: { firstAskMs: timings.pollMaxIntervalMs, maxAskIntervalMs: timings.pollMaxIntervalMs * 16 } } : {}),
+    ...cadenceOf(timings),
   };
+}
+
+/** A caller that set its own polling (tests, impatient callers) has its item asked at that pace (the opener holds it to the workers' floor). */
+export function cadenceOf(timings: WaitTimings | undefined): Pick<OpenItem, 'cadence'> {
+  return timings?.pollMaxIntervalMs ? { cadence: { firstAskMs: timings.pollMaxIntervalMs, maxAskIntervalMs: timings.pollMaxIntervalMs * 16 } } : {};
 }
 
 function numberIn(details: readonly unknown[], field: string): number | undefined {

@@ -1,0 +1,64 @@
+/**
+ * Attempts from the activities' side (temporal/attempts.ts): the POST's activity records its attempt
+ * before it sends and tells it the provider's final word; the attempt's own watch asks what became of
+ * its owner.
+ */
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { mainQueueOfActivity } from '../shared/task-queues';
+import { ATTEMPT_WATCH_MS, lookupOf, type AttemptOf, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
+import { phaseOf } from '../shared/statuses';
+import { beginAttempt, ownerState, settleAttempt, type OwnerState } from '../temporal/attempts';
+
+/** What a money call knows of itself when it records its attempt. */
+export interface AttemptFacts {
+  idempotencyKey?: string;
+  cardId?: string;
+  amount?: number;
+  merOrderNo?: string;
+  orderNo?: string;
+}
+
+/** Records the attempt before the first POST: from here on, no stop of its owner leaves the call without a record. */
+export async function recordAttempt(temporal: Client, attempt: AttemptOf, facts: AttemptFacts): Promise<void> {
+  const lookup = lookupOf(attempt.flowKind, { ...facts, keyScope: attempt.owner.workflowId });
+  const item: OpenItem = {
+    owner: attempt.owner,
+    flowKind: attempt.flowKind,
+    ...(lookup ? { lookup } : {}),
+    ...(facts.idempotencyKey ? { idempotencyKey: facts.idempotencyKey } : {}),
+    ...(facts.cardId ? { cardId: facts.cardId } : {}),
+    ...(facts.amount === undefined ? {} : { amount: facts.amount }),
+    reason: 'Pending',
+    lastSaid: 'NOT_ASKED',
+    openedAt: Date.now(),
+    ...(attempt.cadence ? { cadence: attempt.cadence } : {}),
+  };
+  await beginAttempt(temporal, mainQueueOfActivity(Context.current().info.taskQueue), { item, watchMs: attempt.watchMs ?? ATTEMPT_WATCH_MS });
+}
+
+/**
+ * The provider's final word on the call (an operation's COMPLETED or FAILED), told to its attempt;
+ * nothing for a status that is not final. Never fails the activity: the money's record is the flow's,
+ * and an attempt not told closes from its owner's result at its next look.
+ */
+export async function tellAttempt(temporal: Client, owner: OpenItemOwner | undefined, resource: 'operation', status: string): Promise<void> {
+  if (!owner) return;
+  const phase = phaseOf(resource, status);
+  const verdict: OpenItemVerdict | undefined = phase === 'succeeded' ? 'moved' : phase === 'failed' || phase === 'cancelled' ? 'not-moved' : undefined;
+  if (!verdict) return;
+  try {
+    await settleAttempt(temporal, owner, { verdict, providerSaid: status.slice(0, 64) });
+  } catch (err) {
+    Context.current().log.warn('attempt not told of the provider\'s word; it closes from its owner\'s result', { error: (err as Error).message });
+  }
+}
+
+export function createAttemptActivities({ temporal }: { temporal: Client }) {
+  return {
+    /** What became of an attempt's owner (temporal/attempts.ts ownerState). */
+    async attemptOwnerState({ owner }: { owner: OpenItemOwner }): Promise<OwnerState> {
+      return ownerState(temporal, owner);
+    },
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * Attempts (shared/open-items.ts, docs/idempotency.md "Attempts and open items"): a call that may move
+ * money is recorded as a `moneyAttempt` workflow under its item's ID before its first POST, so that no
+ * way its owner can stop (terminated, cancelled, timed out, a card workflow stopped mid-update) leaves
+ * the money without a record. Here: recording it, settling it with the provider's word, opening it as
+ * an item, and reading what became of its owner.
+ */
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { attemptOpenedSignal, attemptSettledSignal, cardMovementsQuery } from '../shared/messages';
+import { MONEY_ATTEMPT_WORKFLOW_TYPE, openItemId, type AttemptSettlement, type MoneyAttempt, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
+import { isUnknownOutcomeType } from '../shared/outcome-unknown';
+import { addressed } from '../shared/signal-origin';
+import { FLOW_KIND } from '../shared/search-attributes';
+
+/** Records the attempt unless its owner's attempt or item exists already (a retry, a re-scheduling after a 429). */
+export async function beginAttempt(client: Client, taskQueue: string, attempt: MoneyAttempt): Promise<string> {
+  const workflowId = openItemId(attempt.item.owner);
+  try {
+    await client.workflow.start(MONEY_ATTEMPT_WORKFLOW_TYPE, {
+      taskQueue,
+      workflowId,
+      args: [attempt],
+      // One record per owner, for ever: an attempt settled, or the item it became, is never begun again.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [{ key: FLOW_KIND, value: MONEY_ATTEMPT_WORKFLOW_TYPE }],
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+  return workflowId;
+}
+
+/**
+ * Tells the owner's attempt (or the item it became) the provider's final word. Best effort: the money's
+ * record is the flow's own; an attempt not told closes from its owner's result at its next look.
+ * Returns whether it was told.
+ */
+export async function settleAttempt(client: Client, owner: OpenItemOwner, settlement: AttemptSettlement): Promise<boolean> {
+  const workflowId = openItemId(owner);
+  try {
+    await client.workflow.getHandle(workflowId).signal(attemptSettledSignal, addressed(workflowId, settlement));
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
+/** An existing `open-item/<owner>` that is a pending attempt is opened as `item`; an item already open, or a closed record, stays as it is. */
+export async function openPendingAttempt(client: Client, workflowId: string, item: OpenItem): Promise<void> {
+  const handle = client.workflow.getHandle(workflowId);
+  const info = await handle.describe().catch((err: unknown) => {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  });
+  if (info?.type !== MONEY_ATTEMPT_WORKFLOW_TYPE || info.status.name !== 'RUNNING') return;
+  await handle.signal(attemptOpenedSignal, addressed(workflowId, item)).catch((err: unknown) => {
+    // It closed in between: settled by the provider's word, or opened by its own watch.
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  });
+}
+
+/** What became of an attempt's owner: still running, recorded its outcome itself, or stopped without one. */
+export type OwnerState = { running: true } | { recorded: OpenItemVerdict; status: string } | { stopped: string };
+
+export async function ownerState(client: Client, owner: OpenItemOwner): Promise<OwnerState> {
+  const handle = client.workflow.getHandle(owner.workflowId, owner.runId);
+  let status: string;
+  try {
+    status = (await handle.describe()).status.name;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return { stopped: 'NOT_FOUND' };
+    throw err;
+  }
+  if (owner.updateId !== undefined) return updateState(client, owner.workflowId, owner.updateId, status === 'CONTINUED_AS_NEW' ? undefined : handle, status);
+  if (status === 'RUNNING') return { running: true };
+  if (status === 'COMPLETED') return { recorded: 'moved', status };
+  // Failed: a failure that says nothing moved is the flow's record; one that may have moved opened the item itself, so here it stopped without it.
+  if (status === 'FAILED') return (await failedWithoutEffect(handle)) ? { recorded: 'not-moved', status } : { stopped: status };
+  return { stopped: status };
+}
+
+/**
+ * A card workflow's money update, in the run it began in: running while that run runs and has not
+ * remembered it. A run continues as new only once its updates finished, and carries what they
+ * answered: the latest run's memory says. Any other stop (terminated, cancelled, failed) ended it without a word.
+ */
+async function updateState(client: Client, workflowId: string, updateId: string, run: ReturnType<Client['workflow']['getHandle']> | undefined, status: string): Promise<OwnerState> {
+  if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') return { stopped: status };
+  const movements = await (run ?? client.workflow.getHandle(workflowId)).query(cardMovementsQuery).catch((err: unknown) => {
+    // The latest run stopped too: nothing left to ask.
+    if (run === undefined) return [];
+    throw err;
+  });
+  const movement = movements.find((m) => m.updateId === updateId);
+  if (!movement) return run ? { running: true } : { stopped: status };
+  if ('result' in movement) return { recorded: 'moved', status };
+  // An unsure failure opens its item from the update's handler: until then it is still under way.
+  return mayHaveMoved(movement.failure) ? { running: true } : { recorded: 'not-moved', status };
+}
+
+async function failedWithoutEffect(handle: ReturnType<Client['workflow']['getHandle']>): Promise<boolean> {
+  const err = await handle.result().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+  return cause instanceof ApplicationFailure && !mayHaveMoved({ type: cause.type ?? undefined, details: cause.details ?? [] });
+}
+
+function mayHaveMoved(failure: { type?: string; details?: readonly unknown[] } | undefined): boolean {
+  if (!failure) return true;
+  return isUnknownOutcomeType(failure.type) || (failure.details ?? []).some((d) => (d as { mayHaveTakenEffect?: unknown } | null)?.mayHaveTakenEffect === true);
+}

@@ -1,0 +1,73 @@
+/**
+ * moneyAttempt: a call that may move money, recorded before its first POST (shared/open-items.ts,
+ * docs/idempotency.md "Attempts and open items"). It is not an open item yet: it neither pages nor
+ * asks the provider. It ends one of three ways:
+ * - the activity that heard the provider's final word tells it (the common case, within the call);
+ * - its owner's flow or reconciliation opens it as the item (the flow ended unsure);
+ * - its watch finds its owner stopped without a word (terminated, cancelled, timed out, a card workflow
+ *   stopped mid-update): it becomes the open item at once, under the same ID.
+ * An owner that recorded its outcome itself (a flow completed, a refusal that moved nothing) closes it.
+ */
+import { condition, makeContinueAsNewFunc, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { attemptOpenedSignal, attemptSettledSignal } from '../shared/messages';
+import { ATTEMPT_MAX_WATCH_MS, OPEN_ITEM_WORKFLOW_TYPE, openItemId, openItemMemo, type AttemptRecord, type AttemptSettlement, type MoneyAttempt, type OpenItem } from '../shared/open-items';
+import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
+import type { openItem } from './open-item';
+import { trustedSignal } from './lib/trusted-signal';
+import { declareVersioning } from './lib/versioning';
+
+const { attemptOwnerState } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  // Temporal being slow is no reason to lose the attempt: asked again until it answers.
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+export async function moneyAttempt({ item, watchMs }: MoneyAttempt): Promise<AttemptRecord> {
+  const itemId = openItemId(item.owner);
+  let settled: AttemptSettlement | undefined;
+  let opened: OpenItem | undefined;
+  setHandler(attemptSettledSignal, trustedSignal<AttemptSettlement>('attemptSettled', ({ verdict, providerSaid }) => void (settled ??= { verdict, providerSaid })));
+  setHandler(attemptOpenedSignal, trustedSignal<OpenItem>('attemptOpened', (asOpened) => void (opened ??= withoutAddress(asOpened))));
+
+  let wait = watchMs;
+  while (settled === undefined && opened === undefined) {
+    if (await condition(() => settled !== undefined || opened !== undefined, wait)) break;
+    const owner = await attemptOwnerState({ owner: item.owner });
+    if (settled !== undefined || opened !== undefined) break;
+    if ('recorded' in owner) return { itemId, settledBy: 'flow', verdict: owner.recorded, ownerStatus: owner.status };
+    if ('stopped' in owner) opened = { ...item, reason: stoppedReason(owner.stopped), openedAt: Date.now() };
+    wait = Math.min(wait * 2, ATTEMPT_MAX_WATCH_MS);
+  }
+  if (settled !== undefined) return { itemId, settledBy: 'provider', ...settled };
+  return becomeItem(itemId, opened!);
+}
+
+/** The open item, under the same workflow ID: a new run of type openItem, listed, paged and asked as any other. */
+function becomeItem(itemId: string, item: OpenItem): Promise<never> {
+  return makeContinueAsNewFunc<typeof openItem>({
+    workflowType: OPEN_ITEM_WORKFLOW_TYPE,
+    memo: openItemMemo(itemId, item),
+    typedSearchAttributes: [
+      { key: FLOW_KIND, value: OPEN_ITEM_WORKFLOW_TYPE },
+      { key: PROVIDER_STATUS, value: item.lastSaid },
+      ...(item.cardId ? [{ key: CARD_ID, value: item.cardId }] : []),
+    ],
+    // Items stay open for days: the item moves to each new build (docs/versioning.md).
+    initialVersioningBehavior: 'AUTO_UPGRADE',
+  })(item);
+}
+
+/** How the owner stopped, in the words an item's reason uses (Terminated, Canceled, TimedOut, …). */
+function stoppedReason(status: string): string {
+  const words: Record<string, string> = { TERMINATED: 'Terminated', CANCELLED: 'Canceled', TIMED_OUT: 'TimedOut', FAILED: 'Failed', CONTINUED_AS_NEW: 'ContinuedAsNew', NOT_FOUND: 'NotFound' };
+  return `${words[status] ?? status} without the provider's word`;
+}
+
+function withoutAddress(item: OpenItem & { to?: string }): OpenItem {
+  const { to: _to, ...rest } = item;
+  return rest;
+}
+
+// docs/versioning.md: lives as long as its call (at most the movement's deadline, a day): new code applies to new attempts.
+declareVersioning('AUTO_UPGRADE', moneyAttempt);

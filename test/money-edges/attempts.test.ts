@@ -1,0 +1,75 @@
+/**
+ * Issue 51, case 3: an attempt is recorded before its POST, so an owner stopped while the money may be
+ * moving (a card workflow terminated mid-update, a fundCard terminated while its funding is held
+ * PROCESSING) leaves an open item at once, not a gap that only a reconciliation, later or never,
+ * notices. Before, the card was at +250 with no item and `reconcile --only money` did not name it.
+ * The sandbox's ledger is the proof of what moved; the item closes by the provider's word.
+ */
+import { MONEY_ATTEMPT_WORKFLOW_TYPE, openItemId, type AttemptRecord, type ClosedItem } from '../../src/shared/open-items';
+import { entityWorkflowId } from '../../src/shared/ids';
+import { listOpenItems } from '../../src/temporal/open-items';
+import { issueTestCard } from '../helpers/flows';
+import { uniqueId, type Stack } from '../helpers/stack';
+import { waitUntil } from '../helpers/wait';
+import { TIMINGS, cardBalance, ledger, stackOn, typedClient } from './helpers';
+
+jest.setTimeout(120_000);
+
+let stack: Stack;
+afterEach(async () => stack?.close());
+
+/** The attempt under `itemId` while it is still only an attempt (its run of type moneyAttempt). */
+async function pendingAttempt(itemId: string): Promise<boolean> {
+  const info = await stack.client.workflow.getHandle(itemId).describe().catch(() => undefined);
+  return info?.type === MONEY_ATTEMPT_WORKFLOW_TYPE && info.status.name === 'RUNNING';
+}
+
+test('a card workflow terminated while its funding is held PROCESSING: the attempt is an open item at once, closed "moved" by the provider, the card funded once', async () => {
+  stack = await stackOn('minimal', { operationProcessingMs: 6000 });
+  const card = await issueTestCard(stack, 1000);
+  const client = typedClient(stack);
+  const submitted = await client.submitFundCard({ cardId: card.cardId, amount: 250, idempotencyKey: uniqueId('k'), timings: TIMINGS });
+  const itemId = openItemId({ workflowId: submitted.workflowId, updateId: submitted.updateId });
+  // Recorded before the POST: the attempt exists while the provider holds the funding PROCESSING.
+  await waitUntil(() => pendingAttempt(itemId), 20_000, 'the attempt recorded');
+  expect((await listOpenItems(stack.client, stack.taskQueue)).map((i) => i.itemId)).not.toContain(itemId);
+
+  await stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId)).terminate('test: stopped mid-update');
+  // Its watch (the flow's 1 s pace) finds the card workflow stopped: the item is listed, not left to a reconciliation.
+  await waitUntil(async () => (await listOpenItems(stack.client, stack.taskQueue)).some((i) => i.itemId === itemId), 20_000, 'the open item listed');
+  const row = (await listOpenItems(stack.client, stack.taskQueue)).find((i) => i.itemId === itemId)!;
+  expect(row).toMatchObject({ flowKind: 'fundCard', reason: expect.stringMatching(/^Terminated/), cardId: card.cardId });
+  expect(row.refs).toContain(submitted.idempotencyKey);
+
+  // The provider completes the funding; the item asks and closes with its word.
+  const closed = (await stack.client.workflow.getHandle(itemId).result()) as ClosedItem;
+  expect(closed).toMatchObject({ verdict: 'moved', by: 'provider' });
+  expect(await cardBalance(stack, card.cardId)).toBe(1250);
+  expect((await ledger(stack)).violations).toEqual([]);
+});
+
+test('a fundCard terminated while its funding is held PROCESSING: its attempt becomes the open item at once', async () => {
+  stack = await stackOn('minimal', { operationProcessingMs: 6000 });
+  const card = await issueTestCard(stack, 1000);
+  const workflowId = uniqueId('fund-card');
+  const handle = await stack.client.workflow.start('fundCard', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId: card.cardId, amount: 300, timings: TIMINGS }] });
+  const itemId = openItemId({ workflowId, runId: handle.firstExecutionRunId });
+  await waitUntil(() => pendingAttempt(itemId), 20_000, 'the attempt recorded');
+  await handle.terminate('test: the flow is lost while the provider works on its funding');
+  await waitUntil(async () => (await listOpenItems(stack.client, stack.taskQueue)).some((i) => i.itemId === itemId), 20_000, 'the open item listed');
+  expect((await stack.client.workflow.getHandle(itemId).result()) as ClosedItem).toMatchObject({ verdict: 'moved', by: 'provider' });
+  expect(await cardBalance(stack, card.cardId)).toBe(1300);
+});
+
+test('a funding that completes settles its attempt with the provider\'s word: no open item, one record', async () => {
+  stack = await stackOn('contract');
+  const card = await issueTestCard(stack, 1000);
+  const workflowId = uniqueId('fund-card');
+  const handle = await stack.client.workflow.start('fundCard', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId: card.cardId, amount: 125, timings: TIMINGS }] });
+  await handle.result();
+  const attempt = stack.client.workflow.getHandle(openItemId({ workflowId, runId: handle.firstExecutionRunId }));
+  expect((await attempt.result()) as AttemptRecord).toMatchObject({ settledBy: 'provider', verdict: 'moved', providerSaid: 'COMPLETED' });
+  expect((await attempt.describe()).type).toBe(MONEY_ATTEMPT_WORKFLOW_TYPE);
+  expect(await listOpenItems(stack.client, stack.taskQueue)).toEqual([]);
+  expect(await cardBalance(stack, card.cardId)).toBe(1125);
+});
