@@ -6,9 +6,15 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { mainQueueOfActivity } from '../shared/task-queues';
-import { ATTEMPT_WATCH_MS, lookupOf, type AttemptOf, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
+import { ATTEMPT_WATCH_MS, lookupOf, withCadenceFloor, type AttemptOf, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
 import { phaseOf } from '../shared/statuses';
 import { beginAttempt, ownerState, settleAttempt, type OwnerState } from '../temporal/attempts';
+
+/** What recording an attempt needs of the worker: its Temporal client and the items' ask floor (OPEN_ITEM_MIN_ASK_MS). */
+export interface AttemptDeps {
+  temporal: Client;
+  openItemMinAskMs: number;
+}
 
 /** What a money call knows of itself when it records its attempt. */
 export interface AttemptFacts {
@@ -20,7 +26,7 @@ export interface AttemptFacts {
 }
 
 /** Records the attempt before the first POST: from here on, no stop of its owner leaves the call without a record. */
-export async function recordAttempt(temporal: Client, attempt: AttemptOf, facts: AttemptFacts): Promise<void> {
+export async function recordAttempt({ temporal, openItemMinAskMs }: AttemptDeps, attempt: AttemptOf, facts: AttemptFacts): Promise<void> {
   const lookup = lookupOf(attempt.flowKind, { ...facts, keyScope: attempt.owner.workflowId });
   const item: OpenItem = {
     owner: attempt.owner,
@@ -34,7 +40,7 @@ export async function recordAttempt(temporal: Client, attempt: AttemptOf, facts:
     openedAt: Date.now(),
     ...(attempt.cadence ? { cadence: attempt.cadence } : {}),
   };
-  await beginAttempt(temporal, mainQueueOfActivity(Context.current().info.taskQueue), { item, watchMs: attempt.watchMs ?? ATTEMPT_WATCH_MS });
+  await beginAttempt(temporal, mainQueueOfActivity(Context.current().info.taskQueue), { item: withCadenceFloor(item, openItemMinAskMs), watchMs: attempt.watchMs ?? ATTEMPT_WATCH_MS });
 }
 
 /**

@@ -36,7 +36,7 @@ import { classifyMessage } from '../provider/classification';
 import { phaseOf } from '../shared/statuses';
 import type { MoneyMovementKind } from '../shared/types';
 import type { AttemptOf, OpenItemOwner } from '../shared/open-items';
-import { recordAttempt, tellAttempt } from './attempts';
+import { recordAttempt, tellAttempt, type AttemptDeps } from './attempts';
 import { operationOfEarlierRun, type KeyOrigin } from './earlier-key';
 import { contradicts, fromOperation, postReconcilingFirst, readAfterEffect, readOperation, type Recalled } from './idempotent-post';
 import { providerCall } from './provider-call';
@@ -72,7 +72,7 @@ export interface TellCard {
   workflowId: string;
 }
 
-export function createFundingActivities({ provider, temporal }: { provider: ProviderClient; temporal: Client }) {
+export function createFundingActivities({ provider, temporal, openItemMinAskMs }: { provider: ProviderClient } & AttemptDeps) {
   return {
     async moveMoney(req: MoveMoneyRequest): Promise<OperationOutcome> {
       const outcome = await providerCall(async () => {
@@ -84,7 +84,7 @@ export function createFundingActivities({ provider, temporal }: { provider: Prov
           ...spec,
           idempotentBySpec: true,
           sentBefore: req.sentBefore === true || earlier !== undefined,
-          beforeSend: req.attempt && (() => recordAttempt(temporal, req.attempt!, { idempotencyKey: key, cardId: req.cardId, amount: req.amount })),
+          beforeSend: req.attempt && (() => recordAttempt({ temporal, openItemMinAskMs }, req.attempt!, { idempotencyKey: key, cardId: req.cardId, amount: req.amount })),
           recall: earlier?.operation ? async () => recalled(req, key, earlier.operation!) : fromOperation(provider, key, (op) => recalled(req, key, op)),
           post: async () => {
             const call = req.kind === 'funding' ? provider.fundCard.bind(provider) : provider.withdrawFromCard.bind(provider);

@@ -40,6 +40,8 @@ export interface ActivityDeps {
   reconciliationMetrics?: ReconciliationMetrics;
   /** The provider's window and reconciliation's share of it (RECONCILE_BUDGET_SHARE). */
   reconcileBudget: { windowMs: number; share: number };
+  /** The soonest an open item asks the provider (OPEN_ITEM_MIN_ASK_MS). */
+  openItemMinAskMs: number;
 }
 
 export function createActivities(deps: ActivityDeps) {

@@ -5,15 +5,15 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { OpenItem } from '../shared/open-items';
+import { withCadenceFloor, type OpenItem } from '../shared/open-items';
 import { mainQueueOf } from '../shared/entity-queues';
 import { startOpenItem } from '../temporal/open-items';
 
-export function createOpenItemActivities({ temporal }: { temporal: Client }) {
+export function createOpenItemActivities({ temporal, openItemMinAskMs }: { temporal: Client; openItemMinAskMs: number }) {
   return {
     /** The item's workflow ID; started unless the owner's item exists already (open, or closed by its record). */
     async openItemFor({ item }: { item: OpenItem }): Promise<string> {
-      return startOpenItem(temporal, mainQueueOf(Context.current().info.taskQueue), item);
+      return startOpenItem(temporal, mainQueueOf(Context.current().info.taskQueue), withCadenceFloor(item, openItemMinAskMs));
     },
   };
 }

@@ -111,6 +111,7 @@ const envSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().regex(/^https?:\/\/[^\s/]+/, 'must be an OTLP/HTTP base URL such as http://127.0.0.1:4318').pipe(url).optional(),
   OTEL_SERVICE_NAME: nonEmpty.optional(),
   SCHEDULES: z.enum(['on', 'off'], { message: 'must be on or off' }).default('off'),
+  OPEN_ITEM_MIN_ASK_MS: z.coerce.number('must be a number of milliseconds').int('must be a whole number of milliseconds').min(1000, 'must be at least 1000 (1 s); the default, 60000, is what production should keep').default(60_000),
   RECONCILE_BUDGET_SHARE: z.coerce.number('must be a number').gt(0, 'must be a share above 0 and below 1, e.g. 0.1').lt(1, 'must be a share above 0 and below 1, e.g. 0.1').default(0.1),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error'], { message: 'must be debug, info, warn or error' }).default('info'),
   CARD_ISSUING_DEVELOPMENT: bool.default(false),
@@ -157,6 +158,8 @@ export interface Config {
     rateWindowMs: number;
     /** The most of each endpoint's window that reconciliation reads may take (docs/rate-budget.md). */
     reconcileBudgetShare: number;
+    /** The soonest an open item asks the provider, whatever pace its caller polled at (issue 51: a 1 ms poll was its first ask). */
+    openItemMinAskMs: number;
   };
   /** Where our HTTP listeners bind: loopback unless told otherwise (0.0.0.0 in containers). */
   listenHost: string;
@@ -289,6 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
       rateWindowMs: e.PROVIDER_RATE_WINDOW_MS,
       reconcileBudgetShare: e.RECONCILE_BUDGET_SHARE,
+      openItemMinAskMs: e.OPEN_ITEM_MIN_ASK_MS,
     },
     listenHost: e.LISTEN_HOST,
     sandbox: { port: e.SANDBOX_PORT, webhookUrl: e.SANDBOX_WEBHOOK_URL },

@@ -102,6 +102,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     documents: new DocumentStore(config.documentsDir),
     reconciliationMetrics: setup.reconciliationMetrics,
     reconcileBudget: { windowMs: config.provider.rateWindowMs, share: config.provider.reconcileBudgetShare },
+    openItemMinAskMs: config.provider.openItemMinAskMs,
   });
   const connected: Partial<WorkerOptions> = {
     connection: native,

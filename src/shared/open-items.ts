@@ -95,6 +95,13 @@ export function isOpenItemId(id: string): boolean {
   return id.startsWith(OPEN_ITEM_PREFIX);
 }
 
+/** The item's cadence held to the workers' floor (OPEN_ITEM_MIN_ASK_MS): a caller's fast polling never becomes a fast ask of the provider. */
+export function withCadenceFloor<T extends Pick<OpenItem, 'cadence'>>(item: T, floorMs: number): T {
+  const first = Math.max(item.cadence?.firstAskMs ?? floorMs, floorMs);
+  const max = Math.max(item.cadence?.maxAskIntervalMs ?? first, first);
+  return item.cadence ? { ...item, cadence: { firstAskMs: first, maxAskIntervalMs: max } } : item;
+}
+
 /** The memo an item carries (whether started as one or opened from its attempt): what `starter open` and `settle REF` read. */
 export function openItemMemo(itemId: string, item: OpenItem): Record<string, unknown> {
   return { [OPEN_ITEM_MEMO]: { refs: openItemRefs(itemId, item), flowKind: item.flowKind, openedAt: item.openedAt, reason: item.reason } };

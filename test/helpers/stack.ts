@@ -53,6 +53,8 @@ export async function startStack(sandboxConfig: SandboxConfigPatch = {}, env: Re
     PIN_SEAL_PRIVATE_KEY: TEST_PIN_KEYS.privateKey,
     PIN_SEAL_KEY_ID: 'test',
     PROVIDER_TIMEOUT_MS: '5000',
+    // Tests' items ask at their flows' fast pace; production keeps the floor of a minute.
+    OPEN_ITEM_MIN_ASK_MS: '1000',
     ...env,
   });
   const stack = await startLocalStack({ base, sandboxConfig, workers: { workflowBundlePath: process.env.TEST_WORKFLOW_BUNDLE, enforceRateBudget: false } });

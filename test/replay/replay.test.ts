@@ -111,7 +111,7 @@ describe('replay of recorded histories', () => {
 test('every activity type a kept history scheduled is still registered', () => {
   // The main workers' activities, and the Nexus service's worker's (the onboarding relay's).
   const registered = new Set([
-    ...Object.keys(createActivities({ provider: {} as never, bins: {} as never, temporal: {} as never, pins: {} as never, cardActions: {} as never, documents: {} as never, reconcileBudget: { windowMs: 60_000, share: 0.1 } })),
+    ...Object.keys(createActivities({ provider: {} as never, bins: {} as never, temporal: {} as never, pins: {} as never, cardActions: {} as never, documents: {} as never, reconcileBudget: { windowMs: 60_000, share: 0.1 }, openItemMinAskMs: 60_000 })),
     ...Object.keys(createRelayActivities({} as never, {} as never)),
   ]);
   const scheduled = new Set(
