@@ -16,7 +16,7 @@
  * | restart of the workflow ID after a deploy | an earlier run's cardholder (its memo) is waited for; after an earlier run that scheduled it and did not learn the outcome (unknown, or lost mid-call), not sent again: OutcomeUnknown with the endpoint and workflow ID, for an operator to settle (marker kyc-restart-never-resubmits; before it, sent again) | the same (marker kyc-restart-never-resubmits; before it, hosted-kyc-at-most-once refused after an unknown outcome only) |
  * | restart after a submission that was in fact REJECTED (issue 29, case 6) | not sent again, as above: the duplicate check ignores REJECTED cardholders, so a second one would be accepted and charged; a new submission is a caller's new request (a new workflow ID) | the same |
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
 import type { KycSubmissionAnswer } from '../provider/answers';
@@ -46,15 +46,25 @@ export function createKycActivities({ provider, documents }: { provider: Provide
     },
 
     /**
-     * Field → rule for every document that cannot be uploaded (outside the documents store, not a
-     * regular file, over 10 MB, bytes that are not its declared type): all are checked before the
-     * first upload, so a bad one spends no upload request.
+     * Field → rule for every document that cannot be uploaded (not this applicant's, outside the
+     * documents store, not a regular file, over 10 MB, bytes that are not its declared type): all
+     * are checked before the first upload, so a bad one spends no upload request. The applicant is
+     * the onboarding that asks, known by its workflow ID (the activity's, not its input's): a name
+     * in another applicant's folder is refused `<field>.name`, before anything of it is read. Once
+     * all pass, the handed-out folders among them become this onboarding's.
      */
     async inspectKycDocuments({ documents: refs }: { documents: Array<{ field: string; ref: DocumentRef }> }): Promise<FieldErrors> {
+      const onboarding = onboardingOfActivity();
       const errors: FieldErrors = {};
+      const refuse = (field: string, refused: DocumentRefused) => (errors[refused.ofName ? `${field}.name` : field] = refused.rule);
       for (const { field, ref } of refs) {
-        const rule = await documents.inspect(storeName(ref), ref.contentType);
-        if (rule) errors[field] = rule;
+        const refused = await documents.inspect(storeName(ref), ref.contentType, onboarding);
+        if (refused) refuse(field, refused);
+      }
+      if (Object.keys(errors).length > 0) return errors;
+      for (const { field, ref } of refs) {
+        const refused = await documents.claim(storeName(ref), onboarding);
+        if (refused) refuse(field, refused);
       }
       return errors;
     },
@@ -62,7 +72,7 @@ export function createKycActivities({ provider, documents }: { provider: Provide
     /** Uploads one document (a fresh presigned URL per attempt; an expired one is renewed once) and returns its fileToken. */
     async uploadKycDocument({ ref, type }: { ref: DocumentRef; type: UploadType }): Promise<string> {
       return providerCall(async () => {
-        const bytes = await readDocument(documents, ref);
+        const bytes = await readDocument(documents, ref, onboardingOfActivity());
         const fileName = ref.fileName ?? storeName(ref).split('/').pop()!.slice(-MAX_FILE_NAME);
         return uploadDocument(provider, { fileName, contentType: ref.contentType, type, bytes });
       });
@@ -105,12 +115,19 @@ function storeName(ref: DocumentRef): string {
   return ref.name ?? (ref as { path?: string }).path ?? '';
 }
 
+/** The onboarding an activity runs for: its workflow's ID, as the server tells the worker (a caller cannot set it in the input). */
+function onboardingOfActivity(): string {
+  const workflowId = Context.current().info.workflowExecution?.workflowId;
+  if (!workflowId) throw ApplicationFailure.create({ type: FailureType.ValidationFailed, message: 'KYC documents are read only for an onboarding workflow', nonRetryable: true });
+  return workflowId;
+}
+
 /** The bytes, checked again as they are read (the document may have changed since the inspection): a bad one is not retried. */
-async function readDocument(documents: DocumentStore, ref: DocumentRef): Promise<Buffer> {
+async function readDocument(documents: DocumentStore, ref: DocumentRef, onboarding: string): Promise<Buffer> {
   try {
-    return await documents.read(storeName(ref), ref.contentType);
+    return await documents.read(storeName(ref), ref.contentType, onboarding);
   } catch (err) {
     if (!(err instanceof DocumentRefused)) throw err;
-    throw ApplicationFailure.create({ type: FailureType.ValidationFailed, message: err.message, nonRetryable: true, details: [{ errors: { document: err.rule } }] });
+    throw ApplicationFailure.create({ type: FailureType.ValidationFailed, message: err.message, nonRetryable: true, details: [{ errors: { [err.ofName ? 'document.name' : 'document']: err.rule } }] });
   }
 }

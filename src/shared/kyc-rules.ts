@@ -133,6 +133,37 @@ export function documentNameRule(name: unknown): string | undefined {
   return name.split('/').every((segment) => NAME_SEGMENT.test(segment)) ? undefined : rule;
 }
 
+/** The store's folder of handed-out applicant folders (documents/store.ts handOut): `applicants/<32 hex>`. */
+export const HANDED_OUT_FOLDER = 'applicants';
+const HANDED_OUT_SCOPE = new RegExp(`^(${HANDED_OUT_FOLDER}/[0-9a-f]{32})/`);
+
+/**
+ * The name in the documents store of `file` stored for the onboarding whose workflow ID is
+ * `onboardingWorkflowId` (the client's `onboard-cardholder/<idempotencyKey>`; a Nexus caller's
+ * `onboard-cardholder/<caller>_<key>`): its own folder, which only that onboarding may read.
+ */
+export function onboardingDocumentName(onboardingWorkflowId: string, file: string): string {
+  return `${onboardingWorkflowId}/${file}`;
+}
+
+/**
+ * The scope of a document name for the onboarding whose workflow ID is `onboarding`, or undefined
+ * when the name is not this onboarding's to use (issue 50: a document is read only for the
+ * applicant it was stored for): the onboarding's own folder (its workflow ID), or a folder the
+ * documents store handed out (`applicants/<token>`), which the store lets only the first onboarding
+ * that uses it read.
+ */
+export function documentScope(name: string, onboarding: string): { folder: string; handedOut: boolean } | undefined {
+  if (onboarding.length > 0 && name.startsWith(`${onboarding}/`)) return { folder: onboarding, handedOut: false };
+  const handedOut = HANDED_OUT_SCOPE.exec(name);
+  return handedOut ? { folder: handedOut[1], handedOut: true } : undefined;
+}
+
+/** The rule a name outside the onboarding's scope breaks (its field: `<document>.name`). */
+export function notThisApplicantsRule(onboarding: string): string {
+  return `must name a document stored for this applicant (in this onboarding's folder ${onboarding}/ of the documents store, or in a folder the store handed out that no other onboarding used)`;
+}
+
 /**
  * Field errors of one document reference. `legacyPaths`: the rule of runs that began before the
  * documents store (marker kyc-documents-store), kept so that their histories replay; the worker's

@@ -12,7 +12,8 @@ import type { IssueCardRequestInput, MoneyMovementInput, MoneyMovementKind } fro
 import { UsageError, assertNoErrors, cents, flag, listFlag, localDocument, readJsonObject, type LocalDocument } from './args';
 import type { EsimOrderResult, KycDocuments, OnboardCardholderInput, PayoutResult, SendPayoutInput } from '../client';
 import { phaseOf } from '../shared/statuses';
-import { onboardCardholderErrors } from '../shared/kyc-rules';
+import { documentNameRule, onboardCardholderErrors, onboardingDocumentName } from '../shared/kyc-rules';
+import { onboardingWorkflowId } from '../client/requests';
 import { DocumentStore } from '../documents/store';
 import { renderFields, renderTable } from './output';
 import { definedOnly } from '../shared/defined-only';
@@ -126,7 +127,7 @@ const KYC_DOCUMENT_FLAGS = {
   'documents.attachments': '--attachment',
 };
 
-const kyc: Command<{ input: OnboardCardholderInput; idempotencyKey?: string }> = {
+const kyc: Command<{ input: OnboardCardholderInput; idempotencyKey: string }> = {
   starts: true,
   usage: 'kyc --form FILE.json --id-front FILE [--id-back FILE] [--selfie FILE] [--address-proof FILE] --attachment FILE… [--key K]',
   options: { form: str, 'id-front': str, 'id-back': str, selfie: str, 'address-proof': str, attachment: many, key: str },
@@ -155,19 +156,25 @@ const kyc: Command<{ input: OnboardCardholderInput; idempotencyKey?: string }> =
     const input = { ...fields, documents } as unknown as OnboardCardholderInput;
     const formFlags = Object.fromEntries(KYC_FORM_FIELDS.map((field) => [field, `--form field ${field}`]));
     assertNoErrors(onboardCardholderErrors(input), { ...formFlags, ...KYC_DOCUMENT_FLAGS }, '--form');
-    // Valid: the files go into the workers' documents store, under names of their content (writing one twice changes nothing).
+    // Valid: the files go into the workers' documents store, in the folder of this onboarding (its
+    // workflow ID: only it may read them), under names of their content (writing one twice changes nothing).
+    const idempotencyKey = keyFor(ctx, keyFlag(flags));
+    const folder = onboardingWorkflowId(idempotencyKey);
+    for (const file of files) file.ref.name = onboardingDocumentName(folder, file.ref.name.split('/').pop()!);
+    const named = documentNameRule(onboardingDocumentName(folder, 'x'));
+    if (named) throw new UsageError(`--key ${idempotencyKey} cannot name the onboarding's folder of documents (${folder}/): its documents' names ${named}`);
     const store = new DocumentStore(ctx.config().documentsDir);
     try {
       for (const file of files) store.write(file.ref.name, file.bytes);
     } catch (err) {
       throw new UsageError(`KYC_DOCUMENTS_DIR ${store.root} cannot take the documents (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): the CLI copies them into the workers' documents store, so it needs the same folder`);
     }
-    return definedOnly({ input, idempotencyKey: keyFlag(flags) });
+    return { input, idempotencyKey };
   },
   async run({ input, idempotencyKey }, ctx) {
     const client = await ctx.client();
     // A rejection is the flow's result, and for the operator a business failure.
-    return startedFlow(ctx, client.startOnboardCardholder({ ...input, idempotencyKey: keyFor(ctx, idempotencyKey) }), 'the KYC review', (r) =>
+    return startedFlow(ctx, client.startOnboardCardholder({ ...input, idempotencyKey }), 'the KYC review', (r) =>
       r.kycStatus === 'APPROVED' ? undefined : { type: 'KycRejected', message: `cardholder ${r.id} is ${r.kycStatus}${r.reason ? `: ${r.reason}` : ''}`, details: [{ id: r.id, kycStatus: r.kycStatus, reason: r.reason }] },
     );
   },

@@ -62,7 +62,7 @@ describe('key rotation without losing a flow', () => {
   }
 
   test('flows started under A and P1 complete after a restart with B and P2 current and A and P1 retired; histories decode; a PIN sealed to P1 is set after it; once P1 is deleted nothing opens to that PIN', async () => {
-    dir = sampleFolder('rotation');
+    dir = sampleFolder();
     // --- under A and P1 -------------------------------------------------------------------
     stack = await startStack({ cardProvisioningMs: 50, kycReviewMs: 3_600_000 }, { PAYLOAD_CODEC_KEY: A, PAYLOAD_CODEC_KEY_ID: 'a', PIN_SEAL_PRIVATE_KEY: P1.privateKey, PIN_SEAL_KEY_ID: 'p1' });
     const before = await createCardIssuingClient(stack.config);

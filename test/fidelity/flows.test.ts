@@ -36,7 +36,7 @@ describe.each(PROFILES)('every flow on the %s profile', (profile) => {
   let docsDir: string;
   beforeAll(async () => {
     stack = await startStack({ profile, cardProvisioningMs: 200, kycReviewMs: 300, esimIssueMs: 100, esimSlowIssueMs: 1200, esimWaitMs: 300, payoutProcessingMs: 200 });
-    docsDir = sampleFolder('fidelity-docs');
+    docsDir = sampleFolder();
   });
   afterAll(async () => {
     await stack?.close();

@@ -129,7 +129,7 @@ describe("case 5: issueCard under the caller's key whose first run was lost afte
 describe('case 6: a KYC restart after a submission that was in fact REJECTED', () => {
   let dir: string;
   beforeAll(() => {
-    dir = sampleFolder('kyc-restart');
+    dir = sampleFolder();
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -142,7 +142,7 @@ describe('case 6: a KYC restart after a submission that was in fact REJECTED', (
     lastName: 'Hopper',
     idType: 'PASSPORT',
     idNumber: rejectedId(),
-    documents: { attachments: [writeDocument(dir, `report-${randomUUID()}.pdf`, SAMPLE_PDF, 'application/pdf')] },
+    documents: { attachments: [writeDocument(sampleFolder(), `report-${randomUUID()}.pdf`, SAMPLE_PDF, 'application/pdf')] },
     timings: TIMINGS,
   });
   const MODES = [

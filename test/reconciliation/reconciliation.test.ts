@@ -280,7 +280,7 @@ describe('reconciliation on Temporal Schedules', () => {
 
   test('sweep-stuck does not page an onboarding whose KYC review is simply PENDING, within its kind\'s time (issue 41)', async () => {
     await sandbox.configure({ kycReviewMs: 600_000 });
-    const folder = sampleFolder('stuck-kyc');
+    const folder = sampleFolder();
     try {
       const onboarding = uniqueId('onboard');
       const handle = await stack.client.workflow.start('onboardCardholder', { taskQueue: stack.taskQueue, workflowId: onboarding, args: [sampleKycForm(writeSampleDocuments(folder).documents, { timings: FAST_TIMINGS })] });

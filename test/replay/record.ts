@@ -86,7 +86,7 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
   'entities-duplicated-reordered': {
     sandbox: { kycReviewMs: 200, payoutProcessingMs: 150, webhook: { duplicateRate: 1, reorder: true, reorderWindowMs: 400 } },
     async record(stack, save) {
-      const dir = sampleFolder('replay-kyc');
+      const dir = sampleFolder();
       try {
         const onboard = await run(stack, 'onboardCardholder', sampleKycForm(writeSampleDocuments(dir).documents, { timings: FAST_TIMINGS }));
         const { id } = (await onboard.result()) as { id: string };

@@ -196,7 +196,7 @@ describe('a card\'s flows and --no-wait', () => {
 });
 
 describe('kyc', () => {
-  test("copies the operator's files into the workers' documents store, by names of their content, and the flow uploads them from there", async () => {
+  test("copies the operator's files into the onboarding's folder of the workers' documents store, by names of their content, and the flow uploads them from there", async () => {
     const outside = mkdtempSync(join(tmpdir(), 'operator-kyc-'));
     try {
       const formFile = join(outside, 'form.json');
@@ -204,11 +204,13 @@ describe('kyc', () => {
       writeFileSync(formFile, JSON.stringify(form));
       writeFileSync(join(outside, 'passport.png'), SAMPLE_PNG);
       writeFileSync(join(outside, 'report.pdf'), SAMPLE_PDF);
-      const run = await cli('kyc', '--form', formFile, '--id-front', join(outside, 'passport.png'), '--attachment', join(outside, 'report.pdf'), '--json');
+      const key = uniqueId('cli-kyc').slice(0, 40);
+      const run = await cli('kyc', '--form', formFile, '--id-front', join(outside, 'passport.png'), '--attachment', join(outside, 'report.pdf'), '--key', key, '--json');
       expect(run.code).toBe(0);
       const { result } = jsonOf(run);
       expect(result).toMatchObject({ kycStatus: 'APPROVED' });
-      const stored = readdirSync(join(stack.config.documentsDir, 'cli'));
+      // The folder of the onboarding the key starts (its workflow ID): only that onboarding may read them.
+      const stored = readdirSync(join(stack.config.documentsDir, 'onboard-cardholder', key));
       expect(stored).toEqual(expect.arrayContaining([expect.stringMatching(/^[0-9a-f]{40}\.png$/), expect.stringMatching(/^[0-9a-f]{40}\.pdf$/)]));
     } finally {
       rmSync(outside, { recursive: true, force: true });

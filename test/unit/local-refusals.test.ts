@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, constants, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { createKycActivities } from '../../src/activities/kyc';
 import { kycFormRequest } from '../../src/provider-api/kyc';
 import type { ProviderClient } from '../../src/provider/client';
@@ -38,31 +39,36 @@ describe('documents checked before the first upload', () => {
   const dir = mkdtempSync(join(tmpdir(), 'local-refusals-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const { inspectKycDocuments } = createKycActivities({ provider: {} as ProviderClient, documents: new DocumentStore(dir) });
-  const inspect = (name: string, contentType: DocumentRef['contentType']) => inspectKycDocuments({ documents: [{ field: 'documents.idFront', ref: { name, contentType } }] });
+  // Every name below is in this onboarding's own folder (its workflow ID): the store reads nothing else for it.
+  const onboarding = 'onboard-cardholder/local-refusals';
+  const env = new MockActivityEnvironment({ workflowExecution: { workflowId: onboarding, runId: 'run' } });
+  const inspect = (name: string, contentType: DocumentRef['contentType']): Promise<Record<string, string>> =>
+    env.run(inspectKycDocuments, { documents: [{ field: 'documents.idFront', ref: { name: `${onboarding}/${name}`, contentType } }] }) as Promise<Record<string, string>>;
+  mkdirSync(join(dir, onboarding), { recursive: true });
 
   it('a document of the declared type inside the store passes; a missing one is refused', async () => {
-    writeFileSync(join(dir, 'report.pdf'), '%PDF-1.7\n');
+    writeFileSync(join(dir, onboarding, 'report.pdf'), '%PDF-1.7\n');
     expect(await inspect('report.pdf', 'application/pdf')).toEqual({});
     expect(await inspect('missing.png', 'image/png')).toEqual({ 'documents.idFront': 'must name a readable file in the documents store' });
   });
 
   it('an empty file is refused: its bytes are not the declared type', async () => {
-    writeFileSync(join(dir, 'empty.pdf'), '');
+    writeFileSync(join(dir, onboarding, 'empty.pdf'), '');
     expect((await inspect('empty.pdf', 'application/pdf'))['documents.idFront']).toMatch(/must be a PDF document/);
   });
 
   it('a file over 10 MB is refused while it is read', async () => {
-    writeFileSync(join(dir, 'big.png'), Buffer.concat([SAMPLE_PNG, Buffer.alloc(10 * 1024 * 1024)]));
+    writeFileSync(join(dir, onboarding, 'big.png'), Buffer.concat([SAMPLE_PNG, Buffer.alloc(10 * 1024 * 1024)]));
     expect(await inspect('big.png', 'image/png')).toEqual({ 'documents.idFront': 'must be a file of at most 10485760 bytes' });
   });
 
   it('a folder is not a document', async () => {
-    mkdirSync(join(dir, 'folder'), { recursive: true });
+    mkdirSync(join(dir, onboarding, 'folder'), { recursive: true });
     expect((await inspect('folder', 'image/png'))['documents.idFront']).toMatch(/regular file|readable file/);
   });
 
   describe('a FIFO in the store', () => {
-    const fifo = join(dir, 'pipe.png');
+    const fifo = join(dir, onboarding, 'pipe.png');
     // Had the open waited for a writer, this lets it go (the thread it holds would keep jest from exiting).
     afterAll(() => {
       try {

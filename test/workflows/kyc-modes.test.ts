@@ -13,7 +13,7 @@ describe('onboardCardholder: manual and hosted', () => {
   let stack: Stack;
   let dir: string;
   beforeAll(() => {
-    dir = sampleFolder('kyc-modes');
+    dir = sampleFolder();
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   afterEach(async () => stack?.close());
@@ -26,7 +26,7 @@ describe('onboardCardholder: manual and hosted', () => {
     lastName: 'Hopper',
     idType: 'PASSPORT',
     idNumber: `M${randomUUID().slice(0, 8)}`,
-    documents: { attachments: [writeDocument(dir, `report-${randomUUID()}.pdf`, SAMPLE_PDF, 'application/pdf')] },
+    documents: { attachments: [writeDocument(sampleFolder(), `report-${randomUUID()}.pdf`, SAMPLE_PDF, 'application/pdf')] },
     timings: FAST_TIMINGS,
     ...extra,
   });

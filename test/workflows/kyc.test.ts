@@ -12,13 +12,14 @@ describe('onboardCardholder', () => {
   let stack: Stack;
   let dir: string;
   beforeAll(() => {
-    dir = sampleFolder('kyc-docs');
+    dir = sampleFolder();
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   afterEach(async () => stack?.close());
 
-  const file = (name: string, bytes: Buffer, contentType: DocumentRef['contentType']): DocumentRef => writeDocument(dir, name, bytes, contentType);
-  const documents = () => writeSampleDocuments(dir).documents;
+  // Each document set in a folder of its own: the first onboarding that uploads from a folder makes it its applicant's.
+  const file = (name: string, bytes: Buffer, contentType: DocumentRef['contentType']): DocumentRef => writeDocument(sampleFolder(), name, bytes, contentType);
+  const documents = () => writeSampleDocuments().documents;
   const form = (extra: Partial<OnboardCardholderInput> = {}): OnboardCardholderInput =>
     sampleKycForm(documents(), { timings: FAST_TIMINGS, ...extra });
 
@@ -41,7 +42,7 @@ describe('onboardCardholder', () => {
     expect(result.reason).toEqual(expect.any(String));
   });
 
-  test('a restricted nationality fails ValidationFailed naming the field; the same files then serve a valid submission', async () => {
+  test('a restricted nationality fails ValidationFailed naming the field; the same files, stored for a new onboarding, then serve a valid submission', async () => {
     stack = await startStack({ kycReviewMs: 200 });
     const docs = documents();
     const idNumber = `P${randomBytes(6).toString('hex')}`;
@@ -51,7 +52,11 @@ describe('onboardCardholder', () => {
     // Identity data stays out of failure messages.
     expect(failure.message).not.toContain(idNumber);
     expect(failure.message).not.toContain('Lovelace');
-    const result = await onboard(form({ idNumber, documents: docs }));
+    // A new onboarding reads only documents stored for it: the failed one's folder is its own.
+    const again = await workflowFailure(onboard(form({ idNumber, documents: docs })));
+    expect(again.type).toBe('ValidationFailed');
+    expect((again.details![0] as { errors: Record<string, string> }).errors).toHaveProperty(['documents.idFront.name'], expect.stringMatching(/^must name a document stored for this applicant/));
+    const result = await onboard(sampleKycForm(docs, { idNumber, timings: FAST_TIMINGS }));
     expect(result.kycStatus).toBe('APPROVED');
   });
 
