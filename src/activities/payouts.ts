@@ -19,10 +19,16 @@ import { isProviderError } from '../provider/errors';
 import type { CreatePayoutRequest } from '../provider-api';
 import { contradicts, idempotencyConflict, postReconcilingFirst, type Recalled } from './idempotent-post';
 import { logExtraFields, providerCall } from './provider-call';
+import { Context } from '@temporalio/activity';
+import type { CapabilityHolder, CardActionVerifier } from '../codec/card-capability';
+import type { ApprovedPayout, WithPayoutCapability } from '../shared/card-capability';
+import { requirePayoutDecision } from './card-authority';
 
-export function createPayoutActivities({ provider }: { provider: ProviderClient }) {
+export function createPayoutActivities({ provider, cardActions }: { provider: ProviderClient; cardActions: CardActionVerifier }) {
   return {
-    async createPayout({ request, idempotencyKey, sentBefore }: { request: CreatePayoutRequest; idempotencyKey: string; sentBefore?: boolean }): Promise<PayoutAnswer> {
+    async createPayout({ request, idempotencyKey, sentBefore, approval }: { request: CreatePayoutRequest; idempotencyKey: string; sentBefore?: boolean; approval?: ApprovedPayout }): Promise<PayoutAnswer> {
+      // A payout held for approval posts only with an approver's decision, checked here again before any call (an earlier attempt may have posted: then its refusal says so).
+      if (approval) checkApproval(cardActions, request, approval, sentBefore === true || Context.current().info.attempt > 1);
       logExtraFields('createPayout', request.extra);
       return providerCall(() =>
         postReconcilingFirst({
@@ -37,11 +43,22 @@ export function createPayoutActivities({ provider }: { provider: ProviderClient 
       );
     },
 
+    /** An operator's decision on a payout held for approval (lib/payout.ts): its signature against the allow-list, and the audit record. No provider call. */
+    async verifyPayoutDecision({ decision, ...expected }: { decision: WithPayoutCapability } & Parameters<CardActionVerifier['verifyPayout']>[1]): Promise<CapabilityHolder> {
+      return requirePayoutDecision(cardActions, decision, expected, { step: 'decision' });
+    },
+
     /** Fails NotFound (not retried) when the provider knows no such payout. */
     async getPayout({ merOrderNo }: { merOrderNo: string }): Promise<PayoutAnswer> {
       return providerCall(() => provider.getPayout(merOrderNo));
     },
   };
+}
+
+function checkApproval(cardActions: CardActionVerifier, request: CreatePayoutRequest, { decision, approvers }: ApprovedPayout, mayHaveTakenEffect: boolean): void {
+  const { workflowId = '', runId = '' } = Context.current().info.workflowExecution ?? {};
+  const { merOrderNo, arriveAmount, arriveCurrency } = request;
+  requirePayoutDecision(cardActions, decision, { workflowId, runId, merOrderNo, arriveAmount, arriveCurrency, action: 'approvePayout', approvers }, { step: 'before POST /payouts', mayHaveTakenEffect });
 }
 
 /**

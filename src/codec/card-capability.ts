@@ -2,11 +2,25 @@
  * Card action capabilities (shared/card-capability.ts), the crypto half: an authorised service
  * signs with its Ed25519 key (CARD_ACTION_SIGNING_KEY, the typed client and the CLI); the workers
  * verify against their allow-list of public keys (CARD_ACTION_TRUSTED_KEYS) in the activity that
- * acts, before any provider call. Keys travel as 32 raw bytes in base64 (the private key is the seed).
+ * acts, before any provider call. An operator's decision on a payout held for approval (approve,
+ * reject) is signed and verified the same way, under a domain of its own. Keys travel as 32 raw bytes
+ * in base64 (the private key is the seed).
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 import { inspect } from 'node:util';
-import { capabilityArgsDigest, capabilityErrors, capabilityMessage, type CardAction, type CardCapability } from '../shared/card-capability';
+import {
+  capabilityArgsDigest,
+  capabilityErrors,
+  capabilityMessage,
+  payoutCapabilityMessage,
+  payoutDecisionErrors,
+  type CardAction,
+  type CardCapability,
+  type PayoutAction,
+  type PayoutCapability,
+  type PayoutDecision,
+  type WithPayoutCapability,
+} from '../shared/card-capability';
 import { describeErrors, hasErrors } from '../shared/card-rules';
 
 /** How long a capability the client makes lives: one call and its retries. */
@@ -57,6 +71,22 @@ export class CardActionSigner {
     return { ...args, capability: this.sign(cardId, action, args, opts) };
   }
 
+  /** An operator's decision on the payout flow `workflowId` (approve or reject), bound to exactly this decision (its run, merOrderNo, amount, note). */
+  decidePayout(workflowId: string, action: PayoutAction, decision: PayoutDecision, opts: { ttlMs?: number; subject?: string; now?: number } = {}): WithPayoutCapability {
+    const unsigned = {
+      v: 1 as const,
+      keyId: this.keyId,
+      sub: opts.subject ?? this.subject,
+      workflowId,
+      action,
+      exp: (opts.now ?? Date.now()) + (opts.ttlMs ?? DEFAULT_CAPABILITY_TTL_MS),
+      nonce: randomBytes(18).toString('base64url'),
+      args: capabilityArgsDigest(decision),
+    };
+    const capability: PayoutCapability = { ...unsigned, sig: sign(null, Buffer.from(payoutCapabilityMessage(unsigned)), this.#key).toString('base64') };
+    return { ...decision, capability };
+  }
+
   toJSON(): Record<string, unknown> {
     return { keyId: this.keyId, subject: this.subject };
   }
@@ -94,13 +124,31 @@ export class CardActionVerifier {
     const cap = (request as { capability?: CardCapability } | undefined)?.capability;
     const errors = capabilityErrors(request, expected);
     if (hasErrors(errors)) throw new CapabilityError(`card action refused: ${describeErrors(errors)}`);
-    const key = this.#keys.get(cap!.keyId);
-    if (!key) throw new CapabilityError(`card action refused: capability.keyId "${cap!.keyId}" is not on the workers' allow-list (CARD_ACTION_TRUSTED_KEYS)`);
     const { sig, ...unsigned } = cap!;
-    if (!verify(null, Buffer.from(capabilityMessage(unsigned)), key, Buffer.from(sig, 'base64'))) {
-      throw new CapabilityError(`card action refused: capability.sig does not verify under key "${cap!.keyId}" (forged or altered)`);
-    }
+    this.#signed('card action', cap!.keyId, capabilityMessage(unsigned), sig);
     return { keyId: cap!.keyId, sub: cap!.sub, nonce: cap!.nonce };
+  }
+
+  /**
+   * The operator who decided the payout `expected` describes: a key among its approvers and on the
+   * allow-list, whose signature holds over this decision; throws a CapabilityError naming what is
+   * wrong otherwise. The expiry is checked only given `now`, as for card actions.
+   */
+  verifyPayout(request: unknown, expected: Parameters<typeof payoutDecisionErrors>[1]): CapabilityHolder {
+    const errors = payoutDecisionErrors(request, expected);
+    if (hasErrors(errors)) throw new CapabilityError(`payout decision refused: ${describeErrors(errors)}`);
+    const { sig, ...unsigned } = (request as WithPayoutCapability).capability;
+    this.#signed('payout decision', unsigned.keyId, payoutCapabilityMessage(unsigned), sig);
+    return { keyId: unsigned.keyId, sub: unsigned.sub, nonce: unsigned.nonce };
+  }
+
+  /** The key is on the allow-list and its signature over `message` holds, or a CapabilityError naming which is not so. */
+  #signed(what: string, keyId: string, message: string, sig: string): void {
+    const key = this.#keys.get(keyId);
+    if (!key) throw new CapabilityError(`${what} refused: capability.keyId "${keyId}" is not on the workers' allow-list (CARD_ACTION_TRUSTED_KEYS)`);
+    if (!verify(null, Buffer.from(message), key, Buffer.from(sig, 'base64'))) {
+      throw new CapabilityError(`${what} refused: capability.sig does not verify under key "${keyId}" (forged or altered)`);
+    }
   }
 }
 

@@ -6,7 +6,8 @@
  *
  * One handler per caller (NEXUS_CALLERS; nexus/callers.ts), on that caller's own queue behind its own
  * endpoint, so it knows whom it serves. Before anything starts it refuses NotAllowed what the caller's
- * configuration does not allow (an operation outside its list, an amount above its limit) and what the
+ * configuration does not allow (an operation outside its list, an amount above its limit; a payout above
+ * its payoutApprovalAbove starts held for an operator's approval instead) and what the
  * caller does not own (a card it did not issue here, a cardholder it did not onboard here:
  * ownership.ts); it scopes every key the caller sends to the caller (`<name>_<key>`), so two callers'
  * keys never reach the same flow; and an eSIM order's QR code stays here (a reference crosses instead).
@@ -40,7 +41,7 @@ import {
   type SendPayoutRequest,
 } from '../client/nexus-contract';
 import type { onboardingRelay } from '../workflows/onboarding-relay';
-import { maxKeyLength, scopedKey, type NexusCaller } from './callers';
+import { maxKeyLength, payoutApprovalGate, scopedKey, type NexusCaller } from './callers';
 import { CallerOwnership } from './ownership';
 import { failed, invalid, notAllowed } from './refusals';
 
@@ -88,9 +89,13 @@ export function cardIssuingHandler(client: CardIssuingClient, codec: CodecKeys, 
     sendPayout: operation(caller, 'sendPayout', async (input: SendPayoutRequest, opts) => {
       const idempotencyKey = key('sendPayout', input.idempotencyKey);
       withinLimit(caller, 'sendPayout', 'arriveAmount', input.arriveAmount, caller.payoutLimit, 'payoutLimit');
+      // The gate is ours to set, from the caller's configuration: a caller that names one is refused, never believed.
+      if ('approval' in input) throw invalid('sendPayout', 'approval', 'is not taken over Nexus: whether a payout waits for an approval is set by the caller\'s configuration (payoutApprovalAbove)');
       // The provider finds a payout by merOrderNo whatever key made it: scoped too, so no caller meets another's payout.
       const merOrderNo = typeof input.merOrderNo === 'string' && input.merOrderNo.length > 0 ? scopedKey(caller, input.merOrderNo) : input.merOrderNo;
-      return client.sendPayout({ ...input, idempotencyKey, merOrderNo }, opts);
+      // Above payoutApprovalAbove the flow starts and waits, sending nothing, for an operator's signed approval (workflows/lib/payout.ts).
+      const approval = payoutApprovalGate(caller, input.arriveAmount);
+      return client.sendPayout({ ...input, idempotencyKey, merOrderNo, ...(approval ? { approval } : {}) } as SendPayoutRequest, opts);
     }),
     onboardCardholder: onboardingOperation(client, codec, caller),
     onboarding: operation(caller, 'onboarding', (input: OnboardingRef, opts) => client.onboardingByKey(key('onboarding', input.idempotencyKey), opts), READ),

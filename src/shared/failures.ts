@@ -99,8 +99,16 @@ export const FLOW_FAILURE_TYPES = [
   'KycReviewTimedOut',
   'EsimIssuanceTimedOut',
   'PayoutTrackingTimedOut',
-  /** A card action without a valid capability (shared/card-capability.ts): refused before any provider call. */
+  /**
+   * A card action without a valid capability, or a decision on a payout held for approval that an
+   * approver's key did not sign (shared/card-capability.ts): refused before any provider call.
+   */
   'Unauthorized',
+  /**
+   * A payout held for an operator's approval (a Nexus caller's above its payoutApprovalAbove) was
+   * rejected, or not approved in time: the flow sent nothing to the provider (mayHaveTakenEffect: false).
+   */
+  'PayoutNotApproved',
 ] as const;
 
 /**
@@ -191,7 +199,7 @@ export const FLOW_FAILURES = {
     'OutcomeUnknown',
   ],
   trackPayout: ['ValidationFailed', 'NotFound', 'PayoutTrackingTimedOut'],
-  sendPayout: ['ValidationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'PayoutTrackingTimedOut', 'OutcomeUnknown'],
+  sendPayout: ['ValidationFailed', 'IdempotencyConflict', 'IdempotencyKeyTerminal', 'PayoutTrackingTimedOut', 'OutcomeUnknown', 'PayoutNotApproved', 'Unauthorized'],
   /** An operator's settlement (starter settle): OutcomeUnknown while the provider still processes it. */
   settleOutcome: ['ValidationFailed', 'NotFound', 'OutcomeUnknown'],
   walletBalance: [],

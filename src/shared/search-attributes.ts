@@ -16,6 +16,13 @@ export const CARD_ID = defineSearchAttributeKey('CardId', SearchAttributeType.KE
 export const FLOW_KIND = defineSearchAttributeKey('FlowKind', SearchAttributeType.KEYWORD);
 export const PROVIDER_STATUS = defineSearchAttributeKey('ProviderStatus', SearchAttributeType.KEYWORD);
 /**
+ * A sendPayout's ProviderStatus while it waits for an operator's approval (a Nexus caller's payout
+ * above its payoutApprovalAbove): nothing was sent to the provider yet. `starter payouts-awaiting`
+ * lists them; one that was rejected or not approved in time ends with PAYOUT_NOT_APPROVED.
+ */
+export const AWAITING_APPROVAL = 'AWAITING_APPROVAL';
+export const PAYOUT_NOT_APPROVED = 'NOT_APPROVED';
+/**
  * The UTC hour (`2026-11-23T22`) a card workflow last settled a money update in: reconcile-money
  * lists the card workflows whose hour falls in its look-back (a Keyword, as every attribute here,
  * so it registers like the others; the hours of a look-back are few).

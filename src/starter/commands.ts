@@ -4,7 +4,8 @@
  * plan through the typed client (`run`). The runner in run.ts does the rest. The flows that
  * move money and the reads of the wallet and eSIMs are here; one card's commands are in
  * card-commands.ts, any flow's (status, flows, operation, cancel, terminate) in flow-commands.ts,
- * reconciliation's in reconcile-commands.ts, settle in settle-command.ts.
+ * reconciliation's in reconcile-commands.ts, settle in settle-command.ts, a held payout's
+ * approval in payout-approval-commands.ts.
  */
 import { createPayoutRequest, KYC_FORM_FIELDS, purchaseEsimRequest, rechargeEsimRequest } from '../provider-api';
 import { issueCardRequestErrors, moneyMovementErrors } from '../shared/card-rules';
@@ -23,6 +24,7 @@ import { CARD_COMMANDS, lookUpBin } from './card-commands';
 import { FLOW_COMMANDS } from './flow-commands';
 import { DEPLOY_COMMANDS } from './deploy-commands';
 import { NEXUS_COMMANDS } from './nexus-command';
+import { PAYOUT_APPROVAL_COMMANDS } from './payout-approval-commands';
 import { cardIdArg, keyFlag, keyFor, leftRunning, many, personalFlag, startedFlow, str, type Command, type CommandOutcome, type Judge } from './command-kit';
 
 export type { Command, CommandContext, CommandOutcome, OutcomeFailure } from './command-kit';
@@ -314,6 +316,7 @@ export const COMMANDS: Record<string, Command<any>> = {
   'esim-recharge': esimRecharge,
   payout,
   'payout-send': payoutSend,
+  ...PAYOUT_APPROVAL_COMMANDS,
   wallet,
   'esim-plans': esimPlans,
   'esim-usage': esimUsage,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config';
 import { NEXUS_OPERATIONS } from '../../src/client/nexus-contract';
-import { maxKeyLength, scopedKey } from '../../src/nexus/callers';
+import { DEFAULT_PAYOUT_APPROVAL_WAIT_MS, maxKeyLength, payoutApprovalGate, scopedKey } from '../../src/nexus/callers';
 import { nexusCallerQueue, workflowQueues } from '../../src/shared/task-queues';
 
 const callers = (value: unknown) => loadConfig({ NEXUS_CALLERS: typeof value === 'string' ? value : JSON.stringify(value) }).nexus.callers;
@@ -57,7 +57,7 @@ test('each rule broken is one line naming the variable, the place and the rule',
   expect(refusal([{ ...ok, payoutLimit: 10.5 }])).toBe('configuration: NEXUS_CALLERS[0].payoutLimit must be a whole number of cents');
   expect(refusal([{ ...ok, fundLimit: -1 }])).toBe('configuration: NEXUS_CALLERS[0].fundLimit must be a whole number of cents, 0 or more');
   // A misspelt limit would limit nothing: refused.
-  expect(refusal([{ ...ok, payoutlimit: 100 }])).toBe('configuration: NEXUS_CALLERS[0] has no field "payoutlimit": a caller takes name, namespace, operations, payoutLimit, issueLimit, fundLimit');
+  expect(refusal([{ ...ok, payoutlimit: 100 }])).toBe('configuration: NEXUS_CALLERS[0] has no field "payoutlimit": a caller takes name, namespace, operations, payoutLimit, payoutApprovalAbove, payoutApprovers, payoutApprovalWaitMs, issueLimit, fundLimit');
   for (const message of [refusal('not json'), refusal([ok, ok])]) expect(message).not.toContain('\n');
 });
 
@@ -66,4 +66,26 @@ test('a caller\'s keys, queue and the deployment\'s workflow queues', () => {
   expect(maxKeyLength({ name: 'team-a' })).toBe(57);
   expect(nexusCallerQueue('cards', 'team-a')).toBe('cards-nexus-team-a');
   expect(workflowQueues('cards', ['team-a', 'team-b'])).toEqual(['cards', 'cards-entities', 'cards-nexus-team-a', 'cards-nexus-team-b']);
+});
+
+test('payouts above payoutApprovalAbove wait for an approver: the band, the approvers and the wait are checked together, each rule one line naming its field', () => {
+  const ok = { name: 'payments', namespace: 'payments-ns', operations: ['sendPayout'] };
+  const held = { ...ok, payoutLimit: 500_000, payoutApprovalAbove: 50_000, payoutApprovers: ['ops-alice', 'ops-bob'] };
+  expect(callers([held])).toEqual([held]);
+  expect(callers([{ ...held, payoutLimit: undefined, payoutApprovalWaitMs: 3_600_000 }])).toEqual([{ ...held, payoutLimit: undefined, payoutApprovalWaitMs: 3_600_000 }]);
+  expect(refusal([{ ...held, payoutApprovalAbove: 500_000 }])).toBe(
+    "configuration: NEXUS_CALLERS[0].payoutApprovalAbove must be below payoutLimit (500000): a payout above payoutLimit is refused, one between the two waits for an operator's approval",
+  );
+  expect(refusal([{ ...held, payoutApprovers: undefined }])).toMatch(/^configuration: NEXUS_CALLERS\[0\]\.payoutApprovers is required with payoutApprovalAbove: the key IDs \(on CARD_ACTION_TRUSTED_KEYS\)/);
+  expect(refusal([{ ...held, payoutApprovers: [] }])).toBe("configuration: NEXUS_CALLERS[0].payoutApprovers must name at least one approver's key ID");
+  expect(refusal([{ ...held, payoutApprovers: ['ops alice'] }])).toBe('configuration: NEXUS_CALLERS[0].payoutApprovers[0] must be key IDs on CARD_ACTION_TRUSTED_KEYS (must be 1-32 characters of [A-Za-z0-9_-])');
+  expect(refusal([{ ...held, payoutApprovalWaitMs: 10 }])).toBe('configuration: NEXUS_CALLERS[0].payoutApprovalWaitMs must be a whole number of milliseconds from 1000 to 2592000000 (30 days)');
+  expect(refusal([{ ...ok, payoutApprovers: ['ops-alice'] }])).toBe('configuration: NEXUS_CALLERS[0].payoutApprovers means nothing without payoutApprovalAbove (the amount above which a payout waits for an approval)');
+  expect(refusal([{ ...ok, payoutApprovalWaitMs: 60_000 }])).toBe('configuration: NEXUS_CALLERS[0].payoutApprovalWaitMs means nothing without payoutApprovalAbove (the amount above which a payout waits for an approval)');
+
+  // The gate the handler puts in the flow's input: none at or below the amount, none for a caller without one.
+  const [caller] = callers([held]);
+  expect(payoutApprovalGate(caller, 50_000)).toBeUndefined();
+  expect(payoutApprovalGate(caller, 50_001)).toEqual({ caller: 'payments', approvers: ['ops-alice', 'ops-bob'], above: 50_000, waitMs: DEFAULT_PAYOUT_APPROVAL_WAIT_MS });
+  expect(payoutApprovalGate(callers([{ ...ok, payoutLimit: 10 }])[0], 1_000_000)).toBeUndefined();
 });
