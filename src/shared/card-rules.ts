@@ -78,6 +78,22 @@ export function moneyMovementErrors(kind: MoneyMovementKind, input: { cardId?: u
   return errors;
 }
 
+/** Why a card's money update must carry its caller's key: the rule its refusal names. */
+export const CARD_MONEY_UPDATE_KEY_RULE = "is required: a card's money update is repeated only under its key (a retry with the same key joins the first)";
+
+/**
+ * Field errors of a money update of the card's workflow (the `fundCard`/`withdrawFromCard` updates):
+ * moneyMovementErrors, and `idempotencyKey` is required (issue 51). A keyless update's key could only
+ * come from its update ID, and a raw Temporal client that sets none gets a new one on every call, so
+ * its retry would move the money again. The standalone fundCard/withdrawFromCard flows keep taking
+ * keyless input (moneyMovementErrors): their key comes from the workflow ID, which a retry repeats.
+ */
+export function cardMoneyUpdateErrors(kind: MoneyMovementKind, input: { cardId?: unknown; amount?: unknown; idempotencyKey?: unknown; timings?: unknown }): FieldErrors {
+  const errors = moneyMovementErrors(kind, input);
+  if (input.idempotencyKey === undefined) errors.idempotencyKey = CARD_MONEY_UPDATE_KEY_RULE;
+  return errors;
+}
+
 /**
  * A movement's waits are ours to bound, not the caller's: a PROCESSING movement holds the card's
  * queue (freeze, delete) until its deadline, so a deadline of a month jams the card for a month.

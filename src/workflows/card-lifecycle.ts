@@ -6,7 +6,7 @@
  * and recent transactions by query, and continues-as-new before its history grows large.
  */
 import { ApplicationFailure, continueAsNew, currentUpdateInfo, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { contactErrors, describeErrors, hasErrors, isDeleteUnderWay, moneyMovementErrors, toCardView } from '../shared/card-rules';
+import { cardMoneyUpdateErrors, contactErrors, describeErrors, hasErrors, isDeleteUnderWay, toCardView } from '../shared/card-rules';
 import { revealRequestErrors, sealedPinErrors } from '../shared/card-secrets';
 import { capabilityErrors, UsedOnce, type CardAction, type WithCapability } from '../shared/card-capability';
 import { FailureType, type FieldErrors } from '../shared/failures';
@@ -277,11 +277,15 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
   setHandler(updateContactUpdate, (request) => (authorised('contact', request), change({ cardId, action: 'contact', contact: contactOf(request), capability: request?.capability })), {
     validator: allowed('contact', (request) => contactErrors(contactOf(request))),
   });
+  // A money update without the caller's key is refused ValidationFailed naming idempotencyKey (issue 51): its key could
+  // only come from its update ID, which a raw client that sets none draws anew on every retry. Refused by the validator,
+  // before it is accepted: a validator writes nothing to history, so this needs no version marker, and a run that
+  // replays an earlier keyless update (accepted before this rule) does not run the validator again.
   setHandler(fundCardUpdate, move('funding'), {
-    validator: (args) => (open(), rejectIf(moneyMovementErrors('funding', { ...args, cardId })), sameRequest('funding', args)),
+    validator: (args) => (open(), rejectIf(cardMoneyUpdateErrors('funding', { ...args, cardId })), sameRequest('funding', args)),
   });
   setHandler(withdrawFromCardUpdate, move('withdrawal'), {
-    validator: (args) => (open(), rejectIf(moneyMovementErrors('withdrawal', { ...args, cardId })), sameRequest('withdrawal', args)),
+    validator: (args) => (open(), rejectIf(cardMoneyUpdateErrors('withdrawal', { ...args, cardId })), sameRequest('withdrawal', args)),
   });
   // Sealed by the activity to the requester's one-time key: neither the activity result nor the update result opens with any key but the requester's.
   setHandler(revealSensitiveUpdate, (request) => (authorised('reveal', request), serialise(() => sensitive.revealSensitiveCard({ cardId, publicKey: request?.publicKey, capability: request?.capability }))), {

@@ -111,7 +111,7 @@ describe.each(PROFILES)('every flow on the %s profile', (profile) => {
     record('delete', 'card', deleting.status);
     expect(deleting.status).toBe('DELETING');
     // A DELETING card's update is not refused by us: the provider answers it (the sandbox: InvalidState).
-    const err = (await handle.executeUpdate(withdrawFromCardUpdate, { args: [{ amount: 100 }] }).catch((e: unknown) => e)) as { cause?: { type?: string } };
+    const err = (await handle.executeUpdate(withdrawFromCardUpdate, { args: [{ amount: 100, idempotencyKey: uniqueId('wdr-deleting').slice(0, 40) }] }).catch((e: unknown) => e)) as { cause?: { type?: string } };
     outcomes[profile]['withdraw while DELETING'] = `failed:${err.cause?.type}`;
     expect(err.cause?.type).toBe('InvalidState');
   });

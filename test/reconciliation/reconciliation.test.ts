@@ -76,7 +76,7 @@ describe('reconciliation on Temporal Schedules', () => {
     // The same on the card workflow itself: a funding update that failed, completed by the provider after all.
     const cardWorkflow = stack.client.workflow.getHandle(entityWorkflowId('card', seeded.funded.cardId));
     seeded.failedUpdateId = uniqueId('fund-update');
-    const updateFailure = await cardWorkflow.executeUpdate(fundCardUpdate, { args: [{ amount: 3_000, timings: FAST_TIMINGS }], updateId: seeded.failedUpdateId }).then(
+    const updateFailure = await cardWorkflow.executeUpdate(fundCardUpdate, { args: [{ amount: 3_000, idempotencyKey: uniqueId('fund-update-key').slice(0, 40), timings: FAST_TIMINGS }], updateId: seeded.failedUpdateId }).then(
       () => undefined,
       (err: unknown) => (err as { cause?: ApplicationFailure }).cause,
     );

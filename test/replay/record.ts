@@ -67,8 +67,10 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
       const card = await stack.client.workflow.start('cardLifecycle', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId, maxHistoryEvents: 60 }] });
       await card.executeUpdate(freezeCardUpdate, { args: [allowed(stack, cardId, 'freeze')] });
       await card.executeUpdate(unfreezeCardUpdate, { args: [allowed(stack, cardId, 'unfreeze')] });
-      await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, timings: FAST_TIMINGS }], updateId: 'replay-fund-1' });
-      await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, timings: FAST_TIMINGS }], updateId: 'replay-fund-1' });
+      // Every card money update carries its caller's key (a keyless one is refused); the same update ID twice, the same key.
+      const fund1 = uniqueId('replay-fund-1').slice(0, 40);
+      await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, idempotencyKey: fund1, timings: FAST_TIMINGS }], updateId: 'replay-fund-1' });
+      await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, idempotencyKey: fund1, timings: FAST_TIMINGS }], updateId: 'replay-fund-1' });
       for (let n = 0; n < 40; n++) {
         await asBridge(stack, workflowId).signal(providerEventSignal, { eventId: `evt_rec_${n}`, eventType: 'CARD_TRANSACTION', createdAt: 1_767_225_600_000 + n, data: { cardId, amount: n, currency: 'USD', merchantName: 'replay', status: 'APPROVED' } });
       }
@@ -77,7 +79,7 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
       const next = stack.client.workflow.getHandle(workflowId);
       // The run the update lands in (it may continue as new again after it, on its small budget).
       const nextRun = (await next.describe()).runId;
-      await next.executeUpdate(fundCardUpdate, { args: [{ amount: 100, timings: FAST_TIMINGS }], updateId: 'replay-fund-2' });
+      await next.executeUpdate(fundCardUpdate, { args: [{ amount: 100, idempotencyKey: uniqueId('replay-fund-2').slice(0, 40), timings: FAST_TIMINGS }], updateId: 'replay-fund-2' });
       await save('card-lifecycle-first-run', card, firstRun);
       await save('card-lifecycle-after-continue-as-new', next, nextRun);
       await next.terminate('recorded');
@@ -148,7 +150,7 @@ const SCENARIOS: Record<string, { sandbox?: Record<string, unknown>; env?: Recor
     async record(stack, save) {
       const { cardId } = await issue(stack);
       const card = stack.client.workflow.getHandle(entityWorkflowId('card', cardId));
-      await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, timings: FAST_TIMINGS }], updateId: 'replay-reconcile-fund' });
+      await card.executeUpdate(fundCardUpdate, { args: [{ amount: 300, idempotencyKey: uniqueId('replay-reconcile').slice(0, 40), timings: FAST_TIMINGS }], updateId: 'replay-reconcile-fund' });
       await (await run(stack, 'fundCard', { cardId, amount: 200, timings: FAST_TIMINGS })).result();
       // One item a page and a run: every run continues as new, and the recorded one carries its predecessor's pace.
       const reconcile = async (type: string) => {

@@ -14,6 +14,7 @@ import {
   revealSensitiveUpdate,
   setPinUpdate,
   unfreezeCardUpdate,
+  withdrawFromCardUpdate,
 } from '../../src/shared/messages';
 import { waitUntil } from '../helpers/wait';
 import { issueTestCard } from '../helpers/flows';
@@ -36,8 +37,8 @@ describe('the card workflow', () => {
     await handle.executeUpdate(setPinUpdate, { args: [allowed(stack, card.cardId, 'pin', { pin: await sealedTestPin(stack, '4821', handle.workflowId) })] });
     // Two fundings sent at once run one after the other, each once.
     const [a, b] = await Promise.all([
-      handle.executeUpdate(fundCardUpdate, { args: [{ amount: 150 }] }),
-      handle.executeUpdate(fundCardUpdate, { args: [{ amount: 250 }] }),
+      handle.executeUpdate(fundCardUpdate, { args: [{ amount: 150, idempotencyKey: uniqueId('fund-150') }] }),
+      handle.executeUpdate(fundCardUpdate, { args: [{ amount: 250, idempotencyKey: uniqueId('fund-250') }] }),
     ]);
     expect(a.operationId).not.toBe(b.operationId);
     await stack.control('POST', `/cards/${card.cardId}/transactions`, { amount: 120, merchantName: 'Coffee Shop' });
@@ -62,7 +63,8 @@ describe('the card workflow', () => {
     const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
     for (const [update, args] of [
       [setPinUpdate, [{ pin: '1123' }]],
-      [fundCardUpdate, [{ amount: 50 }]],
+      // Keyed, so that only its amount (below the provider's minimum) is refused.
+      [fundCardUpdate, [{ amount: 50, idempotencyKey: uniqueId('fund-50') }]],
     ] as const) {
       const err = await handle.executeUpdate(update as typeof setPinUpdate, { args: args as never }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
@@ -119,17 +121,18 @@ describe('the card workflow', () => {
 });
 
 /**
- * Money through the card workflow's updates, with the sandbox ledger as the truth: a keyless
- * movement's key comes from its update ID, so a failed one never blocks the next, and the same
- * update ID (or the same caller key) never moves money twice, across continue-as-new too.
+ * Money through the card workflow's updates, with the sandbox ledger as the truth: every movement
+ * carries its caller's key (a keyless one is refused before it is accepted), a failed one never
+ * blocks the next, and the same update ID (or the same caller key) never moves money twice, across
+ * continue-as-new too.
  */
 describe('money through the card workflow', () => {
   let stack: Stack;
   afterEach(async () => stack?.close());
 
   const client = () => new CardIssuingClient({ client: stack.client, taskQueue: stack.taskQueue, codec: stack.config.codec, cardActionKey: stack.config.cardActions.signing });
-  /** A funding as any Temporal client may send it (the typed client always sends a key): an update ID of its own, a key or none. */
-  const rawFund = async (cardId: string, args: { amount: number; idempotencyKey?: string; timings?: object }, updateId = `raw-${uniqueId('fund')}`) => {
+  /** A funding as any Temporal client may send it (the typed client always sends a key): its key, an update ID of its own. */
+  const rawFund = async (cardId: string, args: { amount: number; idempotencyKey: string; timings?: object }, updateId = `raw-${uniqueId('fund')}`) => {
     for (let attempt = 1; ; attempt++) {
       try {
         return { ...(await stack.client.workflow.getHandle(entityWorkflowId('card', cardId)).executeUpdate(fundCardUpdate, { args: [args], updateId })), updateId };
@@ -156,21 +159,23 @@ describe('money through the card workflow', () => {
     (await stack.control('GET', '/ledger')).cards.find((c: { cardId: string }) => c.cardId === cardId).availableBalance;
   const fundRequests = async (): Promise<number> => (await stack.control('GET', '/stats')).endpoints.fundCard?.requests ?? 0;
 
-  test('a keyless funding that fails for the wallet does not block the next keyless funding', async () => {
+  test('a funding that fails for the wallet does not block the next funding, under its own key', async () => {
     stack = await startStack({ cardProvisioningMs: 50 });
     const card = await issueTestCard(stack, 1000);
     const { availableBalance } = await stack.control('GET', '/wallet');
     await stack.control('POST', '/wallet', { amount: -(availableBalance - 100) });
-    const failed = await rawFund(card.cardId, { amount: 500, timings: FAST_TIMINGS }).catch((e: unknown) => e);
+    const shortKey = uniqueId('short');
+    const failed = await rawFund(card.cardId, { amount: 500, idempotencyKey: shortKey, timings: FAST_TIMINGS }).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(ApplicationFailure);
     expect((failed as ApplicationFailure).type).toBe('InsufficientFunds');
     await stack.control('POST', '/wallet', { amount: availableBalance - 100 });
 
-    const done = await rawFund(card.cardId, { amount: 500, timings: FAST_TIMINGS });
+    const nextKey = uniqueId('refilled');
+    const done = await rawFund(card.cardId, { amount: 500, idempotencyKey: nextKey, timings: FAST_TIMINGS });
     expect(done.status).toBe('COMPLETED');
     const failedKey = ((failed as ApplicationFailure).details as Array<{ idempotencyKey?: string }>).find((d) => d?.idempotencyKey)?.idempotencyKey;
-    expect(failedKey).toEqual(expect.any(String));
-    expect(done.idempotencyKey).not.toBe(failedKey);
+    expect(failedKey).toBe(shortKey);
+    expect(done.idempotencyKey).toBe(nextKey);
     expect(await cardBalance(card.cardId)).toBe(1500);
     expect((await stack.control('GET', '/ledger')).violations).toEqual([]);
   });
@@ -183,8 +188,9 @@ describe('money through the card workflow', () => {
     await stack.client.workflow.getHandle(workflowId).terminate('test: restart with a small history budget');
     const handle = await stack.client.workflow.start('cardLifecycle', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId: card.cardId, maxHistoryEvents: 40 }] });
 
-    const first = await rawFund(card.cardId, { amount: 300, timings: FAST_TIMINGS });
-    const again = await rawFund(card.cardId, { amount: 300, timings: FAST_TIMINGS }, first.updateId);
+    const key = uniqueId('order');
+    const first = await rawFund(card.cardId, { amount: 300, idempotencyKey: key, timings: FAST_TIMINGS });
+    const again = await rawFund(card.cardId, { amount: 300, idempotencyKey: key, timings: FAST_TIMINGS }, first.updateId);
     expect(again).toEqual(first);
 
     const event = (n: number) => ({ eventId: `evt_roll_${n}`, eventType: 'CARD_TRANSACTION', createdAt: Date.now(), data: { cardId: card.cardId, amount: 0, currency: 'USD', merchantName: 'roll', status: 'DECLINED' } });
@@ -200,12 +206,13 @@ describe('money through the card workflow', () => {
       'continue-as-new, settled within the history budget',
     );
 
-    const afterRollover = await rawFund(card.cardId, { amount: 300, timings: FAST_TIMINGS }, first.updateId);
+    const afterRollover = await rawFund(card.cardId, { amount: 300, idempotencyKey: key, timings: FAST_TIMINGS }, first.updateId);
     expect(afterRollover).toEqual(first);
+    // One POST: the update ID was answered from the card's memory each time, not posted again under its key.
     expect(await fundRequests()).toBe(1);
     expect(await cardBalance(card.cardId)).toBe(1300);
-    // A new update ID is a new movement.
-    await rawFund(card.cardId, { amount: 300, timings: FAST_TIMINGS });
+    // A new update ID under a new key is a new movement.
+    await rawFund(card.cardId, { amount: 300, idempotencyKey: uniqueId('order'), timings: FAST_TIMINGS });
     expect(await cardBalance(card.cardId)).toBe(1600);
     expect((await stack.control('GET', '/ledger')).violations).toEqual([]);
     await stack.client.workflow.getHandle(workflowId).terminate('test done');
@@ -257,6 +264,35 @@ describe('money through the card workflow', () => {
     expect(retry.operationId).toBe(first.operationId);
     expect(retry.idempotencyKey).toBe('order-4711');
     expect(await cardBalance(card.cardId)).toBe(1250);
+    expect((await stack.control('GET', '/ledger')).violations).toEqual([]);
+  });
+
+  test('a keyless funding or withdrawal is refused ValidationFailed naming idempotencyKey, before it is accepted: nothing moves (issue 51)', async () => {
+    stack = await startStack({ cardProvisioningMs: 50 });
+    const card = await issueTestCard(stack, 1000);
+    const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
+    for (const update of [fundCardUpdate, withdrawFromCardUpdate]) {
+      // As a raw client sends it and then retries it: no key, and no update ID (the SDK draws a new one per call).
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        const err = await handle.executeUpdate(update, { args: [{ amount: 300, timings: FAST_TIMINGS }] }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+        const refused = (err as WorkflowUpdateFailedError).cause as ApplicationFailure;
+        expect(refused.type).toBe('ValidationFailed');
+        expect(refused.message).toBe("idempotencyKey is required: a card's money update is repeated only under its key (a retry with the same key joins the first)");
+        expect(refused.details).toEqual([{ errors: { idempotencyKey: expect.stringMatching(/^is required: /) } }]);
+      }
+    }
+    // Refused by the validators: no update was accepted, nothing reached the provider, nothing moved.
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes || e.workflowExecutionUpdateCompletedEventAttributes)).toEqual([]);
+    const { endpoints } = await stack.control('GET', '/stats');
+    expect(endpoints.fundCard).toBeUndefined();
+    expect(endpoints.withdrawFromCard).toBeUndefined();
+    expect(await cardBalance(card.cardId)).toBe(1000);
+    // The same funding under a key moves, once.
+    await rawFund(card.cardId, { amount: 300, idempotencyKey: uniqueId('keyed'), timings: FAST_TIMINGS });
+    expect(await cardBalance(card.cardId)).toBe(1300);
+    expect(await fundRequests()).toBe(1);
     expect((await stack.control('GET', '/ledger')).violations).toEqual([]);
   });
 });
