@@ -44,6 +44,21 @@ export async function recordAttempt({ temporal, openItemMinAskMs }: AttemptDeps,
 }
 
 /**
+ * A standalone flow's call (issueCard, an eSIM order): its attempt belongs to the activity's own
+ * workflow run, and closes from that run's result when it ends (a flow's completion is its record).
+ */
+export async function recordAttemptOfRun(deps: AttemptDeps, facts: AttemptFacts): Promise<void> {
+  const { workflowExecution, workflowType } = Context.current().info;
+  // Only a flow of ours has an owner an attempt can watch (an activity run on its own, as a test does, has none).
+  if (!workflowExecution?.runId || !RUN_OWNED_FLOWS.includes(workflowType ?? '')) return;
+  // Its flow's timings are not the activity's to read: it watches at the items' pace when that is the faster (a test stack's 1 s).
+  const watchMs = Math.min(ATTEMPT_WATCH_MS, deps.openItemMinAskMs);
+  await recordAttempt(deps, { owner: { workflowId: workflowExecution.workflowId, runId: workflowExecution.runId }, flowKind: workflowType!, watchMs }, facts);
+}
+
+const RUN_OWNED_FLOWS = ['issueCard', 'purchaseEsim', 'rechargeEsim', 'sendPayout', 'onboardCardholder'];
+
+/**
  * The provider's final word on the call (an operation's COMPLETED or FAILED), told to its attempt;
  * nothing for a status that is not final. Never fails the activity: the money's record is the flow's,
  * and an attempt not told closes from its owner's result at its next look.

@@ -12,6 +12,7 @@
  * | restart of the workflow ID, key derived | an earlier run's card (its CardId) is taken, nothing posted; an earlier run that posted but recorded no card: POST under its key within 24 h of it, else OutcomeUnknown |
  * | restart of the workflow ID, the caller's key (`issue-card/<key>`), even after the provider's 24 h | the same, among the earlier runs that were given the same key (their start input): their card is taken, nothing posted (issue 29, case 5: a POST after 24 h made a second card and moved initialAmount again); one that posted under it more than 24 h ago and recorded no card: OutcomeUnknown |
  */
+import { recordAttemptOfRun } from './attempts';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';
@@ -50,9 +51,11 @@ export interface CardActivityDeps {
   pins: PinOpener;
   /** The allow-list of services that may act on a card (CARD_ACTION_TRUSTED_KEYS). */
   cardActions: CardActionVerifier;
+  /** The soonest an open item asks the provider (OPEN_ITEM_MIN_ASK_MS): a card created with its initialAmount is recorded as an attempt before its POST. */
+  openItemMinAskMs: number;
 }
 
-export function createCardActivities({ provider, temporal, bins, pins, cardActions }: CardActivityDeps) {
+export function createCardActivities({ provider, temporal, bins, pins, cardActions, openItemMinAskMs }: CardActivityDeps) {
   return {
     /** The BIN from the 24 h cache (refreshed at once when asked); null when the project has no such BIN. */
     async getCardBin({ cardBinId, refresh }: { cardBinId: string; refresh?: boolean }): Promise<CardBinAnswer | null> {
@@ -78,6 +81,8 @@ export function createCardActivities({ provider, temporal, bins, pins, cardActio
         const { pin: sealed, ...rest } = input;
         const pin = sealed === undefined ? {} : { pin: await openIssuedPin(pins, sealed, key) };
         const maySent = sentBefore === true || earlierAttemptMayHaveTakenEffect();
+        // The card and its initialAmount may exist from here on: recorded first, so no stop of the flow loses them (issue 51).
+        await recordAttemptOfRun({ temporal, openItemMinAskMs }, { idempotencyKey: key, amount: input.initialAmount });
         try {
           return toCardView(await provider.createCard(createCardBody({ ...rest, ...pin }), { idempotencyKey: key }));
         } catch (err) {

@@ -16,8 +16,8 @@
  * | restart after a deploy | an earlier run's key found under GET /operations is continued (earlier-key.ts), confirmed as any recalled order | the same; an earlier run that sent it makes the restart reconcile first |
  * | the flow cannot say what moved (charge deadline, order still PAID at the issuance deadline, a read refused after the charge, cancelled, terminated) | `mayHaveTakenEffect: true` and an open item, asked under every key it could have used (or the order it names) until the provider's final word or an operator's `settle` | the same, but the provider's silence under our key proves nothing: only a record, or the operator's `--found`, closes it |
  */
+import { recordAttemptOfRun, type AttemptDeps } from './attempts';
 import { ApplicationFailure } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';
 import type { EsimOrderAnswer as EsimOrder, OperationAnswer as Operation } from '../provider/answers';
 import { classifyMessage } from '../provider/classification';
@@ -38,7 +38,7 @@ const ENDPOINT = { purchase: 'POST /esim/purchase', recharge: 'POST /esim/rechar
 /** Reasons of a FAILED operation without an order that keep their own failure type. */
 const REASON_TYPES: ReadonlySet<FailureTypeName> = new Set([FailureType.PlanUnavailable, FailureType.InsufficientFunds]);
 
-export function createEsimActivities({ provider, temporal }: { provider: ProviderClient; temporal: Client }) {
+export function createEsimActivities({ provider, temporal, openItemMinAskMs }: { provider: ProviderClient } & AttemptDeps) {
   /** What an earlier attempt under the key left: its order (and whether it shows it is ours), its definitive failure, or nothing yet. */
   async function reconcile(req: EsimOrderRequest, op: Operation): Promise<Recalled<EsimOrder> | undefined> {
     if (op.orderNo) return ownership(req, await provider.getEsimOrder(op.orderNo));
@@ -61,6 +61,8 @@ export function createEsimActivities({ provider, temporal }: { provider: Provide
       idempotentBySpec: req.kind === 'purchase',
       sentBefore,
       recall,
+      // The wallet may be charged from here on: recorded first, so no stop of the flow loses it (issue 51).
+      beforeSend: () => recordAttemptOfRun({ temporal, openItemMinAskMs }, { idempotencyKey: req.idempotencyKey }),
       post: () => place(req),
     });
   }

@@ -209,6 +209,8 @@ export const FLOW_FAILURES = {
   operationRecord: ['ValidationFailed'],
   /** An open item never fails: it closes with its record; an operator's settlement that cannot be taken fails the update, not the item. */
   openItem: [],
+  /** An attempt never fails: it is settled, recorded by its owner, or becomes its open item. */
+  moneyAttempt: [],
   /** The reconciliation runs (CONTRACTS §9), under both their names: a difference is a finding in the report, never a failure. */
   'reconcile-money': [],
   'reconcile-cards': [],

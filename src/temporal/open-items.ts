@@ -48,11 +48,12 @@ export async function startOpenItem(client: Client, taskQueue: string, item: Ope
   return workflowId;
 }
 
-/** The record of the owner's item once it closed; undefined while it is open, or when it has none. */
+/** The record of the owner's item once it closed; undefined while it is open, or when it has none (an attempt settled without becoming an item is no item). */
 export async function recordOf(client: Client, owner: OpenItemOwner): Promise<ClosedItem | undefined> {
   const handle = client.workflow.getHandle(openItemId(owner));
   try {
-    if ((await handle.describe()).status.name !== 'COMPLETED') return undefined;
+    const info = await handle.describe();
+    if (info.status.name !== 'COMPLETED' || info.type !== OPEN_ITEM_WORKFLOW_TYPE) return undefined;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return undefined;
     throw err;

@@ -8,6 +8,7 @@
 import { MONEY_ATTEMPT_WORKFLOW_TYPE, openItemId, type AttemptRecord, type ClosedItem } from '../../src/shared/open-items';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { listOpenItems } from '../../src/temporal/open-items';
+import { runCli } from '../../src/starter/run';
 import { issueTestCard } from '../helpers/flows';
 import { uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
@@ -72,4 +73,38 @@ test('a funding that completes settles its attempt with the provider\'s word: no
   expect((await attempt.describe()).type).toBe(MONEY_ATTEMPT_WORKFLOW_TYPE);
   expect(await listOpenItems(stack.client, stack.taskQueue)).toEqual([]);
   expect(await cardBalance(stack, card.cardId)).toBe(1125);
+});
+
+test('an issueCard terminated while its card is CREATING: the attempt recorded before POST /cards is an open item at once; the operator settles it', async () => {
+  stack = await stackOn('contract', { cardProvisioningMs: 60_000 });
+  const workflowId = uniqueId('issue-card');
+  const issued = async () => (await ledger(stack)).totals.issued;
+  const before = await issued();
+  const handle = await stack.client.workflow.start('issueCard', {
+    taskQueue: stack.taskQueue,
+    workflowId,
+    args: [{ cardBinId: 'bin_visa_basic', initialAmount: 700, firstName: 'Ada', lastName: 'Lovelace', timings: TIMINGS }],
+  });
+  // The card exists with its initialAmount once POST /cards was answered.
+  await waitUntil(async () => (await issued()) - before === 700, 20_000, 'the card created');
+  await handle.terminate('test: lost while the card is CREATING');
+  const itemId = openItemId({ workflowId, runId: handle.firstExecutionRunId });
+  await waitUntil(async () => (await listOpenItems(stack.client, stack.taskQueue)).some((i) => i.itemId === itemId), 20_000, 'the open item listed');
+  const row = (await listOpenItems(stack.client, stack.taskQueue)).find((i) => i.itemId === itemId)!;
+  expect(row).toMatchObject({ flowKind: 'issueCard', reason: expect.stringMatching(/^Terminated/) });
+  // The spec gives no lookup of a card by its key: the operator's word closes it, with a note.
+  const settled = await runCli(['settle', itemId, '--found', 'moved', '--note', 'card seen in the provider portal'], () => stack.config, { stdout: () => undefined, stderr: () => undefined });
+  expect(settled).toBe(0);
+  expect((await stack.client.workflow.getHandle(itemId).result()) as ClosedItem).toMatchObject({ verdict: 'moved', by: 'operator', note: 'card seen in the provider portal' });
+});
+
+test('a purchaseEsim terminated while its order is PAID: the attempt is an open item at once', async () => {
+  stack = await stackOn('contract', { esimIssueMs: 60_000 });
+  const workflowId = uniqueId('purchase-esim');
+  const handle = await stack.client.workflow.start('purchaseEsim', { taskQueue: stack.taskQueue, workflowId, args: [{ planNo: 'epln_global_1gb', timings: TIMINGS }] });
+  const itemId = openItemId({ workflowId, runId: handle.firstExecutionRunId });
+  await waitUntil(() => pendingAttempt(itemId), 20_000, 'the attempt recorded');
+  await handle.terminate('test: lost while the order is PAID');
+  await waitUntil(async () => (await listOpenItems(stack.client, stack.taskQueue)).some((i) => i.itemId === itemId), 20_000, 'the open item listed');
+  expect((await listOpenItems(stack.client, stack.taskQueue)).find((i) => i.itemId === itemId)).toMatchObject({ flowKind: 'purchaseEsim', reason: expect.stringMatching(/^Terminated/) });
 });

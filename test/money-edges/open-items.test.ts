@@ -232,7 +232,7 @@ describe('open items', () => {
     stack = await stackOn('contract');
     const provider = createProviderClient(stack.config.provider);
     try {
-      const { createCard } = createCardActivities({ provider, temporal: stack.client, bins: {} as never, pins: {} as never, cardActions: {} as never });
+      const { createCard } = createCardActivities({ provider, temporal: stack.client, bins: {} as never, pins: {} as never, cardActions: {} as never, openItemMinAskMs: 60_000 });
       // The run's first POST was scheduled 23 h and a minute ago: its re-schedulings after 429s each had a fresh window.
       const env = new MockActivityEnvironment({ workflowExecution: { workflowId: uniqueId('issue-card'), runId: randomUUID() } });
       const idempotencyKey = uniqueId('card').slice(0, 40);
@@ -258,7 +258,7 @@ describe('open items', () => {
     const provider = createProviderClient(stack.config.provider);
     try {
       const gone = newPinKeyPair();
-      const { createCard } = createCardActivities({ provider, temporal: stack.client, bins: {} as never, pins: new PinOpener({ keyId: 'now', privateKey: newPinKeyPair().privateKey }), cardActions: {} as never });
+      const { createCard } = createCardActivities({ provider, temporal: stack.client, bins: {} as never, pins: new PinOpener({ keyId: 'now', privateKey: newPinKeyPair().privateKey }), cardActions: {} as never, openItemMinAskMs: 60_000 });
       const pin = await sealPin('4821', { keyId: 'deleted', publicKey: gone.publicKey }, uniqueId('issue-card'));
       const input = { cardBinId: 'bin_visa_pin', initialAmount: 1000, firstName: 'Pin', lastName: 'Gone', pin };
       const attempt = (n: number) => {
