@@ -39,6 +39,8 @@ export interface OpenItemRun extends OpenItem {
   nextAskMs?: number;
   /** Carried across continue-as-new: the provider showed a record under the key once, so its later silence is lag. */
   seenRecord?: boolean;
+  /** Tests only: asks of one run before it continues as new (default ASKS_PER_RUN). */
+  asksPerRun?: number;
 }
 
 export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
@@ -91,7 +93,7 @@ export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
   );
 
   let waitMs = item.nextAskMs ?? item.cadence?.firstAskMs ?? DEFAULT_FIRST_ASK_MS;
-  for (let asks = 0; asks < ASKS_PER_RUN; asks++) {
+  for (let asks = 0; asks < (item.asksPerRun ?? ASKS_PER_RUN); asks++) {
     if (await condition(() => closed !== undefined, waitMs)) return closed!;
     // A read that fails for good (a 403, the provider down for minutes) is asked again at the next turn: the item never ends on it.
     const verdict = await ask().catch((err: unknown) => {
