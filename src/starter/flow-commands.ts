@@ -104,7 +104,7 @@ const WHAT_IS_LOST: Readonly<Record<string, string>> = {
   cardLifecycle: "it is the long-lived workflow of its card; stopping it drops its state (the card's view and remembered updates): freeze or delete the card instead",
   providerEntity: 'it is the long-lived workflow of its entity; stopping it drops its state (the events it applied, its subscribers)',
   // Money that may have moved, held until the provider's word or a person's (issue 51, case 4).
-  [OPEN_ITEM_WORKFLOW_TYPE]: "it is an open item: money that may have moved, held until the provider's final word or a settlement; stopped, it closes with no record of what moved: settle it instead (settle REF [--found moved|not-moved] --note T)",
+  [OPEN_ITEM_WORKFLOW_TYPE]: "it is an open item: money that may have moved, held until the provider's final word or a settlement; stopped, it ends with no record of what moved (still listed by open and paged, until the next reconcile-money run or a settlement reopens it): settle it instead (settle REF [--found moved|not-moved] --note T)",
 };
 
 function stopCommand(action: 'cancel' | 'terminate'): Command<StopPlan> {

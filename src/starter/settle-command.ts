@@ -14,7 +14,7 @@ import { SETTLE_WORKFLOW_TYPE, settleInputErrors, settlementWorkflowId, type Set
 import type { ClosedItem } from '../shared/open-items';
 import { closeOpenItemUpdate } from '../shared/messages';
 import { unsettledOutcomes } from '../temporal/settlements';
-import { closedItem, itemsNamed, listOpenItems, type OpenItemRow } from '../temporal/open-items';
+import { closedItem, itemsNamed, listOpenItems, reopenEndedItem, type OpenItemRow } from '../temporal/open-items';
 import { UsageError, assertNoErrors, flag, type Flags } from './args';
 import { leftRunning, type Command, type CommandContext, type CommandOutcome } from './command-kit';
 import { renderTable } from './output';
@@ -42,8 +42,8 @@ export const settle: Command<SettlePlan> = {
   async run(plan, ctx) {
     const { client, taskQueue } = (await ctx.client()).temporal;
     const items = await itemsNamed(client, taskQueue, plan.ref);
-    if (items.length > 1 && items[0].open) throw new UsageError(`"${plan.ref}" names several open items (${items.map((i) => i.itemId).join(', ')}): settle each by its item ID`);
-    if (items.length === 1) return settleItem(client, items[0], plan, ctx);
+    if (items.length > 1 && (items[0].open || items[0].ended)) throw new UsageError(`"${plan.ref}" names several open items (${items.map((i) => i.itemId).join(', ')}): settle each by its item ID`);
+    if (items.length === 1) return settleItem(client, taskQueue, items[0], plan, ctx);
     if (items.length > 1) return closedItems(client, items);
     const workflowId = await flowNamed(client, taskQueue, plan.ref);
     ctx.following(settlementWorkflowId(workflowId));
@@ -58,7 +58,11 @@ export const settle: Command<SettlePlan> = {
   },
 };
 
-/** `open`: every open item on the main queue, oldest first: what may have moved and what the provider last said. */
+/**
+ * `open`: every open item on the main queue, oldest first: what may have moved and what the provider last
+ * said. An item whose run was terminated, cancelled or timed out is listed as ended without a record
+ * (state `ended: TERMINATED`): still open, reopened by the next reconcile-money run or by `settle`.
+ */
 export const openItems: Command<Record<string, never>> = {
   usage: 'open',
   options: {},
@@ -67,11 +71,13 @@ export const openItems: Command<Record<string, never>> = {
     const { client, taskQueue } = (await ctx.client()).temporal;
     const items = await listOpenItems(client, taskQueue);
     const now = Date.now();
-    const rows = items.map((i) => ({ item: i.itemId, flow: i.flowKind, reason: i.reason, provider: i.lastSaid, openedAt: new Date(i.openedAt).toISOString(), age: ageOf(now - i.openedAt) }));
+    const rows = items.map((i) => ({ item: i.itemId, state: i.ended ? `ended: ${i.ended}` : 'open', flow: i.flowKind, reason: i.reason, provider: i.lastSaid, openedAt: new Date(i.openedAt).toISOString(), age: ageOf(now - i.openedAt) }));
+    const ended = items.filter((i) => i.ended).length;
+    const note = ended === 0 ? [] : [`${ended} ended without a record (its run stopped before the provider's word or a settlement): still open; the next reconcile-money run reopens it, or settle it`];
     return {
       ok: true,
       result: { openItems: items },
-      text: items.length === 0 ? 'no open items' : renderTable(rows, ['item', 'flow', 'reason', 'provider', 'openedAt', 'age']),
+      text: items.length === 0 ? 'no open items' : [renderTable(rows, ['item', 'state', 'flow', 'reason', 'provider', 'openedAt', 'age']), ...note].join('\n'),
     };
   },
 };
@@ -84,8 +90,13 @@ function ageOf(ms: number): string {
 }
 
 /** The item's record: the operator's settlement of an open one (the provider asked first), or the record of one closed before. */
-async function settleItem(client: Client, row: OpenItemRow, plan: SettlePlan, ctx: CommandContext): Promise<CommandOutcome> {
+async function settleItem(client: Client, taskQueue: string, row: OpenItemRow, plan: SettlePlan, ctx: CommandContext): Promise<CommandOutcome> {
   ctx.following(row.itemId);
+  // Ended without a record: opened again first (the same item), then settled as any open one.
+  if (row.ended) {
+    await reopenEndedItem(client, taskQueue, row.itemId);
+    row = { ...row, open: true };
+  }
   let record: ClosedItem;
   try {
     record = row.open

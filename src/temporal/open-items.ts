@@ -1,9 +1,12 @@
 /**
  * Open items read back from Temporal (shared/open-items.ts): the running `openItem` workflows are
- * the open items, their completed runs the records of what moved. The CLI (`open`, `settle`) and
+ * the open items (and those whose latest run ended without a record, until they are reopened), their
+ * completed runs the records of what moved. The CLI (`open`, `settle`) and
  * the worker's gauges read them here; an item is found by any reference its memo lists.
  */
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowExecutionInfo } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { literal } from '../shared/reconciliation';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
 import { OPEN_ITEM_MEMO, OPEN_ITEM_WORKFLOW_TYPE, openItemId, openItemMemo, type ClosedItem, type OpenItem, type OpenItemOwner } from '../shared/open-items';
@@ -21,7 +24,16 @@ export interface OpenItemRow {
   openedAt: number;
   refs: string[];
   open: boolean;
+  /**
+   * Its latest run ended without a record (TERMINATED, CANCELED, TIMED_OUT, FAILED): still an open item,
+   * listed and paged as one, until the next reconcile-money run (or `settle`) opens it again (reopenEndedItem).
+   */
+  ended?: string;
 }
+
+/** How an item's run can end without its record (a continue-as-new is no end; Completed holds the record). */
+const ENDED_STATUSES = ['Terminated', 'Canceled', 'TimedOut', 'Failed'];
+const ENDED_STATUS_NAMES = new Set(['TERMINATED', 'CANCELLED', 'TIMED_OUT', 'FAILED']);
 
 /** Starts the owner's item on `taskQueue` unless it exists (open, or closed with its record); its workflow ID. */
 export async function startOpenItem(client: Client, taskQueue: string, item: OpenItem): Promise<string> {
@@ -34,11 +46,7 @@ export async function startOpenItem(client: Client, taskQueue: string, item: Ope
       // One item per owner, for ever: a closed one is its record, never opened again.
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       memo: openItemMemo(workflowId, item),
-      typedSearchAttributes: [
-        { key: FLOW_KIND, value: OPEN_ITEM_WORKFLOW_TYPE },
-        { key: PROVIDER_STATUS, value: item.lastSaid },
-        ...(item.cardId ? [{ key: CARD_ID, value: item.cardId }] : []),
-      ],
+      typedSearchAttributes: itemSearchAttributes(item),
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -61,9 +69,71 @@ export async function recordOf(client: Client, owner: OpenItemOwner): Promise<Cl
   return (await handle.result()) as ClosedItem;
 }
 
-/** The open items on `taskQueue`, oldest first. */
+/** The open items on `taskQueue`, oldest first: the running ones and those whose latest run ended without a record. */
 export async function listOpenItems(client: Client, taskQueue: string): Promise<OpenItemRow[]> {
-  return rows(client, `${itemsOn(taskQueue)} AND ExecutionStatus = 'Running'`);
+  const running = await rows(client, `${itemsOn(taskQueue)} AND ExecutionStatus = 'Running'`);
+  const ended = await endedItems(client, taskQueue, new Set(running.map((r) => r.itemId)));
+  return [...running, ...ended].sort((a, b) => a.openedAt - b.openedAt);
+}
+
+/**
+ * The items whose latest run ended without a record (terminated, cancelled, timed out, failed): an
+ * item cannot vanish that way (issue 51). A run ended so and since followed by another (reopened,
+ * running or closed with its record) is not listed: only the latest run of an ID counts.
+ */
+export async function endedItems(client: Client, taskQueue: string, running: ReadonlySet<string> = new Set()): Promise<OpenItemRow[]> {
+  const candidates = (await rows(client, `${itemsOn(taskQueue)} AND ExecutionStatus IN (${ENDED_STATUSES.map(literal).join(', ')})`)).filter((r) => !running.has(r.itemId));
+  const latest = await Promise.all(candidates.map((row) => latestRun(client, row.itemId)));
+  return candidates.filter((row, i) => latest[i]?.runId === row.runId && latest[i]?.type === OPEN_ITEM_WORKFLOW_TYPE);
+}
+
+/**
+ * Opens again an item whose latest run ended without a record: a new run under the same ID with the
+ * same item, its input as the ended run was started with (decoded through our codec) and what the
+ * provider last said. Temporal refuses it unless that run ended without completing
+ * (ALLOW_DUPLICATE_FAILED_ONLY), so a record is never overwritten and two reopeners start one run.
+ * Returns whether this call reopened it.
+ */
+export async function reopenEndedItem(client: Client, taskQueue: string, itemId: string): Promise<boolean> {
+  const info = await latestRun(client, itemId);
+  if (!info || info.type !== OPEN_ITEM_WORKFLOW_TYPE || !ENDED_STATUS_NAMES.has(info.status.name)) return false;
+  const started = await client.workflowService.getWorkflowExecutionHistory({ namespace: client.options.namespace, execution: { workflowId: itemId, runId: info.runId }, maximumPageSize: 1 });
+  const payloads = started.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
+  const input = await decodeFromPayloadsAtIndex<OpenItem & { nextAskMs?: number }>(client.workflow.options.loadedDataConverter, 0, payloads);
+  if (!input?.owner) return false;
+  // Asked again from its first pace: the provider may have answered while it was stopped.
+  const { nextAskMs: _wait, ...carried } = input;
+  const item: OpenItem = { ...carried, lastSaid: info.typedSearchAttributes.get(PROVIDER_STATUS) ?? input.lastSaid };
+  try {
+    await client.workflow.start(OPEN_ITEM_WORKFLOW_TYPE, {
+      taskQueue,
+      workflowId: itemId,
+      args: [item],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      memo: openItemMemo(itemId, item),
+      typedSearchAttributes: itemSearchAttributes(item),
+    });
+    return true;
+  } catch (err) {
+    // Reopened by another, or closed with a record in between: nothing to do.
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw err;
+  }
+}
+
+async function latestRun(client: Client, workflowId: string): Promise<WorkflowExecutionDescription | undefined> {
+  return client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .catch((err: unknown) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)));
+}
+
+function itemSearchAttributes(item: OpenItem): SearchAttributePair[] {
+  return [
+    { key: FLOW_KIND, value: OPEN_ITEM_WORKFLOW_TYPE },
+    { key: PROVIDER_STATUS, value: item.lastSaid },
+    ...(item.cardId ? [{ key: CARD_ID, value: item.cardId }] : []),
+  ];
 }
 
 /** The items `ref` names (any reference: item ID, workflow ID, run, update ID, key, merOrderNo, orderNo): the open ones, else the closed ones. */
@@ -103,5 +173,6 @@ function rowOf(info: WorkflowExecutionInfo): OpenItemRow {
     openedAt: memo.openedAt ?? info.startTime.getTime(),
     refs: memo.refs ?? [info.workflowId],
     open: info.status.name === 'RUNNING',
+    ...(ENDED_STATUS_NAMES.has(info.status.name) ? { ended: info.status.name } : {}),
   };
 }
