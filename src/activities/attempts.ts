@@ -6,8 +6,8 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { mainQueueOfActivity } from '../shared/task-queues';
-import { ATTEMPT_WATCH_MS, lookupOf, withCadenceFloor, type AttemptOf, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
-import { phaseOf } from '../shared/statuses';
+import { ATTEMPT_WATCH_MS, lookupOf, withCadenceFloor, type AttemptOf, type AttemptSettlement, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
+import { phaseOf, type StatusResource } from '../shared/statuses';
 import { beginAttempt, ownerState, settleAttempt, type OwnerState } from '../temporal/attempts';
 
 /** What recording an attempt needs of the worker: its Temporal client and the items' ask floor (OPEN_ITEM_MIN_ASK_MS). */
@@ -48,31 +48,55 @@ export async function recordAttempt({ temporal, openItemMinAskMs }: AttemptDeps,
  * workflow run, and closes from that run's result when it ends (a flow's completion is its record).
  */
 export async function recordAttemptOfRun(deps: AttemptDeps, facts: AttemptFacts): Promise<void> {
-  const { workflowExecution, workflowType } = Context.current().info;
   // Only a flow of ours has an owner an attempt can watch (an activity run on its own, as a test does, has none).
-  if (!workflowExecution?.runId || !RUN_OWNED_FLOWS.includes(workflowType ?? '')) return;
+  const owner = runOwner();
+  if (!owner) return;
   // Its flow's timings are not the activity's to read: it watches at the items' pace when that is the faster (a test stack's 1 s).
   const watchMs = Math.min(ATTEMPT_WATCH_MS, deps.openItemMinAskMs);
-  await recordAttempt(deps, { owner: { workflowId: workflowExecution.workflowId, runId: workflowExecution.runId }, flowKind: workflowType!, watchMs }, facts);
+  // Its owner stopped without a word: the provider is asked from the floor on, doubling (not after the items' default 5 minutes).
+  await recordAttempt(deps, { owner, flowKind: Context.current().info.workflowType ?? 'unknown', watchMs, cadence: { firstAskMs: deps.openItemMinAskMs } }, facts);
 }
 
 const RUN_OWNED_FLOWS = ['issueCard', 'purchaseEsim', 'rechargeEsim', 'sendPayout', 'onboardCardholder'];
 
 /**
- * The provider's final word on the call (an operation's COMPLETED or FAILED), told to its attempt;
- * nothing for a status that is not final. Never fails the activity: the money's record is the flow's,
- * and an attempt not told closes from its owner's result at its next look.
+ * The provider's final word on the call (an operation's COMPLETED or FAILED, a payout's terminal
+ * status), told to its attempt; nothing for a status that is not final.
  */
-export async function tellAttempt(temporal: Client, owner: OpenItemOwner | undefined, resource: 'operation', status: string): Promise<void> {
-  if (!owner) return;
+export function tellAttempt(temporal: Client, owner: OpenItemOwner | undefined, resource: StatusResource, status: string): Promise<void> {
   const phase = phaseOf(resource, status);
   const verdict: OpenItemVerdict | undefined = phase === 'succeeded' ? 'moved' : phase === 'failed' || phase === 'cancelled' ? 'not-moved' : undefined;
-  if (!verdict) return;
+  return verdict ? settleAttemptWith(temporal, owner, { verdict, providerSaid: status.slice(0, 64) }) : Promise.resolve();
+}
+
+/** tellAttempt for the activity's own run's attempt (recordAttemptOfRun). */
+export function tellAttemptOfRun(temporal: Client, resource: StatusResource, status: string): Promise<void> {
+  return tellAttempt(temporal, runOwner(), resource, status);
+}
+
+/** The provider's answer itself settles the run's attempt: a submission it accepted (its fee charged), or one it refused outright. */
+export function settleAttemptOfRun(temporal: Client, settlement: AttemptSettlement): Promise<void> {
+  return settleAttemptWith(temporal, runOwner(), settlement);
+}
+
+/**
+ * Never fails the activity: the money's record is the flow's, and an attempt not told closes from
+ * its owner's result at its next look.
+ */
+async function settleAttemptWith(temporal: Client, owner: OpenItemOwner | undefined, settlement: AttemptSettlement): Promise<void> {
+  if (!owner) return;
   try {
-    await settleAttempt(temporal, owner, { verdict, providerSaid: status.slice(0, 64) });
+    await settleAttempt(temporal, owner, settlement);
   } catch (err) {
-    Context.current().log.warn('attempt not told of the provider\'s word; it closes from its owner\'s result', { error: (err as Error).message });
+    Context.current().log.warn("attempt not told of the provider's word; it closes from its owner's result", { error: (err as Error).message });
   }
+}
+
+/** The activity's own flow run, when it is one that records attempts. */
+function runOwner(): OpenItemOwner | undefined {
+  const { workflowExecution, workflowType } = Context.current().info;
+  if (!workflowExecution?.runId || !RUN_OWNED_FLOWS.includes(workflowType ?? '')) return undefined;
+  return { workflowId: workflowExecution.workflowId, runId: workflowExecution.runId };
 }
 
 export function createAttemptActivities({ temporal }: { temporal: Client }) {

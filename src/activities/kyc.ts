@@ -16,6 +16,8 @@
  * | restart of the workflow ID after a deploy | an earlier run's cardholder (its memo) is waited for; after an earlier run that scheduled it and did not learn the outcome (unknown, or lost mid-call), not sent again: OutcomeUnknown with the endpoint and workflow ID, for an operator to settle (marker kyc-restart-never-resubmits; before it, sent again) | the same (marker kyc-restart-never-resubmits; before it, hosted-kyc-at-most-once refused after an unknown outcome only) |
  * | restart after a submission that was in fact REJECTED (issue 29, case 6) | not sent again, as above: the duplicate check ignores REJECTED cardholders, so a second one would be accepted and charged; a new submission is a caller's new request (a new workflow ID) | the same |
  */
+import { recordAttemptOfRun, settleAttemptOfRun, type AttemptDeps } from './attempts';
+import { isUnknownOutcomeType } from '../shared/outcome-unknown';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
@@ -30,7 +32,22 @@ import { logExtraFields, providerCall } from './provider-call';
 /** The provider's limit on a fileName. */
 const MAX_FILE_NAME = 128;
 
-export function createKycActivities({ provider, documents }: { provider: ProviderClient; documents: DocumentStore }) {
+export function createKycActivities({ provider, documents, temporal, openItemMinAskMs }: { provider: ProviderClient; documents: DocumentStore } & AttemptDeps) {
+  /**
+   * One submission, which the provider may charge its fee for: recorded as the run's attempt before
+   * it is sent (issue 51), settled by the answer (accepted: charged) or by a refusal that says nothing was
+   * sent; an unknown outcome leaves it to the flow, which opens it as its item.
+   */
+  const submitOnce = async (send: () => Promise<KycSubmissionAnswer>): Promise<KycSubmitted> => {
+    await recordAttemptOfRun({ temporal, openItemMinAskMs }, {});
+    const answer = await providerCall(async () => submitted(await send())).catch(async (err: unknown) => {
+      if (refusedBeforeAnyEffect(err)) await settleAttemptOfRun(temporal, { verdict: 'not-moved', providerSaid: 'REFUSED' });
+      throw err;
+    });
+    await settleAttemptOfRun(temporal, { verdict: 'moved', providerSaid: answer.kycStatus.slice(0, 64) });
+    return answer;
+  };
+
   return {
     /** null when the provider knows no such cardholder. */
     async getCardholder({ id }: { id: string }): Promise<{ id: string; kycStatus: string; reason?: string } | null> {
@@ -83,18 +100,18 @@ export function createKycActivities({ provider, documents }: { provider: Provide
      * idempotency key): the workflow decides from the failure whether it may have taken effect.
      */
     async submitKycForm({ form }: { form: KycFormRequest }): Promise<KycSubmitted> {
-      return providerCall(async () => submitted(await provider.submitKycForm(form)));
+      return submitOnce(() => provider.submitKycForm(form));
     },
 
     /** The deprecated manual submission; like the form, exactly once per try. */
     async submitKycManual({ body }: { body: KycManualRequest }): Promise<KycSubmitted> {
-      return providerCall(async () => submitted(await provider.submitKycManual(body)));
+      return submitOnce(() => provider.submitKycManual(body));
     },
 
     /** The hosted flow: the provider's page (verificationUrl) is where the person verifies. */
     async startHostedKyc({ body }: { body: KycAutoRequest }): Promise<KycSubmitted> {
       logExtraFields('startHostedKyc', body.extra);
-      return providerCall(async () => submitted(await provider.startHostedKyc(body)));
+      return submitOnce(() => provider.startHostedKyc(body));
     },
   };
 }
@@ -130,4 +147,10 @@ async function readDocument(documents: DocumentStore, ref: DocumentRef, onboardi
     if (!(err instanceof DocumentRefused)) throw err;
     throw ApplicationFailure.create({ type: FailureType.ValidationFailed, message: err.message, nonRetryable: true, details: [{ errors: { [err.ofName ? 'document.name' : 'document']: err.rule } }] });
   }
+}
+
+/** A refusal that says the provider took nothing: definitive, and not one whose details say it may have taken effect. */
+function refusedBeforeAnyEffect(err: unknown): boolean {
+  if (!(err instanceof ApplicationFailure) || err.nonRetryable !== true) return false;
+  return !(err.details ?? []).some((d) => (d as { mayHaveTakenEffect?: unknown } | null)?.mayHaveTakenEffect === true) && !isUnknownOutcomeType(err.type);
 }

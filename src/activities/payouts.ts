@@ -13,6 +13,7 @@
  * | the same merOrderNo for another payout | IdempotencyConflict, when an amount, currency or account the spec shows visibly differs; how the provider presents a value (an account masked with symbols or letters, `XXXX…6819`; a currency not shown as a code) never does, and nothing else concludes "not moved" (only a payout's own FAILED or cancelled status) |
  * | the flow cannot say how it ended (creation deadline, still PENDING at the follow's deadline, cancelled, terminated) | `mayHaveTakenEffect: true` and an open item on the merOrderNo, asked until the payout's terminal status or an operator's `settle`; no record under it means it was never created |
  */
+import { recordAttemptOfRun, tellAttemptOfRun, type AttemptDeps } from './attempts';
 import type { ProviderClient } from '../provider/client';
 import type { PayoutAnswer } from '../provider/answers';
 import { isProviderError } from '../provider/errors';
@@ -24,7 +25,7 @@ import type { CapabilityHolder, CardActionVerifier } from '../codec/card-capabil
 import type { ApprovedPayout, WithPayoutCapability } from '../shared/card-capability';
 import { requirePayoutDecision } from './card-authority';
 
-export function createPayoutActivities({ provider, cardActions }: { provider: ProviderClient; cardActions: CardActionVerifier }) {
+export function createPayoutActivities({ provider, cardActions, temporal, openItemMinAskMs }: { provider: ProviderClient; cardActions: CardActionVerifier } & AttemptDeps) {
   return {
     async createPayout({ request, idempotencyKey, sentBefore, approval }: { request: CreatePayoutRequest; idempotencyKey: string; sentBefore?: boolean; approval?: ApprovedPayout }): Promise<PayoutAnswer> {
       // A payout held for approval posts only with an approver's decision, checked here again before any call (an earlier attempt may have posted: then its refusal says so).
@@ -38,6 +39,8 @@ export function createPayoutActivities({ provider, cardActions }: { provider: Pr
           recallFirst: true,
           sentBefore,
           recall: () => findPayout(provider, request, idempotencyKey),
+          // The wallet may pay out from here on: recorded first, so no stop of the flow loses it (issue 51).
+          beforeSend: () => recordAttemptOfRun({ temporal, openItemMinAskMs }, { idempotencyKey, merOrderNo: request.merOrderNo, amount: request.arriveAmount }),
           post: () => provider.createPayout(request, { idempotencyKey }),
         }),
       );
@@ -50,7 +53,10 @@ export function createPayoutActivities({ provider, cardActions }: { provider: Pr
 
     /** Fails NotFound (not retried) when the provider knows no such payout. */
     async getPayout({ merOrderNo }: { merOrderNo: string }): Promise<PayoutAnswer> {
-      return providerCall(() => provider.getPayout(merOrderNo));
+      const payout = await providerCall(() => provider.getPayout(merOrderNo));
+      // A terminal status is the provider's word on the run's attempt.
+      await tellAttemptOfRun(temporal, 'payout', payout.status ?? '');
+      return payout;
     },
   };
 }

@@ -97,9 +97,10 @@ export function isOpenItemId(id: string): boolean {
 
 /** The item's cadence held to the workers' floor (OPEN_ITEM_MIN_ASK_MS): a caller's fast polling never becomes a fast ask of the provider. */
 export function withCadenceFloor<T extends Pick<OpenItem, 'cadence'>>(item: T, floorMs: number): T {
-  const first = Math.max(item.cadence?.firstAskMs ?? floorMs, floorMs);
-  const max = Math.max(item.cadence?.maxAskIntervalMs ?? first, first);
-  return item.cadence ? { ...item, cadence: { firstAskMs: first, maxAskIntervalMs: max } } : item;
+  if (!item.cadence) return item;
+  const first = Math.max(item.cadence.firstAskMs ?? floorMs, floorMs);
+  const max = item.cadence.maxAskIntervalMs === undefined ? {} : { maxAskIntervalMs: Math.max(item.cadence.maxAskIntervalMs, first) };
+  return { ...item, cadence: { firstAskMs: first, ...max } };
 }
 
 /** The memo an item carries (whether started as one or opened from its attempt): what `starter open` and `settle REF` read. */

@@ -9,6 +9,7 @@ import { MONEY_ATTEMPT_WORKFLOW_TYPE, openItemId, type AttemptRecord, type Close
 import { entityWorkflowId } from '../../src/shared/ids';
 import { listOpenItems } from '../../src/temporal/open-items';
 import { runCli } from '../../src/starter/run';
+import { sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { issueTestCard } from '../helpers/flows';
 import { uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
@@ -107,4 +108,29 @@ test('a purchaseEsim terminated while its order is PAID: the attempt is an open 
   await handle.terminate('test: lost while the order is PAID');
   await waitUntil(async () => (await listOpenItems(stack.client, stack.taskQueue)).some((i) => i.itemId === itemId), 20_000, 'the open item listed');
   expect((await listOpenItems(stack.client, stack.taskQueue)).find((i) => i.itemId === itemId)).toMatchObject({ flowKind: 'purchaseEsim', reason: expect.stringMatching(/^Terminated/) });
+});
+
+test('a sendPayout terminated while its payout is PENDING: the attempt is an open item at once, closed "moved" when the provider completes the payout', async () => {
+  stack = await stackOn('contract', { payoutProcessingMs: 8000 });
+  const merOrderNo = uniqueId('po').slice(0, 32);
+  const workflowId = `send-payout/${merOrderNo}`;
+  const input = { merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 2_000, payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819', timings: TIMINGS };
+  const handle = await stack.client.workflow.start('sendPayout', { taskQueue: stack.taskQueue, workflowId, args: [input] });
+  const itemId = openItemId({ workflowId, runId: handle.firstExecutionRunId });
+  await waitUntil(() => pendingAttempt(itemId), 20_000, 'the attempt recorded');
+  await handle.terminate('test: lost while the payout is PENDING');
+  await waitUntil(async () => (await listOpenItems(stack.client, stack.taskQueue)).some((i) => i.itemId === itemId), 20_000, 'the open item listed');
+  expect((await listOpenItems(stack.client, stack.taskQueue)).find((i) => i.itemId === itemId)?.refs).toContain(merOrderNo);
+  expect((await stack.client.workflow.getHandle(itemId).result()) as ClosedItem).toMatchObject({ verdict: 'moved', by: 'provider', providerSaid: 'COMPLETED' });
+});
+
+test("an onboarding's submission (which the provider may charge for) settles its attempt as soon as the provider accepts it, while the onboarding waits for its review", async () => {
+  stack = await stackOn('contract', { kycReviewMs: 60_000 });
+  const workflowId = uniqueId('onboard');
+  const handle = await stack.client.workflow.start('onboardCardholder', { taskQueue: stack.taskQueue, workflowId, args: [sampleKycForm(writeSampleDocuments().documents, { timings: TIMINGS })] });
+  const attempt = stack.client.workflow.getHandle(openItemId({ workflowId, runId: handle.firstExecutionRunId }));
+  await waitUntil(async () => (await attempt.describe()).status.name === 'COMPLETED', 20_000, 'the attempt settled');
+  expect((await attempt.result()) as AttemptRecord).toMatchObject({ settledBy: 'provider', verdict: 'moved', providerSaid: 'PENDING' });
+  expect((await handle.describe()).status.name).toBe('RUNNING');
+  await handle.terminate('test: done');
 });

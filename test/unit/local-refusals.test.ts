@@ -38,7 +38,7 @@ describe('repeated fileTokens: only the spec two rules', () => {
 describe('documents checked before the first upload', () => {
   const dir = mkdtempSync(join(tmpdir(), 'local-refusals-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const { inspectKycDocuments } = createKycActivities({ provider: {} as ProviderClient, documents: new DocumentStore(dir) });
+  const { inspectKycDocuments } = createKycActivities({ provider: {} as ProviderClient, documents: new DocumentStore(dir), temporal: {} as never, openItemMinAskMs: 60_000 });
   // Every name below is in this onboarding's own folder (its workflow ID): the store reads nothing else for it.
   const onboarding = 'onboard-cardholder/local-refusals';
   const env = new MockActivityEnvironment({ workflowExecution: { workflowId: onboarding, runId: 'run' } });
