@@ -5,7 +5,7 @@
  * correction of a card workflow's cached card. No provider budget is spent here.
  */
 import { Context } from '@temporalio/activity';
-import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import { addressed } from '../shared/signal-origin';
@@ -16,8 +16,9 @@ import { describeFlow, flowSearchAttributes, type FlowStatus } from '../temporal
 import { definedOnly } from '../shared/defined-only';
 import { moneyClaimOf, type FlowAsked, type FlowOutcome, type MoneyClaim } from '../shared/reconcile-checks';
 import { isSettled } from '../temporal/settlements';
-import { recordOf, startOpenItem } from '../temporal/open-items';
-import { lookupOfClaim, type OpenItem, type OpenItemOwner } from '../shared/open-items';
+import { endedItems, recordOf, reopenEndedItem, startOpenItem } from '../temporal/open-items';
+import { lookupOfClaim, openItemId, unaccountedItemOf, type OpenItem, type OpenItemOwner, type UnaccountedState } from '../shared/open-items';
+import { lastRunStart } from '../temporal/reconciliation-runs';
 import { mainQueueOf } from '../shared/entity-queues';
 import { latestReport } from '../temporal/reconciliation-reports';
 
@@ -70,6 +71,11 @@ export interface CardWorkflowView {
 }
 
 export function createReconciliationVisibilityActivities({ temporal }: { temporal: Client }) {
+  const isRunning = async (workflowId: string): Promise<boolean> =>
+    (await temporal.workflow
+      .getHandle(workflowId)
+      .describe()
+      .then((i) => i.status.name, (err: unknown) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)))) === 'RUNNING';
   const listPage = async ({ query, pageToken, pageSize }: PageRequest): Promise<Page<FlowRow>> => {
     const answer = await temporal.workflowService.listWorkflowExecutions({
       namespace: temporal.options.namespace,
@@ -182,6 +188,45 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
       const settled = await settledAmong(items);
       const kept = await throughItems(items.filter((c) => !settled.has(c.workflowId)), mainQueueOf(Context.current().info.taskQueue));
       return { items: kept, nextPageToken: page.nextPageToken, listed: page.items.length };
+    },
+
+    /**
+     * Items cannot vanish (issue 51): every item on the main queue whose latest run was terminated,
+     * cancelled, timed out or failed is started again under its ID with the same item. How many it reopened.
+     */
+    async reopenEndedItems(): Promise<number> {
+      const taskQueue = mainQueueOf(Context.current().info.taskQueue);
+      const ended = await endedItems(temporal, taskQueue);
+      const reopened = await Promise.all(ended.map((row) => reopenEndedItem(temporal, taskQueue, row.itemId)));
+      const count = reopened.filter(Boolean).length;
+      if (count > 0) Context.current().log.warn('reopened open items that ended without a record', { reopened: ended.filter((_, i) => reopened[i]).map((r) => `${r.itemId} (${r.ended})`) });
+      return count;
+    },
+
+    /**
+     * Every `moved-unaccounted` becomes an item (issue 51): money the provider moved that no record of
+     * ours accounts for is an open item under an ID derived from the claim's owner and the provider's
+     * reference, so a later run finds the same item, and it pages until an operator settles it. A claim
+     * whose own item (or attempt) still runs is left to it: that item closes by the provider's word.
+     * Per claim: its item's state, and its record once settled.
+     */
+    async openUnaccountedItems({ claims }: { claims: Array<{ claim: MoneyClaim; providerSaid: string }> }): Promise<UnaccountedState[]> {
+      const taskQueue = mainQueueOf(Context.current().info.taskQueue);
+      return Promise.all(
+        claims.map(async ({ claim, providerSaid }): Promise<UnaccountedState> => {
+          const own = claim.updateId !== undefined ? { workflowId: claim.workflowId, updateId: claim.updateId } : claim.runId !== undefined ? { workflowId: claim.workflowId, runId: claim.runId } : undefined;
+          if (own && (await isRunning(openItemId(own)))) return { itemId: openItemId(own), state: 'held-by-its-item' };
+          const item = unaccountedItemOf(claim, providerSaid, Date.now());
+          const record = await recordOf(temporal, item.owner);
+          if (record) return { itemId: record.itemId, state: 'settled', verdict: record.verdict };
+          return { itemId: await startOpenItem(temporal, taskQueue, item), state: 'open' };
+        }),
+      );
+    },
+
+    /** The start (epoch ms) of the last completed run of the reconciliation that was not told how far back to look; undefined when none. */
+    async lastReconcileRunStart({ kind }: { kind: 'money' }): Promise<number | undefined> {
+      return lastRunStart(temporal, mainQueueOf(Context.current().info.taskQueue), kind);
     },
 
     /** One page of running card workflows, each with its own view of the card (its cardState query). */

@@ -13,6 +13,7 @@ import type { BinCache } from '../provider/bin-cache';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
 import { toCardView } from '../shared/card-rules';
+import type { LookBack } from '../shared/reconcile-checks';
 import { DIFFERENCE_KINDS, EXPECTED_FLOW_MS, RECONCILIATIONS, countByKind, readBudget, summariseReport, type DriftReport, type ReadBudget, type WindowedRead } from '../shared/reconciliation';
 import { RATE_QUEUE_LIMITS } from '../shared/task-queues';
 import type { CardView } from '../shared/types';
@@ -109,6 +110,10 @@ export function createReconciliationActivities({ provider, bins, reconciliationM
         for (const d of report.differences) byFlow[d.ids.flowKind] = (byFlow[d.ids.flowKind] ?? 0) + 1;
         for (const [flowKind, n] of Object.entries(byFlow)) reconciliationMetrics?.stuck(flowKind, n);
       }
+      // reconcile-money's look-back (issue 51): capped, flows closed before the cap were not read.
+      const { lookBack } = report as DriftReport & { lookBack?: LookBack };
+      if (lookBack) reconciliationMetrics?.lookBackCapped(name, lookBack.capped === true);
+      if (lookBack?.capped) Context.current().log.warn(`${name}: its last run started before the maximum look-back; read from ${new Date(lookBack.sinceMs).toISOString()}, flows closed before were not read`, { reconciliation: report.kind, ...lookBack });
       reconciliationMetrics?.ran(name, Date.parse(report.finishedAt) || Date.now());
       Context.current().log.info(summariseReport(report), { reconciliation: report.kind, checked: report.checked, differences: counts, corrected: report.corrected });
     },

@@ -86,6 +86,8 @@ export interface ReconciliationMetrics {
   ran(reconciliation: string, at: number): void;
   /** When a run of the reconciliation started, continued-as-new or ended (epoch ms): it is alive. */
   active(reconciliation: string, at: number): void;
+  /** Whether the last run had to cap its look-back (reconcile-money: its last run started more than MAX_LOOK_BACK_MS ago). */
+  lookBackCapped(reconciliation: string, capped: boolean): void;
 }
 
 /**
@@ -100,6 +102,7 @@ export function reconciliationMetrics(registry: Registry): ReconciliationMetrics
   const differences = new Gauge({ name: 'reconciliation_differences', help: 'Differences found by the last reconciliation run this worker made, by reconciliation and difference kind', labelNames: ['reconciliation', 'kind'], registers: [registry] });
   const stuck = new Gauge({ name: 'flows_stuck', help: 'Flows the last sweep-stuck run this worker made found stuck, by flow kind', labelNames: ['flow_kind'], registers: [registry] });
   const lastRun = new Gauge({ name: 'reconciliation_last_run_timestamp_seconds', help: 'When the last run of each reconciliation this worker made ended (Unix seconds)', labelNames: ['reconciliation'], registers: [registry] });
+  const capped = new Gauge({ name: 'reconciliation_look_back_capped', help: 'Whether the last run of each reconciliation this worker made read from its maximum look-back rather than from where its last run started (1: flows closed before the cap were not read)', labelNames: ['reconciliation'], registers: [registry] });
   const lastActive = new Gauge({ name: 'reconciliation_last_active_timestamp_seconds', help: 'When a run of each reconciliation last started, continued-as-new or ended on this worker (Unix seconds)', labelNames: ['reconciliation'], registers: [registry] });
   return {
     differences: (reconciliation, kind, count) => differences.set({ reconciliation, kind }, count),
@@ -109,6 +112,7 @@ export function reconciliationMetrics(registry: Registry): ReconciliationMetrics
       lastActive.set({ reconciliation }, Math.floor(at / 1000));
     },
     active: (reconciliation, at) => lastActive.set({ reconciliation }, Math.floor(at / 1000)),
+    lookBackCapped: (reconciliation, isCapped) => capped.set({ reconciliation }, isCapped ? 1 : 0),
   };
 }
 

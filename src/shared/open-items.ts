@@ -212,3 +212,37 @@ export interface AttemptRecord {
   providerSaid?: string;
   ownerStatus?: string;
 }
+
+/**
+ * Money the provider moved that no record of ours accounts for (reconcile-money's `moved-unaccounted`,
+ * issue 51) is an open item of its own: its owner is the claim's (flow run or card update) with the
+ * provider's reference as its update ID (`moved-unaccounted/<resource>/<ref>`), so every run that finds
+ * it finds the same item. It has no lookup: the provider already said moved; what is missing is our
+ * record of why, so only an operator's settlement closes it (`settle ITEM --found moved --note ...`).
+ */
+export const UNACCOUNTED_REASON = 'moved-unaccounted';
+
+export function unaccountedItemOf(
+  claim: Pick<MoneyClaim, 'workflowId' | 'runId' | 'updateId' | 'flowKind' | 'resource' | 'ref' | 'cardId' | 'amount' | 'ourStatus'>,
+  providerSaid: string,
+  now: number,
+): OpenItem {
+  const ref = `${UNACCOUNTED_REASON}/${claim.resource}/${claim.ref}`;
+  return {
+    owner: { workflowId: claim.workflowId, ...(claim.runId !== undefined ? { runId: claim.runId } : {}), updateId: claim.updateId !== undefined ? `${claim.updateId}/${ref}` : ref },
+    flowKind: claim.flowKind,
+    ...(claim.resource === 'operation' ? { idempotencyKey: claim.ref } : {}),
+    ...(claim.cardId ? { cardId: claim.cardId } : {}),
+    ...(claim.amount === undefined ? {} : { amount: claim.amount }),
+    reason: `${UNACCOUNTED_REASON}: we say ${claim.ourStatus}, the provider's ${claim.resource} ${claim.ref} says ${providerSaid}`.slice(0, 300),
+    lastSaid: providerSaid,
+    openedAt: now,
+  };
+}
+
+/** What became of a `moved-unaccounted` claim's item: its own item still runs, its item is open, or settled with its verdict. */
+export interface UnaccountedState {
+  itemId: string;
+  state: 'held-by-its-item' | 'open' | 'settled';
+  verdict?: OpenItemVerdict;
+}

@@ -186,3 +186,33 @@ const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 function definedOnly<T extends object>(obj: T): Partial<T> {
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
+
+/**
+ * Where a reconcile-money run reads from (issue 51): the flows closed since the last completed run
+ * STARTED (temporal/reconciliation-runs.ts lastRunStart), so a slow run, a paused schedule or a tight
+ * budget leaves no gap between runs. Never less than the kind's default look-back (visibility indexes a
+ * close a little late), less LOOK_BACK_OVERLAP_MS; never more than MAX_LOOK_BACK_MS (a query of bounded
+ * size): a run that had to cap says so (`capped`, a warning, reconciliation_look_back_capped).
+ */
+export interface LookBack {
+  /** Flows closed since then (epoch ms) are read. */
+  sinceMs: number;
+  /** `input`: told `since`; `last-run`: from the last completed run's start; `default`: no such run, the kind's default. */
+  from: 'input' | 'last-run' | 'default';
+  /** The start of the run it read from (epoch ms). */
+  lastRunStartedAt?: number;
+  /** The last run started before MAX_LOOK_BACK_MS ago: read from the cap; what closed between is not read. */
+  capped?: boolean;
+}
+
+/** The furthest back a run reads when its last run started long ago (a schedule paused a week): 7 days. */
+export const MAX_LOOK_BACK_MS = 7 * 24 * 3_600_000;
+/** Read a little before the last run's start: a flow that closed just before it may have been indexed after it listed. */
+export const LOOK_BACK_OVERLAP_MS = 10 * 60_000;
+
+export function lookBackFrom(now: number, lastRunStartedAt: number | undefined, defaultMs: number, maxMs = MAX_LOOK_BACK_MS): LookBack {
+  if (lastRunStartedAt === undefined) return { sinceMs: now - defaultMs, from: 'default' };
+  const wanted = Math.min(lastRunStartedAt - LOOK_BACK_OVERLAP_MS, now - defaultMs);
+  const floor = now - maxMs;
+  return wanted < floor ? { sinceMs: floor, from: 'last-run', lastRunStartedAt, capped: true } : { sinceMs: wanted, from: 'last-run', lastRunStartedAt };
+}

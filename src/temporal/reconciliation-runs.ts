@@ -5,7 +5,7 @@
  * needs no worker to have seen the failures itself.
  */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { RECONCILE_KINDS, RECONCILIATIONS } from '../shared/reconciliation';
+import { RECONCILE_KINDS, RECONCILIATIONS, type DriftReport, type ReconcileKind } from '../shared/reconciliation';
 
 /** Closed runs that did not do their work: failed, timed out, terminated or cancelled (a continue-as-new is progress). */
 const FAILED = new Set(['FAILED', 'TIMED_OUT', 'TERMINATED', 'CANCELLED']);
@@ -29,4 +29,26 @@ export async function consecutiveFailures(client: Client, taskQueue: string): Pr
     counts.set(scheduleId, firstDone < 0 ? runs.length : firstDone);
   }
   return counts;
+}
+
+/**
+ * The start (epoch ms) of the latest run of the reconciliation on `taskQueue` that completed and was
+ * not told how far back to look (a scheduled run, or one run by hand without `since`): everything that
+ * closed before it started was read by it or by the runs it read from, so the next run reads from there
+ * (reconcile-money's look-back, issue 51). Failed runs do not count: their successor covers their span.
+ * Undefined when none of the latest RUNS_LOOKED_AT completed runs qualifies.
+ */
+export async function lastRunStart(client: Client, taskQueue: string, kind: ReconcileKind): Promise<number | undefined> {
+  const { workflowType, formerWorkflowType } = RECONCILIATIONS[kind];
+  const query = `(WorkflowType = '${workflowType}' OR WorkflowType = '${formerWorkflowType}') AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`;
+  let latest: number | undefined;
+  let looked = 0;
+  for await (const run of client.workflow.list({ query, pageSize: RUNS_LOOKED_AT })) {
+    const report = (await client.workflow.getHandle(run.workflowId, run.runId).result()) as (DriftReport & { lookBack?: { from?: string } }) | undefined;
+    const startedAt = Date.parse(report?.startedAt ?? '');
+    // A run told `since` read what it was told, not from its predecessor's start: it carries no chain.
+    if (report?.lookBack?.from !== 'input' && Number.isFinite(startedAt)) latest = Math.max(latest ?? startedAt, startedAt);
+    if (++looked >= RUNS_LOOKED_AT) break;
+  }
+  return latest;
 }

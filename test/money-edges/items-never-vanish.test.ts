@@ -6,7 +6,11 @@
  * for is an item of its own, opened once however many runs see it.
  */
 import { randomUUID } from 'node:crypto';
-import { openItemId, type ClosedItem, type OpenItem } from '../../src/shared/open-items';
+import { createRegistry, openItemMetrics } from '../../src/observability/metrics';
+import { createProviderClient } from '../../src/provider/client';
+import { legacyIdempotencyKey } from '../../src/shared/ids';
+import { issueTestCard } from '../helpers/flows';
+import { type ClosedItem, type OpenItem } from '../../src/shared/open-items';
 import { CARD_ID } from '../../src/shared/search-attributes';
 import { listOpenItems, startOpenItem } from '../../src/temporal/open-items';
 import { reconcileNow } from '../../src/starter/reconciliation';
@@ -63,4 +67,73 @@ test('an item that continued as new keeps its memo and search attributes: `open`
   const settled = await cli('settle', item.idempotencyKey!, '--found', 'not-moved', '--note', 'test', '--json');
   expect(settled.code).toBe(0);
   expect(settled.json().result).toMatchObject({ itemId, verdict: 'not-moved', by: 'operator', settledBefore: false });
+});
+
+test('an item terminated is listed and paged as ended without a record; the next reconcile-money run opens it again with the same item, and settle reopens one too', async () => {
+  const item = itemUnderNewKey();
+  const itemId = await startOpenItem(stack.client, stack.taskQueue, item);
+  const handle = stack.client.workflow.getHandle(itemId);
+  const first = (await handle.describe()).runId;
+  // The CLI refuses without --force, and no longer says the item is lost for good.
+  const refused = await cli('terminate', itemId, '--reason', 'test: operator mistake');
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toMatch(/still listed by open and paged, until the next reconcile-money run or a settlement reopens it/);
+  expect((await cli('terminate', itemId, '--reason', 'test: operator mistake', '--force')).code).toBe(0);
+
+  // Listed, and counted by the gauges that page.
+  const listed = (await cli('open', '--json')).json().result.openItems.find((i: { itemId: string }) => i.itemId === itemId);
+  expect(listed).toMatchObject({ ended: 'TERMINATED', open: false, flowKind: 'fundCard', refs: expect.arrayContaining([item.idempotencyKey]) });
+  expect((await cli('open')).stdout).toMatch(/ended: TERMINATED/);
+  const registry = createRegistry();
+  openItemMetrics(registry, { read: () => listOpenItems(stack.client, stack.taskQueue), kinds: ['fundCard'], onReadFailed: () => undefined, minIntervalMs: 0 });
+  expect(await registry.metrics()).toMatch(/open_items\{flow_kind="fundCard"\} [1-9]/);
+
+  // The next reconcile-money run reopens it: a new run of the same ID, carrying the same item.
+  const [report] = await reconcileNow({ client: stack.client, taskQueue: stack.taskQueue }, ['money'], { since: '1h' });
+  expect(report).toMatchObject({ reopenedItems: 1 });
+  const reopened = await handle.describe();
+  expect(reopened).toMatchObject({ type: 'openItem', status: { name: 'RUNNING' } });
+  expect(reopened.runId).not.toBe(first);
+  expect(reopened.memo?.openItem).toMatchObject({ refs: expect.arrayContaining([item.idempotencyKey]), openedAt: item.openedAt });
+  expect((await listOpenItems(stack.client, stack.taskQueue)).filter((i) => i.itemId === itemId)).toEqual([expect.objectContaining({ open: true, runId: reopened.runId })]);
+  const [again] = await reconcileNow({ client: stack.client, taskQueue: stack.taskQueue }, ['money'], { since: '1h' });
+  expect(again).toMatchObject({ reopenedItems: 0 });
+
+  // Cancelled this time: `settle KEY` reopens it and settles it.
+  await handle.cancel();
+  await waitUntil(async () => (await handle.describe()).status.name === 'CANCELLED', 20_000, 'the item cancelled');
+  const settled = await cli('settle', item.idempotencyKey!, '--found', 'not-moved', '--note', 'checked at the provider', '--json');
+  expect(settled.code).toBe(0);
+  expect(settled.json().result).toMatchObject({ itemId, verdict: 'not-moved', by: 'operator', settledBefore: false, item: { idempotencyKey: item.idempotencyKey, amount: 700 } });
+  expect(((await handle.result()) as ClosedItem).verdict).toBe('not-moved');
+  expect((await listOpenItems(stack.client, stack.taskQueue)).map((i) => i.itemId)).not.toContain(itemId);
+});
+
+test('money the provider moved that our record says did not is an item of its own, opened once, that pages until an operator settles it', async () => {
+  const card = await issueTestCard(stack, 1_000);
+  // A keyless funding whose earlier version posted under its FNV key; the flow itself then lost.
+  const workflowId = uniqueId('fund-card');
+  const flow = await stack.client.workflow.start('fundCard', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId: card.cardId, amount: 450 }], startDelay: '1 hour' });
+  const provider = createProviderClient(stack.config.provider);
+  await provider.fundCard(card.cardId, { amount: 450 }, { idempotencyKey: legacyIdempotencyKey('fund', workflowId) }).finally(() => provider.close());
+  await flow.terminate('test: an earlier version posted, then the flow was lost');
+  // Its run's item, settled "not moved" by an operator's word (no lookup): our record contradicts the provider.
+  const runItem = await startOpenItem(stack.client, stack.taskQueue, { owner: { workflowId, runId: flow.firstExecutionRunId }, flowKind: 'fundCard', reason: 'Terminated', lastSaid: 'UNKNOWN', openedAt: Date.now() });
+  expect((await cli('settle', runItem, '--found', 'not-moved', '--note', 'wrong', '--json')).code).toBe(0);
+
+  const reconcile = async () => (await reconcileNow({ client: stack.client, taskQueue: stack.taskQueue }, ['money'], { since: '1h' }))[0];
+  const unaccountedOf = async () => (await listOpenItems(stack.client, stack.taskQueue)).filter((i) => i.refs.includes(workflowId) && i.reason.startsWith('moved-unaccounted'));
+  const first = await reconcile();
+  expect(first.differences.filter((d) => d.workflowId === workflowId)).toEqual([expect.objectContaining({ kind: 'moved-unaccounted', ours: { status: 'settled not-moved' } })]);
+  expect(first).toMatchObject({ unaccountedItems: 1 });
+  const [item] = await unaccountedOf();
+  expect(item).toMatchObject({ flowKind: 'fundCard', lastSaid: 'COMPLETED', open: true, refs: expect.arrayContaining([flow.firstExecutionRunId]) });
+  // A second run finds the same item and opens no other.
+  await reconcile();
+  expect((await unaccountedOf()).map((i) => i.itemId)).toEqual([item.itemId]);
+  // Settled by an operator, it is accounted for: the report no longer names the flow.
+  const settled = await cli('settle', item.itemId, '--found', 'moved', '--note', 'posted by release 1, ticket OPS-7', '--json');
+  expect(settled.code).toBe(0);
+  expect(settled.json().result).toMatchObject({ verdict: 'moved', by: 'operator' });
+  expect((await reconcile()).differences.filter((d) => d.workflowId === workflowId)).toEqual([]);
 });

@@ -7,14 +7,20 @@
  * Every end is compared (completed, failed, OutcomeUnknown, terminated, timed out) but a settled
  * one (`starter settle`); a running card movement for its amount only (how long it has run is
  * sweep-stuck's). It reads only, within reconciliation's share of each window.
+ * Not told `since`, it reads the flows closed since its last completed run STARTED (at least its default
+ * look-back, at most MAX_LOOK_BACK_MS: the report's `lookBack` says which), so no run leaves a gap. It
+ * opens again every item whose run ended without a record, and opens an item for every
+ * `moved-unaccounted` (issue 51): money the provider moved with no record of ours pages until settled.
  */
-import { patched } from '@temporalio/workflow';
+import { log, patched, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
 import { hoursBetween } from '../../shared/search-attributes';
 import { entityQueue } from '../../shared/task-queues';
-import { compareClaim, type MoneyClaim, type ProviderSide } from '../../shared/reconcile-checks';
-import { MONEY_FLOW_KINDS, literal, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
+import { compareClaim, lookBackFrom, type LookBack, type MoneyClaim, type ProviderSide } from '../../shared/reconcile-checks';
+import { saidOf } from '../../shared/open-items';
+import { MONEY_FLOW_KINDS, literal, type Difference, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
 import { providerCalls, type ProviderCalls } from '../lib/provider';
-import { mainQueue, runReconciliation, temporalSide } from './run';
+import { lookBackMs, mainQueue, runReconciliation, temporalSide, type RunOptions } from './run';
 import { declareVersioning } from '../lib/versioning';
 
 const CLOSED = ['Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut'];
@@ -24,6 +30,18 @@ const CARD_UPDATES_LOOK_BACK_MS = 31 * 24 * 3_600_000;
 const RUNNING_AND_CARD_UPDATES = 'reconcile-money-running-and-card-updates';
 /** Marker (docs/versioning.md): runs also list issueCard, whose initialAmount moves money (a run that ended without its card). */
 const EVERY_MONEY_FLOW = 'reconcile-money-every-flow';
+/** Marker (docs/versioning.md, issue 51): a run not told `since` reads from its last completed run's start, not a fixed window. */
+const SINCE_LAST_RUN = 'reconcile-money-since-last-run';
+/** Marker: a run first opens again the items whose run ended without a record (terminated, cancelled, timed out). */
+const REOPENS_ENDED_ITEMS = 'reconcile-money-reopens-ended-items';
+/** Marker: every moved-unaccounted is an open item. */
+const UNACCOUNTED_ITEMS = 'reconcile-money-unaccounted-items';
+
+/** Items are started and reopened on Temporal only; a list of a thousand may take a while. */
+const items = proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
 
 export async function reconcileMoney(input: ReconcileInput = {}): Promise<DriftReport> {
   const reads = providerCalls('reconcile');
@@ -36,12 +54,40 @@ export async function reconcileMoney(input: ReconcileInput = {}): Promise<DriftR
       ? `(${flows} AND (ExecutionStatus = 'Running' OR (${closedSince(sinceMs)}))) OR ` +
         `(WorkflowType = 'cardLifecycle' AND TaskQueue = ${literal(entityQueue(mainQueue()))} AND MoneyMovedHour IN (${hoursBetween(Math.max(sinceMs, Date.now() - CARD_UPDATES_LOOK_BACK_MS), Date.now()).map(literal).join(', ')}))`
       : `${flows} AND ${closedSince(sinceMs)}`;
+  const options: RunOptions = {};
+  if (input.resume === undefined) {
+    // Told `since`: read that, and say so (the next run does not read from this one's start).
+    if (patched(SINCE_LAST_RUN)) options.lookBack = input.since === undefined ? await sinceLastRun(lookBackMs('money', input)) : { sinceMs: Date.now() - lookBackMs('money', input), from: 'input' };
+    if (patched(REOPENS_ENDED_ITEMS)) options.tally = { reopenedItems: await items.reopenEndedItems() };
+  }
   return runReconciliation('money', input, query, async (req, paced) => {
     const page = await temporalSide.moneyClaimsPage(req);
     const sides = await paced(page.items, (claim) => providerSide(reads, claim));
-    const differences = page.items.flatMap((claim, i) => compareClaim(claim, sides[i]) ?? []);
-    return { checked: page.listed, corrected: 0, differences, nextPageToken: page.nextPageToken };
-  });
+    const found = page.items.map((claim, i) => ({ claim, side: sides[i], difference: compareClaim(claim, sides[i]) }));
+    const { differences, tally } = await asItems(found);
+    return { checked: page.listed, corrected: 0, differences, nextPageToken: page.nextPageToken, ...(tally ? { tally } : {}) };
+  }, options);
+}
+
+/** Where a run not told `since` reads from: its last completed run's start (shared/reconcile-checks.ts lookBackFrom). */
+async function sinceLastRun(defaultMs: number): Promise<LookBack> {
+  const lookBack = lookBackFrom(Date.now(), await items.lastReconcileRunStart({ kind: 'money' }), defaultMs);
+  if (lookBack.capped) log.warn('reconcile-money: the last run started longer ago than the maximum look-back; reading from the cap, flows closed before it are not read', { ...lookBack });
+  return lookBack;
+}
+
+/**
+ * Every moved-unaccounted opens its item (issue 51); one an operator has since settled "moved" is
+ * accounted for and leaves the report. A claim still held by its own item stays a report line until
+ * that item closes by the provider's word.
+ */
+async function asItems(found: Array<{ claim: MoneyClaim; side: ProviderSide; difference?: Difference }>): Promise<{ differences: Difference[]; tally?: Record<string, number> }> {
+  const differences = found.flatMap((f) => f.difference ?? []);
+  const unaccounted = found.filter((f) => f.difference?.kind === 'moved-unaccounted');
+  if (unaccounted.length === 0 || !patched(UNACCOUNTED_ITEMS)) return { differences };
+  const states = await items.openUnaccountedItems({ claims: unaccounted.map(({ claim, side }) => ({ claim, providerSaid: saidOf(side) })) });
+  const accounted = new Set(unaccounted.filter((_, i) => states[i].state === 'settled' && states[i].verdict === 'moved').map((f) => f.difference));
+  return { differences: differences.filter((d) => !accounted.has(d)), tally: { unaccountedItems: states.filter((s) => s.state === 'open').length } };
 }
 
 /** The provider's record of a claim: one read on its endpoint's budget (an operation, under each key it may be under). */

@@ -22,6 +22,7 @@ import { mainQueueOf } from '../../shared/task-queues';
 import { failWith } from '../lib/provider';
 import { FailureType } from '../../shared/failures';
 import { ReadPacer, unpaced, type Paced } from './pace';
+import type { LookBack } from '../../shared/reconcile-checks';
 
 export const DEFAULT_PAGE_SIZE = 100;
 /** Pages per run before continue-as-new: a page of 100 cards is ~300 events, so a run stays near 3,000. */
@@ -38,6 +39,17 @@ export interface PageOutcome {
   corrected: number;
   differences: Difference[];
   nextPageToken: string | null;
+  /** Counts the report carries beside its figures (reconcile-money: the items it opened), summed over pages. */
+  tally?: Record<string, number>;
+}
+
+/** A run's progress with what reconcile-money adds: where it reads from, and its tallies (carried across continue-as-new). */
+type Progress = ReconcileProgress & { lookBack?: LookBack; tally?: Record<string, number> };
+
+/** What a run may be given beside its input: where it reads from (reconcile-money), and counts already made (the items it reopened). */
+export interface RunOptions {
+  lookBack?: LookBack;
+  tally?: Record<string, number>;
 }
 
 /** Checks one page; its provider reads go through `paced`, which keeps the run within its share. */
@@ -48,9 +60,13 @@ const PACED_READS = 'reconcile-paced-reads';
 /** Marker: a batch is followed once the provider's window it landed in has ended (its reset), not a whole window after its answers. */
 const PACED_BY_RESET = 'reconcile-paced-by-reset';
 
-export async function runReconciliation(kind: ReconcileKind, input: ReconcileInput, query: (sinceMs: number) => string, checkPage: CheckPage): Promise<DriftReport> {
-  const sinceMs = Date.now() - lookBackMs(kind, input);
-  const progress: ReconcileProgress = input?.resume ?? { startedAt: new Date().toISOString(), query: query(sinceMs), sinceMs, pages: 0, checked: 0, corrected: 0, differences: [] };
+export async function runReconciliation(kind: ReconcileKind, input: ReconcileInput, query: (sinceMs: number) => string, checkPage: CheckPage, options: RunOptions = {}): Promise<DriftReport> {
+  const { lookBack, tally } = options;
+  const sinceMs = lookBack?.sinceMs ?? Date.now() - lookBackMs(kind, input);
+  const progress: Progress = input?.resume ?? {
+    startedAt: new Date().toISOString(), query: query(sinceMs), sinceMs, pages: 0, checked: 0, corrected: 0, differences: [],
+    ...(lookBack ? { lookBack } : {}), ...(tally ? { tally } : {}),
+  };
   let done = false;
   setHandler(reconcileProgressQuery, () => ({ kind, pages: progress.pages, checked: progress.checked, differences: progress.differences.length, corrected: progress.corrected, done }));
   const pageSize = input?.pageSize ?? DEFAULT_PAGE_SIZE;
@@ -67,6 +83,7 @@ export async function runReconciliation(kind: ReconcileKind, input: ReconcileInp
     progress.corrected += page.corrected;
     progress.differences.push(...page.differences.slice(0, MAX_REPORTED_DIFFERENCES - progress.differences.length));
     progress.pageToken = page.nextPageToken;
+    for (const [name, n] of Object.entries(page.tally ?? {})) progress.tally = { ...progress.tally, [name]: (progress.tally?.[name] ?? 0) + n };
   }
   const report: DriftReport = {
     kind,
@@ -75,6 +92,8 @@ export async function runReconciliation(kind: ReconcileKind, input: ReconcileInp
     checked: progress.checked,
     differences: progress.differences,
     corrected: progress.corrected,
+    ...(progress.lookBack ? { lookBack: progress.lookBack } : {}),
+    ...(progress.tally ?? {}),
   };
   await temporalSide.recordReport(report);
   done = true;
@@ -82,7 +101,7 @@ export async function runReconciliation(kind: ReconcileKind, input: ReconcileInp
 }
 
 /** The run's look-back, from its input or its kind's default; a bad duration fails the run at once. */
-function lookBackMs(kind: ReconcileKind, input: ReconcileInput): number {
+export function lookBackMs(kind: ReconcileKind, input: ReconcileInput): number {
   const text = input?.since ?? RECONCILIATIONS[kind].defaultLookBack;
   const ms = parseDuration(text);
   if (ms === undefined) failWith(FailureType.ValidationFailed, `since must be a duration such as "2 hours" or "30m" (got "${text}")`, [{ errors: { since: 'must be a duration' } }]);
