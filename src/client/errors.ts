@@ -13,9 +13,11 @@ import { isUnknownOutcomeType, saysNothingTookEffect } from '../shared/outcome-u
 /**
  * Failures the client raises itself: a call that got no answer within its timeout (no worker polls
  * the queue, or the flow is still running), a call its signal aborted, a flow that was cancelled,
- * terminated or timed out, and a workflow ID no flow has.
+ * terminated or timed out, a workflow ID no flow has, and a flow whose run ended unsure and whose
+ * open item has since closed MOVED (`SettledMoved`: it moved, `mayHaveTakenEffect: true`, but the
+ * run's result cannot be rebuilt from the item's record, which its details name: settled-updates.ts).
  */
-export const CLIENT_FAILURES = ['ClientTimeout', 'Aborted', 'FlowCancelled', 'FlowTerminated', 'FlowTimedOut', 'FlowNotFound'] as const;
+export const CLIENT_FAILURES = ['ClientTimeout', 'Aborted', 'FlowCancelled', 'FlowTerminated', 'FlowTimedOut', 'FlowNotFound', 'SettledMoved'] as const;
 export type ClientFailureType = (typeof CLIENT_FAILURES)[number];
 
 /** What a call of flow F can fail with. */

@@ -2,7 +2,10 @@
  * The handler of the Nexus service `cardIssuing` (client/nexus-contract.ts; docs/nexus.md). Each operation is
  * the client package's call of the same name, made by our worker with our payload codec: the key
  * rule (workflow or update ID from the caller's key), the request digest that refuses another
- * request under a key, and the restart after a failed run are the client's, in one place.
+ * request under a key, and the restart after a failed run are the client's, in one place. So is the
+ * answer to a repeat after an unsure end (issue 51, item 5): the server's retry of a request whose
+ * run ended OutcomeUnknown follows that run and is answered from its open item (still open: the same
+ * OutcomeUnknown, `mayHaveTakenEffect: true`; closed: its record), never by a second run.
  *
  * One handler per caller (NEXUS_CALLERS; nexus/callers.ts), on that caller's own queue behind its own
  * endpoint, so it knows whom it serves. Before anything starts it refuses NotAllowed what the caller's

@@ -69,6 +69,28 @@ export async function recordOf(client: Client, owner: OpenItemOwner): Promise<Cl
   return (await handle.result()) as ClosedItem;
 }
 
+/** The owner's item as its caller is answered from it: `record` once it closed; none while it is open. */
+export interface ItemState {
+  itemId: string;
+  record?: ClosedItem;
+}
+
+/**
+ * The owner's item, open or closed; undefined when it has none. Open: its `openItem` workflow runs, or
+ * ended without its record (it is still owed one), or its attempt still runs (an owner that ended
+ * unsure is opening it: the flow's own end, or the attempt's next look). An attempt that completed
+ * was settled without becoming an item: none.
+ */
+export async function itemStateOf(client: Client, owner: OpenItemOwner): Promise<ItemState | undefined> {
+  const itemId = openItemId(owner);
+  const info = await latestRun(client, itemId);
+  if (!info) return undefined;
+  if (info.status.name === 'RUNNING') return { itemId };
+  if (info.type !== OPEN_ITEM_WORKFLOW_TYPE) return undefined;
+  if (info.status.name !== 'COMPLETED') return { itemId };
+  return { itemId, record: (await client.workflow.getHandle(itemId, info.runId).result()) as ClosedItem };
+}
+
 /** The open items on `taskQueue`, oldest first: the running ones and those whose latest run ended without a record. */
 export async function listOpenItems(client: Client, taskQueue: string): Promise<OpenItemRow[]> {
   const running = await rows(client, `${itemsOn(taskQueue)} AND ExecutionStatus = 'Running'`);

@@ -455,6 +455,33 @@ test('the same key from two callers is two requests: team B\'s purchaseEsim unde
   await expect(ours.esimQrCode({ orderNo: b.result.orderNo, workflowId: a.result.qrCodeRef.workflowId })).rejects.toMatchObject({ type: 'ValidationFailed' });
 });
 
+test('a rechargeEsim whose outcome is unknown, repeated under its key (as the server retries a request), answers the same OutcomeUnknown from run 1\'s open item: mayHaveTakenEffect true, no second run, one charge', async () => {
+  const bought = await call<{ esimNo: string }>('purchaseEsim', { planNo: 'epln_global_1gb', idempotencyKey: uniqueId('nexus-esim').slice(0, 40), timings: FAST_TIMINGS });
+  if (!bought.ok) throw new Error(`no eSIM to recharge: ${bought.type} ${bought.message}`);
+  const key = uniqueId('nexus-rc').slice(0, 40);
+  const workflowId = `recharge-esim/${bought.result.esimNo}/${scopedA(key)}`;
+  const rechargeRequests = async () => ((await stack.control('GET', '/stats')).endpoints.rechargeEsim?.requests ?? 0) as number;
+  const [sentBefore, chargedBefore] = [await rechargeRequests(), await charged()];
+  // Charged, and its answer lost; the spec gives the endpoint no key, so our flow never posts it again.
+  const lost = { ignoreIdempotencyKey: true, errorRate: 1, afterEffect: true };
+  await stack.control('PUT', '/config', { faults: { endpoints: { 'POST /esim/recharge': lost } } });
+  try {
+    const request = { esimNo: bought.result.esimNo, idempotencyKey: key, timings: FAST_TIMINGS };
+    const first = await call('rechargeEsim', request);
+    const again = await call('rechargeEsim', request);
+    const runs: string[] = [];
+    for await (const run of stack.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(run.runId);
+    expect(runs).toHaveLength(1);
+    const named = expect.stringContaining(`open item open-item/${workflowId}/${runs[0]}`);
+    expect(first).toMatchObject({ ok: false, type: 'OutcomeUnknown', mayHaveTakenEffect: true, message: named });
+    expect(again).toMatchObject({ ok: false, type: 'OutcomeUnknown', mayHaveTakenEffect: true, message: named });
+    expect(await rechargeRequests()).toBe(sentBefore + 1);
+    expect(await charged()).toBeGreaterThan(chargedBefore);
+  } finally {
+    await stack.control('PUT', '/config', { faults: { endpoints: { 'POST /esim/recharge': { ignoreIdempotencyKey: false, errorRate: 0, afterEffect: false } } } });
+  }
+});
+
 test('a caller reads and moves money only on cards it issued through its endpoint: team B\'s cardState and withdrawFromCard on team A\'s card are refused NotAllowed naming the card, its balance unchanged', async () => {
   const cardId = await newCard(1000);
   const state = await call('cardState', { cardId }, 'b');
