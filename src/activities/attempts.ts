@@ -6,9 +6,10 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { mainQueueOfActivity } from '../shared/task-queues';
-import { ATTEMPT_WATCH_MS, lookupOf, withCadenceFloor, type AttemptOf, type AttemptSettlement, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
+import { ATTEMPT_WATCH_MS, attemptItem, withCadenceFloor, type AttemptFacts, type AttemptOf, type AttemptSettlement, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
+export type { AttemptFacts } from '../shared/open-items';
 import { phaseOf, type StatusResource } from '../shared/statuses';
-import { beginAttempt, ownerState, settleAttempt, type OwnerState } from '../temporal/attempts';
+import { beginAttempt, learnAttempt, ownerState, settleAttempt, type OwnerState } from '../temporal/attempts';
 
 /** What recording an attempt needs of the worker: its Temporal client and the items' ask floor (OPEN_ITEM_MIN_ASK_MS). */
 export interface AttemptDeps {
@@ -16,30 +17,9 @@ export interface AttemptDeps {
   openItemMinAskMs: number;
 }
 
-/** What a money call knows of itself when it records its attempt. */
-export interface AttemptFacts {
-  idempotencyKey?: string;
-  cardId?: string;
-  amount?: number;
-  merOrderNo?: string;
-  orderNo?: string;
-}
-
 /** Records the attempt before the first POST: from here on, no stop of its owner leaves the call without a record. */
 export async function recordAttempt({ temporal, openItemMinAskMs }: AttemptDeps, attempt: AttemptOf, facts: AttemptFacts): Promise<void> {
-  const lookup = lookupOf(attempt.flowKind, { ...facts, keyScope: attempt.owner.workflowId });
-  const item: OpenItem = {
-    owner: attempt.owner,
-    flowKind: attempt.flowKind,
-    ...(lookup ? { lookup } : {}),
-    ...(facts.idempotencyKey ? { idempotencyKey: facts.idempotencyKey } : {}),
-    ...(facts.cardId ? { cardId: facts.cardId } : {}),
-    ...(facts.amount === undefined ? {} : { amount: facts.amount }),
-    reason: 'Pending',
-    lastSaid: 'NOT_ASKED',
-    openedAt: Date.now(),
-    ...(attempt.cadence ? { cadence: attempt.cadence } : {}),
-  };
+  const item = attemptItem({ owner: attempt.owner, flowKind: attempt.flowKind, openedAt: Date.now(), ...(attempt.cadence ? { cadence: attempt.cadence } : {}) }, facts);
   await beginAttempt(temporal, mainQueueOfActivity(Context.current().info.taskQueue), { item: withCadenceFloor(item, openItemMinAskMs), watchMs: attempt.watchMs ?? ATTEMPT_WATCH_MS });
 }
 
@@ -89,6 +69,17 @@ async function settleAttemptWith(temporal: Client, owner: OpenItemOwner | undefi
     await settleAttempt(temporal, owner, settlement);
   } catch (err) {
     Context.current().log.warn("attempt not told of the provider's word; it closes from its owner's result", { error: (err as Error).message });
+  }
+}
+
+/** What the run's call learned from the provider's answer (issueCard: its card), told to its attempt. Best effort, as settling is. */
+export async function tellAttemptLearned(temporal: Client, facts: AttemptFacts): Promise<void> {
+  const owner = runOwner();
+  if (!owner) return;
+  try {
+    await learnAttempt(temporal, owner, facts);
+  } catch (err) {
+    Context.current().log.warn('attempt not told what its call learned; its item may need an operator', { error: (err as Error).message });
   }
 }
 

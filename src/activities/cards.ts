@@ -12,7 +12,7 @@
  * | restart of the workflow ID, key derived | an earlier run's card (its CardId) is taken, nothing posted; an earlier run that posted but recorded no card: POST under its key within 24 h of it, else OutcomeUnknown |
  * | restart of the workflow ID, the caller's key (`issue-card/<key>`), even after the provider's 24 h | the same, among the earlier runs that were given the same key (their start input): their card is taken, nothing posted (issue 29, case 5: a POST after 24 h made a second card and moved initialAmount again); one that posted under it more than 24 h ago and recorded no card: OutcomeUnknown |
  */
-import { recordAttemptOfRun } from './attempts';
+import { recordAttemptOfRun, tellAttemptLearned } from './attempts';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';
@@ -84,7 +84,10 @@ export function createCardActivities({ provider, temporal, bins, pins, cardActio
         // The card and its initialAmount may exist from here on: recorded first, so no stop of the flow loses them (issue 51).
         await recordAttemptOfRun({ temporal, openItemMinAskMs }, { idempotencyKey: key, amount: input.initialAmount });
         try {
-          return toCardView(await provider.createCard(createCardBody({ ...rest, ...pin }), { idempotencyKey: key }));
+          const card = toCardView(await provider.createCard(createCardBody({ ...rest, ...pin }), { idempotencyKey: key }));
+          // Its item, should the flow stop before it records the card, asks about this card.
+          await tellAttemptLearned(temporal, { cardId: card.cardId });
+          return card;
         } catch (err) {
           // The BIN list changed under us: refresh it now, so the workflow's next lookup sees the provider's list.
           // A failed refresh leaves the cache empty (the next lookup asks again) and must not hide the StaleCardBin.

@@ -16,7 +16,7 @@
  * | restart after a deploy | an earlier run's key found under GET /operations is continued (earlier-key.ts), confirmed as any recalled order | the same; an earlier run that sent it makes the restart reconcile first |
  * | the flow cannot say what moved (charge deadline, order still PAID at the issuance deadline, a read refused after the charge, cancelled, terminated) | `mayHaveTakenEffect: true` and an open item, asked under every key it could have used (or the order it names) until the provider's final word or an operator's `settle` | the same, but the provider's silence under our key proves nothing: only a record, or the operator's `--found`, closes it |
  */
-import { recordAttemptOfRun, type AttemptDeps } from './attempts';
+import { recordAttemptOfRun, tellAttemptLearned, type AttemptDeps } from './attempts';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ProviderClient } from '../provider/client';
 import type { EsimOrderAnswer as EsimOrder, OperationAnswer as Operation } from '../provider/answers';
@@ -63,7 +63,12 @@ export function createEsimActivities({ provider, temporal, openItemMinAskMs }: {
       recall,
       // The wallet may be charged from here on: recorded first, so no stop of the flow loses it (issue 51).
       beforeSend: () => recordAttemptOfRun({ temporal, openItemMinAskMs }, { idempotencyKey: req.idempotencyKey }),
-      post: () => place(req),
+      // Its item, should the flow stop before it records the order, asks about this order.
+      post: async () => {
+        const order = await place(req);
+        if (order.orderNo) await tellAttemptLearned(temporal, { orderNo: order.orderNo });
+        return order;
+      },
     });
   }
 

@@ -20,7 +20,7 @@ import type {
   SealedReveal,
   WatchPlan,
 } from './types';
-import type { AttemptSettlement, ClosedItem, OpenItem, OpenItemSettlement } from './open-items';
+import type { AttemptFacts, AttemptSettlement, ClosedItem, OpenItem, OpenItemSettlement } from './open-items';
 import type { WithCapability } from './card-capability';
 
 /** The bridge delivers every verified webhook with this signal (signal-with-start). */
@@ -80,5 +80,7 @@ export const openItemQuery = defineQuery<OpenItem & { itemId: string; closed?: C
 export const closeOpenItemUpdate = defineUpdate<ClosedItem, [OpenItemSettlement]>('settleOpenItem');
 /** The activity that heard the provider's final word on an attempt (or on the item it became): it closes with that word. */
 export const attemptSettledSignal = defineSignal<[AttemptSettlement]>('attemptSettled');
+/** What the call learned of itself from the provider's answer (issueCard: the card it created), so its item can ask about it. */
+export const attemptLearnedSignal = defineSignal<[AttemptFacts]>('attemptLearned');
 /** Its flow or reconciliation opens the pending attempt as an item: from now on it asks the provider and pages. */
 export const attemptOpenedSignal = defineSignal<[OpenItem]>('attemptOpened');

@@ -198,6 +198,32 @@ export interface MoneyAttempt {
   watchMs: number;
 }
 
+/** What a money call knows of itself (before its POST, or learned from its answer): what its item is asked by. */
+export interface AttemptFacts {
+  idempotencyKey?: string;
+  cardId?: string;
+  amount?: number;
+  merOrderNo?: string;
+  orderNo?: string;
+}
+
+/** The item an attempt becomes, described by what is known of its call. */
+export function attemptItem(base: Pick<OpenItem, 'owner' | 'flowKind' | 'openedAt' | 'cadence'>, facts: AttemptFacts): OpenItem {
+  const lookup = lookupOf(base.flowKind, { ...facts, keyScope: base.owner.workflowId });
+  return {
+    owner: base.owner,
+    flowKind: base.flowKind,
+    ...(lookup ? { lookup } : {}),
+    ...(facts.idempotencyKey ? { idempotencyKey: facts.idempotencyKey } : {}),
+    ...(facts.cardId ? { cardId: facts.cardId } : {}),
+    ...(facts.amount === undefined ? {} : { amount: facts.amount }),
+    reason: 'Pending',
+    lastSaid: 'NOT_ASKED',
+    openedAt: base.openedAt,
+    ...(base.cadence ? { cadence: base.cadence } : {}),
+  };
+}
+
 /** The provider's final word on an attempt, as the activity that heard it saw it. */
 export interface AttemptSettlement {
   verdict: OpenItemVerdict;
@@ -207,6 +233,9 @@ export interface AttemptSettlement {
 /** A pending attempt's end: settled by the provider's word its flow heard, or recorded by its owner's own result. */
 export interface AttemptRecord {
   itemId: string;
+  /** What the provider knows it by (its key, and the payout's merOrderNo or the operation's key it is looked up under): the books find it by them. */
+  idempotencyKey?: string;
+  lookupRef?: string;
   settledBy: 'provider' | 'flow';
   verdict?: OpenItemVerdict;
   providerSaid?: string;

@@ -7,8 +7,8 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { attemptOpenedSignal, attemptSettledSignal, cardMovementsQuery } from '../shared/messages';
-import { MONEY_ATTEMPT_WORKFLOW_TYPE, openItemId, type AttemptSettlement, type MoneyAttempt, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
+import { attemptLearnedSignal, attemptOpenedSignal, attemptSettledSignal, cardMovementsQuery } from '../shared/messages';
+import { MONEY_ATTEMPT_WORKFLOW_TYPE, openItemId, type AttemptFacts, type AttemptSettlement, type MoneyAttempt, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
 import { isUnknownOutcomeType } from '../shared/outcome-unknown';
 import { addressed } from '../shared/signal-origin';
 import { FLOW_KIND } from '../shared/search-attributes';
@@ -45,6 +45,17 @@ export async function settleAttempt(client: Client, owner: OpenItemOwner, settle
     if (err instanceof WorkflowNotFoundError) return false;
     throw err;
   }
+}
+
+/** Tells the owner's pending attempt what its call learned (the card it created), so the item it may become can ask about it. */
+export async function learnAttempt(client: Client, owner: OpenItemOwner, facts: AttemptFacts): Promise<void> {
+  const workflowId = openItemId(owner);
+  await client.workflow
+    .getHandle(workflowId)
+    .signal(attemptLearnedSignal, addressed(workflowId, facts))
+    .catch((err: unknown) => {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    });
 }
 
 /** An existing `open-item/<owner>` that is a pending attempt is opened as `item`; an item already open, or a closed record, stays as it is. */

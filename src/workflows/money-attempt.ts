@@ -10,8 +10,8 @@
  */
 import { condition, makeContinueAsNewFunc, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { attemptOpenedSignal, attemptSettledSignal } from '../shared/messages';
-import { ATTEMPT_MAX_WATCH_MS, OPEN_ITEM_WORKFLOW_TYPE, openItemId, openItemMemo, type AttemptRecord, type AttemptSettlement, type MoneyAttempt, type OpenItem } from '../shared/open-items';
+import { attemptLearnedSignal, attemptOpenedSignal, attemptSettledSignal } from '../shared/messages';
+import { ATTEMPT_MAX_WATCH_MS, OPEN_ITEM_WORKFLOW_TYPE, attemptItem, type AttemptFacts, openItemId, openItemMemo, type AttemptRecord, type AttemptSettlement, type MoneyAttempt, type OpenItem } from '../shared/open-items';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
 import type { openItem } from './open-item';
 import { trustedSignal } from './lib/trusted-signal';
@@ -23,11 +23,20 @@ const { attemptOwnerState } = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
-export async function moneyAttempt({ item, watchMs }: MoneyAttempt): Promise<AttemptRecord> {
+export async function moneyAttempt(attempt: MoneyAttempt): Promise<AttemptRecord> {
+  let { item } = attempt;
+  const { watchMs } = attempt;
   const itemId = openItemId(item.owner);
   let settled: AttemptSettlement | undefined;
   let opened: OpenItem | undefined;
   setHandler(attemptSettledSignal, trustedSignal<AttemptSettlement>('attemptSettled', ({ verdict, providerSaid }) => void (settled ??= { verdict, providerSaid })));
+  // The call learned what the provider knows it by (the card it created): the item it may become asks about that.
+  setHandler(
+    attemptLearnedSignal,
+    trustedSignal<AttemptFacts>('attemptLearned', ({ cardId, orderNo }) => {
+      item = attemptItem(item, { idempotencyKey: item.idempotencyKey, amount: item.amount, cardId: cardId ?? item.cardId, orderNo, ...(item.lookup?.resource === 'payout' ? { merOrderNo: item.lookup.ref } : {}) });
+    }),
+  );
   setHandler(attemptOpenedSignal, trustedSignal<OpenItem>('attemptOpened', (asOpened) => void (opened ??= withoutAddress(asOpened))));
 
   let wait = watchMs;
@@ -35,11 +44,11 @@ export async function moneyAttempt({ item, watchMs }: MoneyAttempt): Promise<Att
     if (await condition(() => settled !== undefined || opened !== undefined, wait)) break;
     const owner = await attemptOwnerState({ owner: item.owner });
     if (settled !== undefined || opened !== undefined) break;
-    if ('recorded' in owner) return { itemId, settledBy: 'flow', verdict: owner.recorded, ownerStatus: owner.status };
+    if ('recorded' in owner) return { itemId, ...refsOf(item), settledBy: 'flow', verdict: owner.recorded, ownerStatus: owner.status };
     if ('stopped' in owner) opened = { ...item, reason: stoppedReason(owner.stopped), openedAt: Date.now() };
     wait = Math.min(wait * 2, ATTEMPT_MAX_WATCH_MS);
   }
-  if (settled !== undefined) return { itemId, settledBy: 'provider', ...settled };
+  if (settled !== undefined) return { itemId, ...refsOf(item), settledBy: 'provider', ...settled };
   return becomeItem(itemId, opened!);
 }
 
@@ -56,6 +65,11 @@ function becomeItem(itemId: string, item: OpenItem): Promise<never> {
     // Items stay open for days: the item moves to each new build (docs/versioning.md).
     initialVersioningBehavior: 'AUTO_UPGRADE',
   })(item);
+}
+
+/** What the provider knows the call by, for the record. */
+function refsOf(item: OpenItem): Pick<AttemptRecord, 'idempotencyKey' | 'lookupRef'> {
+  return { ...(item.idempotencyKey ? { idempotencyKey: item.idempotencyKey } : {}), ...(item.lookup ? { lookupRef: item.lookup.ref } : {}) };
 }
 
 /** How the owner stopped, in the words an item's reason uses (Terminated, Canceled, TimedOut, …). */

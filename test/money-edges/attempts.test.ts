@@ -8,7 +8,6 @@
 import { MONEY_ATTEMPT_WORKFLOW_TYPE, openItemId, type AttemptRecord, type ClosedItem } from '../../src/shared/open-items';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { listOpenItems } from '../../src/temporal/open-items';
-import { runCli } from '../../src/starter/run';
 import { sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { issueTestCard } from '../helpers/flows';
 import { uniqueId, type Stack } from '../helpers/stack';
@@ -76,8 +75,8 @@ test('a funding that completes settles its attempt with the provider\'s word: no
   expect(await cardBalance(stack, card.cardId)).toBe(1125);
 });
 
-test('an issueCard terminated while its card is CREATING: the attempt recorded before POST /cards is an open item at once; the operator settles it', async () => {
-  stack = await stackOn('contract', { cardProvisioningMs: 60_000 });
+test('an issueCard terminated while its card is CREATING: the attempt recorded before POST /cards is an open item at once, asking about the card it learned of, and closes "moved" once the card is enabled', async () => {
+  stack = await stackOn('contract', { cardProvisioningMs: 5_000 });
   const workflowId = uniqueId('issue-card');
   const issued = async () => (await ledger(stack)).totals.issued;
   const before = await issued();
@@ -93,10 +92,10 @@ test('an issueCard terminated while its card is CREATING: the attempt recorded b
   await waitUntil(async () => (await listOpenItems(stack.client, stack.taskQueue)).some((i) => i.itemId === itemId), 20_000, 'the open item listed');
   const row = (await listOpenItems(stack.client, stack.taskQueue)).find((i) => i.itemId === itemId)!;
   expect(row).toMatchObject({ flowKind: 'issueCard', reason: expect.stringMatching(/^Terminated/) });
-  // The spec gives no lookup of a card by its key: the operator's word closes it, with a note.
-  const settled = await runCli(['settle', itemId, '--found', 'moved', '--note', 'card seen in the provider portal'], () => stack.config, { stdout: () => undefined, stderr: () => undefined });
-  expect(settled).toBe(0);
-  expect((await stack.client.workflow.getHandle(itemId).result()) as ClosedItem).toMatchObject({ verdict: 'moved', by: 'operator', note: 'card seen in the provider portal' });
+  // The activity told the attempt the card POST /cards answered: the item asks GET /cards/{cardId}.
+  const cardId = (await ledger(stack)).cards.at(-1)!.cardId;
+  expect(row.refs).toContain(cardId);
+  expect((await stack.client.workflow.getHandle(itemId).result()) as ClosedItem).toMatchObject({ verdict: 'moved', by: 'provider', item: { lookup: { resource: 'card', ref: cardId } } });
 });
 
 test('a purchaseEsim terminated while its order is PAID: the attempt is an open item at once', async () => {

@@ -6,62 +6,18 @@
  * or card update, a closed item) or is still an open item, and nothing we record as moved is missing
  * from the ledger.
  */
-import type { ClosedItem } from '../../src/shared/open-items';
-import { OPEN_ITEM_WORKFLOW_TYPE } from '../../src/shared/open-items';
-import { cardMovementsQuery } from '../../src/shared/messages';
-import { entityQueue } from '../../src/shared/entity-queues';
 import type { LedgerEntry } from '../../src/sandbox/ledger';
 import { reconcileNow } from '../../src/starter/reconciliation';
-import { runCli } from '../../src/starter/run';
 import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows';
 import { uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 import { TIMINGS, faults, ledger, loseAfterEffect, stackOn, typedClient } from './helpers';
+import { expectBooksClose, settleEveryOpenItem } from './books-helpers';
 
 jest.setTimeout(240_000);
 
 let stack: Stack;
 afterAll(async () => stack?.close());
-
-/** Kinds of ledger entries our calls cause: what the books must account for. */
-const OUR_MOVES: ReadonlyArray<LedgerEntry['kind']> = ['CARD_ISSUE', 'FUNDING', 'WITHDRAWAL', 'ESIM_CHARGE', 'PAYOUT'];
-
-interface Books {
-  /** References (key, merOrderNo, orderNo, cardId) our records say moved. */
-  moved: Set<string>;
-  /** References of items still open. */
-  open: Set<string>;
-}
-
-async function ourBooks(): Promise<Books> {
-  const moved = new Set<string>();
-  const open = new Set<string>();
-  const add = (set: Set<string>, ...refs: Array<unknown>) => refs.forEach((r) => typeof r === 'string' && r && set.add(r));
-  for await (const run of stack.client.workflow.list({ query: `TaskQueue = '${stack.taskQueue}'` })) {
-    if (run.type === OPEN_ITEM_WORKFLOW_TYPE) {
-      if (run.status.name === 'RUNNING') add(open, ...(((run.memo?.openItem as { refs?: string[] }) ?? {}).refs ?? []));
-      else if (run.status.name === 'COMPLETED') {
-        const record = (await stack.client.workflow.getHandle(run.workflowId, run.runId).result()) as ClosedItem;
-        if (record.verdict === 'moved') add(moved, record.item.idempotencyKey, record.item.lookup?.ref, record.answeredUnder);
-      }
-      continue;
-    }
-    if (run.status.name !== 'COMPLETED') continue;
-    const result = (await stack.client.workflow.getHandle(run.workflowId, run.runId).result()) as Record<string, unknown> | null;
-    if (run.type === 'fundCard' || run.type === 'withdrawFromCard') add(moved, result?.idempotencyKey);
-    if (run.type === 'purchaseEsim' || run.type === 'rechargeEsim') add(moved, result?.orderNo);
-    if (run.type === 'sendPayout' && result?.status === 'COMPLETED') add(moved, result?.merOrderNo);
-    if (run.type === 'issueCard') add(moved, result?.cardId);
-  }
-  // A card's money updates: their results, from the card workflow's own record of them.
-  for await (const run of stack.client.workflow.list({ query: `WorkflowType = 'cardLifecycle' AND TaskQueue = '${entityQueue(stack.taskQueue)}' AND ExecutionStatus = 'Running'` })) {
-    for (const m of await stack.client.workflow.getHandle(run.workflowId).query(cardMovementsQuery)) if ('result' in m) add(moved, m.result?.idempotencyKey);
-  }
-  return { moved, open };
-}
-
-/** How the provider names an entry: the idempotency key of a movement, else what it belongs to (cardId, orderNo, merOrderNo). */
-const refsOf = (e: LedgerEntry): string[] => (e.kind === 'FUNDING' || e.kind === 'WITHDRAWAL' ? [e.idempotencyKey ?? ''] : [e.ref, e.idempotencyKey ?? '']).filter(Boolean);
 
 test('every movement in the ledger is one our records account for, or an open item; nothing we say moved is missing from it', async () => {
   stack = await stackOn('contract', { faults: { hangMs: 20_000 } });
@@ -118,30 +74,7 @@ test('every movement in the ledger is one our records account for, or an open it
   for (const order of orders) await stack.control('POST', `/esim/orders/${order.ref}/outcome`, { status: 'ISSUED' }).catch(() => undefined);
 
   // An item opened by a flow asks at its flow's pace and closes by itself; one reconcile-money opened asks
-  // at the default pace (minutes), so the operator settles what is still open: the provider, asked at
-  // once, has the word (exit 4 while it still works on it: asked again a little later).
-  const openIds = async () => {
-    const ids: string[] = [];
-    for await (const run of stack.client.workflow.list({ query: `WorkflowType = '${OPEN_ITEM_WORKFLOW_TYPE}' AND TaskQueue = '${stack.taskQueue}' AND ExecutionStatus = 'Running'` })) ids.push(run.workflowId);
-    return ids;
-  };
-  for (let turn = 0; (await openIds()).length > 0; turn++) {
-    if (turn > 30) throw new Error(`open items left: ${(await openIds()).join(', ')}`);
-    await new Promise((r) => setTimeout(r, 3_000));
-    for (const itemId of await openIds()) {
-      const code = await runCli(['settle', itemId], () => stack.config, { stdout: () => undefined, stderr: () => undefined });
-      expect([0, 4]).toContain(code);
-    }
-  }
-  const books = await ourBooks();
-  expect(books.open.size).toBe(0);
-  const entries = (await stack.control<{ entries: LedgerEntry[] }>('GET', '/ledger/entries')).entries.filter((e) => OUR_MOVES.includes(e.kind));
-  expect(entries.length).toBeGreaterThanOrEqual(9);
-  // Every movement at the provider is accounted for by our records.
-  const unaccounted = entries.filter((e) => !refsOf(e).some((r) => books.moved.has(r) || books.open.has(r)));
-  expect(unaccounted).toEqual([]);
-  // Nothing we say moved is missing at the provider.
-  const atProvider = new Set(entries.flatMap(refsOf));
-  expect([...books.moved].filter((r) => !atProvider.has(r))).toEqual([]);
-  expect((await ledger(stack)).violations).toEqual([]);
+  // at the default pace (minutes), so the operator settles what is still open.
+  await settleEveryOpenItem(stack);
+  await expectBooksClose(stack, 9);
 });
