@@ -51,14 +51,13 @@ if (missing) process.stderr.write(`time skipping: skipped, this machine lacks ${
     }
     const codecKey = randomBytes(32).toString('base64');
     const codec = loadConfig({ PAYLOAD_CODEC_KEY: codecKey, PAYLOAD_CODEC_KEY_ID: 'test' }).codec;
-    const [started, bundle, nexusBundle] = await Promise.all([
-      TestWorkflowEnvironment.createTimeSkipping({
-        server: { executable: { type: 'existing-path', path: wrapper } },
-        client: { dataConverter: createDataConverter(codec) },
-      }),
+    // Settled, not Promise.all: a server that fails to start must not leave webpack bundling after the file is torn down
+    // (CI: the bundle's late requires broke the next suites of the jest worker, "RawModule is not a constructor").
+    const [started, bundle, nexusBundle] = await allOrFirstError([
+      startTestServer(wrapper, codec),
       bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), ...BUNDLE_CONVERTERS, logger: quietLogger() }),
       bundleNexusWorkflows(),
-    ]);
+    ] as const);
     env = started;
     bundleDir = mkdtempSync(join(tmpdir(), 'card-issuing-ts-'));
     writeFileSync(join(bundleDir, 'workflow-bundle.js'), bundle.code);
@@ -151,4 +150,21 @@ if (missing) process.stderr.write(`time skipping: skipped, this machine lacks ${
 function quietLogger() {
   const noop = () => undefined;
   return { trace: noop, debug: noop, info: noop, warn: (m: string) => process.stderr.write(`${m}\n`), error: (m: string) => process.stderr.write(`${m}\n`), log: noop };
+}
+
+/**
+ * The Java test server, asked twice: core waits a fixed 5 s for its JVM to listen, which a loaded
+ * machine exceeded in CI ("ephemeral server … did not start within 5s"); a second start is the cure.
+ */
+async function startTestServer(wrapper: string, codec: ReturnType<typeof loadConfig>['codec']): Promise<TestWorkflowEnvironment> {
+  const start = () => TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: wrapper } }, client: { dataConverter: createDataConverter(codec) } });
+  return start().catch(start);
+}
+
+/** Every promise settled, then their values, or the first failure. */
+async function allOrFirstError<T extends readonly unknown[]>(promises: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
