@@ -7,8 +7,9 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { attemptLearnedSignal, attemptOpenedSignal, attemptSettledSignal, cardMovementsQuery } from '../shared/messages';
-import { MONEY_ATTEMPT_WORKFLOW_TYPE, openItemId, type AttemptFacts, type AttemptSettlement, type MoneyAttempt, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
+import { attemptLearnedSignal, attemptOpenedSignal, attemptSettledSignal, cardMovementsQuery, cardStateQuery } from '../shared/messages';
+import { phaseOf } from '../shared/statuses';
+import { ATTEMPT_WATCH_MS, MONEY_ATTEMPT_WORKFLOW_TYPE, openItemId, type AttemptFacts, type AttemptSettlement, type MoneyAttempt, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
 import { isUnknownOutcomeType } from '../shared/outcome-unknown';
 import { addressed } from '../shared/signal-origin';
 import { FLOW_KIND } from '../shared/search-attributes';
@@ -23,6 +24,9 @@ export async function beginAttempt(client: Client, taskQueue: string, attempt: M
       args: [attempt],
       // One record per owner, for ever: an attempt settled, or the item it became, is never begun again.
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      // Its first look is due after a watch anyway: delayed, it costs no timer, and the word of a call that
+      // ends within the delay (its signal, held by the server) settles it in its first task (issue 52: actions).
+      startDelay: attempt.watchMs,
       typedSearchAttributes: [{ key: FLOW_KIND, value: MONEY_ATTEMPT_WORKFLOW_TYPE }],
     });
   } catch (err) {
@@ -66,10 +70,20 @@ export async function openPendingAttempt(client: Client, workflowId: string, ite
     throw err;
   });
   if (info?.type !== MONEY_ATTEMPT_WORKFLOW_TYPE || info.status.name !== 'RUNNING') return;
-  await handle.signal(attemptOpenedSignal, addressed(workflowId, item)).catch((err: unknown) => {
-    // It closed in between: settled by the provider's word, or opened by its own watch.
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-  });
+  // Signal-with-start: a plain signal would wait out the attempt's start delay; this one runs it now. Running, it is only signalled.
+  await client.workflow
+    .signalWithStart(MONEY_ATTEMPT_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: info.taskQueue,
+      args: [{ item, watchMs: ATTEMPT_WATCH_MS } satisfies MoneyAttempt],
+      signal: attemptOpenedSignal,
+      signalArgs: [addressed(workflowId, item)],
+      // It closed in between (settled by the provider's word, or opened by its own watch): nothing is started again.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    })
+    .catch((err: unknown) => {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    });
 }
 
 /** What became of an attempt's owner: still running, recorded its outcome itself, or stopped without one. */
@@ -84,6 +98,7 @@ export async function ownerState(client: Client, owner: OpenItemOwner): Promise<
     if (err instanceof WorkflowNotFoundError) return { stopped: 'NOT_FOUND' };
     throw err;
   }
+  if (owner.updateId !== undefined && owner.action === 'delete') return deleteState(client, owner.workflowId, status === 'RUNNING' ? handle : undefined, status);
   if (owner.updateId !== undefined) return updateState(client, owner.workflowId, owner.updateId, status === 'CONTINUED_AS_NEW' ? undefined : handle, status);
   if (status === 'RUNNING') return { running: true };
   if (status === 'COMPLETED') return { recorded: 'moved', status };
@@ -109,6 +124,25 @@ async function updateState(client: Client, workflowId: string, updateId: string,
   if ('result' in movement) return { recorded: 'moved', status };
   // An unsure failure opens its item from the update's handler: until then it is still under way.
   return mayHaveMoved(movement.failure) ? { running: true } : { recorded: 'not-moved', status };
+}
+
+/**
+ * A card workflow's delete update, which no money movement record lists: its owner's own record is the
+ * card workflow's view. A card it reads DELETING or DELETED (statuses.ts cardDeletion) says the balance went
+ * back: moved. Otherwise the delete is under way while the run that took it runs (a delete that ended unsure
+ * opens its item from its handler; one the provider answered settled its attempt); any other stop ended it
+ * without a word. A card workflow completes only once its card is DELETED, and a run continues as new only
+ * once its updates finished: the latest run's view says.
+ */
+async function deleteState(client: Client, workflowId: string, run: ReturnType<Client['workflow']['getHandle']> | undefined, status: string): Promise<OwnerState> {
+  if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW' && status !== 'COMPLETED') return { stopped: status };
+  const view = await (run ?? client.workflow.getHandle(workflowId)).query(cardStateQuery).catch((err: unknown) => {
+    // The latest run stopped too: nothing left to ask.
+    if (run === undefined) return undefined;
+    throw err;
+  });
+  if (view?.status !== undefined && phaseOf('cardDeletion', view.status) === 'succeeded') return { recorded: 'moved', status: view.status };
+  return run ? { running: true } : { stopped: status };
 }
 
 async function failedWithoutEffect(handle: ReturnType<Client['workflow']['getHandle']>): Promise<boolean> {

@@ -39,13 +39,14 @@ export async function moneyAttempt(attempt: MoneyAttempt): Promise<AttemptRecord
   );
   setHandler(attemptOpenedSignal, trustedSignal<OpenItem>('attemptOpened', (asOpened) => void (opened ??= withoutAddress(asOpened))));
 
+  // Started after a delay of one watch (temporal/attempts.ts): what arrived meanwhile is handled first.
   let wait = watchMs;
   while (settled === undefined && opened === undefined) {
-    if (await condition(() => settled !== undefined || opened !== undefined, wait)) break;
     const owner = await attemptOwnerState({ owner: item.owner });
     if (settled !== undefined || opened !== undefined) break;
     if ('recorded' in owner) return { itemId, ...refsOf(item), settledBy: 'flow', verdict: owner.recorded, ownerStatus: owner.status };
     if ('stopped' in owner) opened = { ...item, reason: stoppedReason(owner.stopped), openedAt: Date.now() };
+    else if (await condition(() => settled !== undefined || opened !== undefined, wait)) break;
     wait = Math.min(wait * 2, ATTEMPT_MAX_WATCH_MS);
   }
   if (settled !== undefined) return { itemId, ...refsOf(item), settledBy: 'provider', ...settled };
