@@ -33,6 +33,8 @@ const ASKS_PER_RUN = 200;
 export const SILENCE_PROVES_AFTER_MS = 15 * 60_000;
 /** docs/versioning.md: asked only when a silence would have closed the item before it lasted or after a record was seen. */
 export const SILENCE_AFTER_LAG_PATCH = 'open-item-silence-after-lag';
+/** docs/versioning.md: a settlement during the item's own ask waits for that ask's answer instead of asking again. */
+export const ONE_ASK_AT_A_TIME_PATCH = 'open-item-one-ask-at-a-time';
 
 export interface OpenItemRun extends OpenItem {
   /** Carried across continue-as-new: how long to wait before the next ask. */
@@ -72,6 +74,21 @@ export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
     return verdict;
   };
 
+  /**
+   * One ask at a time: a settlement arriving while the item's own ask is under way waits for that ask's
+   * answer (issue 51: the two answers crossed, and a settlement recorded "not moved" from the lagging one
+   * with providerSaid COMPLETED from the other). Asked only when an ask is under way: other histories hold no marker.
+   */
+  let asking: Promise<OpenItemVerdict | undefined> | undefined;
+  const askOnce = (): Promise<OpenItemVerdict | undefined> => {
+    if (asking && patched(ONE_ASK_AT_A_TIME_PATCH)) return asking;
+    const current: Promise<OpenItemVerdict | undefined> = ask().finally(() => {
+      if (asking === current) asking = undefined;
+    });
+    asking = current;
+    return current;
+  };
+
   // The activity still under way when its owner stopped heard the provider's final word after all.
   setHandler(
     attemptSettledSignal,
@@ -86,7 +103,8 @@ export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
     closeOpenItemUpdate,
     async (settlement: OpenItemSettlement) => {
       if (closed) return closed;
-      const verdict = await ask();
+      const verdict = await askOnce();
+      if (closed) return closed;
       return close(operatorVerdict(itemId, item, lastSaid, verdict, settlement), verdict === undefined ? 'operator' : 'provider', settlement.note);
     },
     { validator: (settlement: OpenItemSettlement) => rejectIfInvalid(settlement) },
@@ -96,7 +114,7 @@ export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
   for (let asks = 0; asks < (item.asksPerRun ?? ASKS_PER_RUN); asks++) {
     if (await condition(() => closed !== undefined, waitMs)) return closed!;
     // A read that fails for good (a 403, the provider down for minutes) is asked again at the next turn: the item never ends on it.
-    const verdict = await ask().catch((err: unknown) => {
+    const verdict = await askOnce().catch((err: unknown) => {
       log.warn('an open item could not ask the provider; asking again later', { itemId, failure: applicationCause(err)?.type ?? 'unknown' });
       return undefined;
     });
