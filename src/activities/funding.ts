@@ -31,6 +31,7 @@ import { entityWorkflowId } from '../shared/ids';
 import { cardMoneyMovedSignal } from '../shared/messages';
 import { addressed } from '../shared/signal-origin';
 import type { ProviderClient } from '../provider/client';
+import { isProviderError } from '../provider/errors';
 import type { OperationAnswer } from '../provider/answers';
 import { classifyMessage } from '../provider/classification';
 import { phaseOf } from '../shared/statuses';
@@ -101,6 +102,24 @@ export function createFundingActivities({ provider, temporal, openItemMinAskMs }
       if (req.tellCard) await tellCardIfCompleted(temporal, req.cardId, req.tellCard, outcome);
       await tellAttempt(temporal, req.attempt?.owner, 'operation', outcome.status);
       return outcome;
+    },
+
+    /**
+     * Whose is the record under the key (an open item's question, issue 51): the same POST under the key
+     * answers the original (ours) or 409 (another request's), the one test the spec gives. Asked only
+     * once the provider shows a record under the key, so the POST can only replay it, never move money.
+     */
+    async confirmOperationOwner({ kind, cardId, amount, idempotencyKey }: Pick<MoveMoneyRequest, 'kind' | 'cardId' | 'amount' | 'idempotencyKey'>): Promise<'ours' | 'another'> {
+      return providerCall(async () => {
+        const call = kind === 'funding' ? provider.fundCard.bind(provider) : provider.withdrawFromCard.bind(provider);
+        try {
+          await call(cardId, { amount }, { idempotencyKey });
+          return 'ours';
+        } catch (err) {
+          if (isProviderError(err, 'IdempotencyConflict')) return 'another';
+          throw err;
+        }
+      });
     },
 
     /** NOT_FOUND (not a status the spec shows, so not final) when the provider does not know the key yet: read-after-write lag waits for the deadline. */

@@ -26,6 +26,7 @@ export const PROVIDER_CALLS = {
   // POST /cards/{cardId}/funding and /withdrawal (and their operation lookups) on their own budgets.
   moveMoney: ['funding', 'withdrawal'],
   getOperation: ['funding', 'withdrawal'],
+  confirmOperationOwner: ['funding', 'withdrawal'],
   // Reconciliation's reads (activities/reconciliation.ts), only under its own class (its priority).
   reconcileReadCard: ['reconcile'],
   reconcileReadOperation: ['reconcile'],

@@ -17,6 +17,7 @@ import {
   type AttemptSettlement, type ClosedItem, type OpenItem, type OpenItemSettlement, type OpenItemVerdict,
 } from '../shared/open-items';
 import { PROVIDER_STATUS } from '../shared/search-attributes';
+import { isCardMovement } from '../shared/reconcile-checks';
 import { applicationCause, failWith, providerCalls } from './lib/provider';
 import { providerSide } from './reconciliation/reconcile-money';
 import { declareVersioning } from './lib/versioning';
@@ -35,6 +36,13 @@ export const SILENCE_PROVES_AFTER_MS = 15 * 60_000;
 export const SILENCE_AFTER_LAG_PATCH = 'open-item-silence-after-lag';
 /** docs/versioning.md: a settlement during the item's own ask waits for that ask's answer instead of asking again. */
 export const ONE_ASK_AT_A_TIME_PATCH = 'open-item-one-ask-at-a-time';
+/** docs/versioning.md: a card movement's item confirms a COMPLETED record under its key is its own before it closes "moved". */
+export const CONFIRMS_OWNER_PATCH = 'open-item-confirms-owner';
+
+/** A card movement whose item knows its request (card and amount): the record under its key can be confirmed as the flow confirms it. */
+function confirmsOwner(item: OpenItem): boolean {
+  return item.lookup?.resource === 'operation' && isCardMovement(item.flowKind) && typeof item.cardId === 'string' && Number.isInteger(item.amount);
+}
 
 export interface OpenItemRun extends OpenItem {
   /** Carried across continue-as-new: how long to wait before the next ask. */
@@ -67,7 +75,14 @@ export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
     said(saidOf(side));
     answeredUnder = side.ref;
     seenRecord ||= side.known;
-    const verdict = providerVerdict(item.lookup, side);
+    let verdict = providerVerdict(item.lookup, side);
+    // A record under the key is ours only as the flow's own rule says (issue 51): the same POST under the key confirms it.
+    if (verdict === 'moved' && confirmsOwner(item) && patched(CONFIRMS_OWNER_PATCH)) {
+      const owner = await providerCalls(item.flowKind === 'fundCard' ? 'funding' : 'withdrawal', { scheduleToCloseTimeout: '2 minutes' }).confirmOperationOwner({
+        kind: item.flowKind === 'fundCard' ? 'funding' : 'withdrawal', cardId: item.cardId!, amount: item.amount!, idempotencyKey: side.ref ?? item.lookup.ref,
+      });
+      if (owner === 'another') verdict = 'not-moved';
+    }
     // Silence proves "not moved" only once it outlasted any read lag, and never after a record was seen.
     const silenceTooSoon = !side.known && (seenRecord || Date.now() - item.openedAt < SILENCE_PROVES_AFTER_MS);
     if (verdict === 'not-moved' && silenceTooSoon && patched(SILENCE_AFTER_LAG_PATCH)) return undefined;

@@ -12,7 +12,10 @@ import { sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-sampl
 import { issueTestCard } from '../helpers/flows';
 import { uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
-import { TIMINGS, cardBalance, ledger, stackOn, typedClient } from './helpers';
+import { TIMINGS, cardBalance, faults, ledger, stackOn, typedClient } from './helpers';
+import { createProviderClient } from '../../src/provider/client';
+
+const key40 = (what: string) => uniqueId(what).slice(0, 40);
 
 jest.setTimeout(120_000);
 
@@ -132,4 +135,24 @@ test("an onboarding's submission (which the provider may charge for) settles its
   expect((await attempt.result()) as AttemptRecord).toMatchObject({ settledBy: 'provider', verdict: 'moved', providerSaid: 'PENDING' });
   expect((await handle.describe()).status.name).toBe('RUNNING');
   await handle.terminate('test: done');
+});
+
+test("an item under a key another request holds: the provider's COMPLETED is not ours until the same POST confirms it, and its 409 closes ours NOT MOVED", async () => {
+  // minimal: a record under a key shows only its status, so only the POST under the key tells whose it is.
+  stack = await stackOn('minimal');
+  const mine = await issueTestCard(stack, 1000);
+  const theirs = await issueTestCard(stack, 1000);
+  const idempotencyKey = key40('shared');
+  // Another request (another card, another amount) took the key first.
+  await createProviderClient(stack.config.provider).fundCard(theirs.cardId, { amount: 100 }, { idempotencyKey });
+  // Our funding under the same key meets a 409 it cannot read (a proxy's error page): it cannot tell, and ends unsure.
+  await faults(stack, { 'POST /cards/{cardId}/funding': { opaqueErrors: true } });
+  const workflowId = uniqueId('fund-card');
+  const handle = await stack.client.workflow.start('fundCard', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId: mine.cardId, amount: 300, idempotencyKey, timings: { ...TIMINGS, deadlineMs: 3_000 } }] });
+  await handle.result().catch(() => undefined);
+  await faults(stack, {});
+  const closed = (await stack.client.workflow.getHandle(openItemId({ workflowId, runId: handle.firstExecutionRunId })).result()) as ClosedItem;
+  expect(closed).toMatchObject({ verdict: 'not-moved', by: 'provider', providerSaid: 'COMPLETED' });
+  expect(await cardBalance(stack, mine.cardId)).toBe(1000);
+  expect(await cardBalance(stack, theirs.cardId)).toBe(1100);
 });
