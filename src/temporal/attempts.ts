@@ -9,7 +9,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotF
 import { ApplicationFailure } from '@temporalio/common';
 import { attemptLearnedSignal, attemptOpenedSignal, attemptSettledSignal, cardMovementsQuery, cardStateQuery } from '../shared/messages';
 import { phaseOf } from '../shared/statuses';
-import { ATTEMPT_WATCH_MS, MONEY_ATTEMPT_WORKFLOW_TYPE, openItemId, type AttemptFacts, type AttemptSettlement, type MoneyAttempt, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
+import { ATTEMPT_WATCH_MS, MONEY_ATTEMPT_WORKFLOW_TYPE, openItemId, openItemMemo, type AttemptFacts, type AttemptSettlement, type MoneyAttempt, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
 import { isUnknownOutcomeType } from '../shared/outcome-unknown';
 import { addressed } from '../shared/signal-origin';
 import { FLOW_KIND } from '../shared/search-attributes';
@@ -28,6 +28,8 @@ export async function beginAttempt(client: Client, taskQueue: string, attempt: M
       // ends within the delay (its signal, held by the server) settles it in its first task (issue 52: actions).
       startDelay: attempt.watchMs,
       typedSearchAttributes: [{ key: FLOW_KIND, value: MONEY_ATTEMPT_WORKFLOW_TYPE }],
+      // What an operator reads of it should it be stopped by hand before it became its item (`open` lists it as ended).
+      memo: openItemMemo(workflowId, attempt.item),
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -9,7 +9,7 @@ import type { SearchAttributePair } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { literal } from '../shared/reconciliation';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
-import { OPEN_ITEM_MEMO, OPEN_ITEM_WORKFLOW_TYPE, openItemId, openItemMemo, type ClosedItem, type OpenItem, type OpenItemOwner } from '../shared/open-items';
+import { MONEY_ATTEMPT_WORKFLOW_TYPE, OPEN_ITEM_MEMO, OPEN_ITEM_WORKFLOW_TYPE, type MoneyAttempt, openItemId, openItemMemo, type ClosedItem, type OpenItem, type OpenItemOwner } from '../shared/open-items';
 import { openPendingAttempt } from './attempts';
 
 export interface OpenItemRow {
@@ -104,10 +104,14 @@ export async function listOpenItems(client: Client, taskQueue: string): Promise<
  * running or closed with its record) is not listed: only the latest run of an ID counts.
  */
 export async function endedItems(client: Client, taskQueue: string, running: ReadonlySet<string> = new Set()): Promise<OpenItemRow[]> {
-  const candidates = (await rows(client, `${itemsOn(taskQueue)} AND ExecutionStatus IN (${ENDED_STATUSES.map(literal).join(', ')})`)).filter((r) => !running.has(r.itemId));
+  // An attempt stopped by hand before it became its item is no less unaccounted money (temporal/attempts.ts).
+  const query = `WorkflowType IN (${literal(OPEN_ITEM_WORKFLOW_TYPE)}, ${literal(MONEY_ATTEMPT_WORKFLOW_TYPE)}) AND TaskQueue = ${literal(taskQueue)} AND ExecutionStatus IN (${ENDED_STATUSES.map(literal).join(', ')})`;
+  const candidates = (await rows(client, query)).filter((r) => !running.has(r.itemId));
   const latest = await Promise.all(candidates.map((row) => latestRun(client, row.itemId)));
-  return candidates.filter((row, i) => latest[i]?.runId === row.runId && latest[i]?.type === OPEN_ITEM_WORKFLOW_TYPE);
+  return candidates.filter((row, i) => latest[i]?.runId === row.runId && ITEM_TYPES.has(latest[i]?.type ?? ''));
 }
+
+const ITEM_TYPES: ReadonlySet<string> = new Set([OPEN_ITEM_WORKFLOW_TYPE, MONEY_ATTEMPT_WORKFLOW_TYPE]);
 
 /**
  * Opens again an item whose latest run ended without a record: a new run under the same ID with the
@@ -118,10 +122,12 @@ export async function endedItems(client: Client, taskQueue: string, running: Rea
  */
 export async function reopenEndedItem(client: Client, taskQueue: string, itemId: string): Promise<boolean> {
   const info = await latestRun(client, itemId);
-  if (!info || info.type !== OPEN_ITEM_WORKFLOW_TYPE || !ENDED_STATUS_NAMES.has(info.status.name)) return false;
+  if (!info || !ITEM_TYPES.has(info.type) || !ENDED_STATUS_NAMES.has(info.status.name)) return false;
   const started = await client.workflowService.getWorkflowExecutionHistory({ namespace: client.options.namespace, execution: { workflowId: itemId, runId: info.runId }, maximumPageSize: 1 });
   const payloads = started.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
-  const input = await decodeFromPayloadsAtIndex<OpenItem & { nextAskMs?: number }>(client.workflow.options.loadedDataConverter, 0, payloads);
+  const startedWith = await decodeFromPayloadsAtIndex<(OpenItem & { nextAskMs?: number }) | MoneyAttempt>(client.workflow.options.loadedDataConverter, 0, payloads);
+  // An attempt's input holds the item it would have become.
+  const input = startedWith && 'item' in startedWith ? { ...startedWith.item, reason: `attempt ${info.status.name.toLowerCase()} before the provider's word` } : startedWith;
   if (!input?.owner) return false;
   // Asked again from its first pace: the provider may have answered while it was stopped.
   const { nextAskMs: _wait, ...carried } = input;

@@ -9,6 +9,7 @@ import { MONEY_ATTEMPT_WORKFLOW_TYPE, openItemId, type AttemptRecord, type Close
 import { entityWorkflowId } from '../../src/shared/ids';
 import { listOpenItems } from '../../src/temporal/open-items';
 import { sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
+import { reconcileNow } from '../../src/starter/reconciliation';
 import { issueTestCard } from '../helpers/flows';
 import { uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
@@ -155,4 +156,18 @@ test("an item under a key another request holds: the provider's COMPLETED is not
   expect(closed).toMatchObject({ verdict: 'not-moved', by: 'provider', providerSaid: 'COMPLETED' });
   expect(await cardBalance(stack, mine.cardId)).toBe(1000);
   expect(await cardBalance(stack, theirs.cardId)).toBe(1100);
+});
+
+test('an attempt stopped by hand before it became its item does not vanish: listed as ended, reopened as the item by reconcile-money, closed by the provider', async () => {
+  stack = await stackOn('minimal', { operationProcessingMs: 4000 });
+  const card = await issueTestCard(stack, 1000);
+  const submitted = await typedClient(stack).submitFundCard({ cardId: card.cardId, amount: 350, idempotencyKey: key40('forced'), timings: TIMINGS });
+  const itemId = openItemId({ workflowId: submitted.workflowId, updateId: submitted.updateId });
+  await waitUntil(() => pendingAttempt(itemId), 20_000, 'the attempt recorded');
+  await stack.client.workflow.getHandle(itemId).terminate('test: an operator cleaning up');
+  await waitUntil(async () => (await listOpenItems(stack.client, stack.taskQueue)).some((i) => i.itemId === itemId && i.ended === 'TERMINATED'), 20_000, 'the ended attempt listed');
+  await reconcileNow({ client: stack.client, taskQueue: stack.taskQueue }, ['money'], { since: '1h' });
+  expect((await stack.client.workflow.getHandle(itemId).describe()).type).toBe('openItem');
+  expect((await stack.client.workflow.getHandle(itemId).result()) as ClosedItem).toMatchObject({ verdict: 'moved', by: 'provider' });
+  expect(await cardBalance(stack, card.cardId)).toBe(1350);
 });
