@@ -60,16 +60,15 @@ export function settleAttemptOfRun(temporal: Client, settlement: AttemptSettleme
 }
 
 /**
- * Never fails the activity: the money's record is the flow's, and an attempt not told closes from
- * its owner's result at its next look.
+ * Sent, not awaited: the answer does not wait for the attempt's bookkeeping (an RPC on every movement's
+ * path: issue 52). It never fails the activity: the money's record is the flow's, and an attempt not
+ * told (the signal lost with the worker) closes from its owner's result at its first look.
  */
-async function settleAttemptWith(temporal: Client, owner: OpenItemOwner | undefined, settlement: AttemptSettlement): Promise<void> {
-  if (!owner) return;
-  try {
-    await settleAttempt(temporal, owner, settlement);
-  } catch (err) {
-    Context.current().log.warn("attempt not told of the provider's word; it closes from its owner's result", { error: (err as Error).message });
-  }
+function settleAttemptWith(temporal: Client, owner: OpenItemOwner | undefined, settlement: AttemptSettlement): Promise<void> {
+  if (!owner) return Promise.resolve();
+  const { log } = Context.current();
+  void settleAttempt(temporal, owner, settlement).catch((err: unknown) => log.warn("attempt not told of the provider's word; it closes from its owner's result", { error: (err as Error).message }));
+  return Promise.resolve();
 }
 
 /** What the run's call learned from the provider's answer (issueCard: its card), told to its attempt. Best effort, as settling is. */
