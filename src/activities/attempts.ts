@@ -49,6 +49,11 @@ export function tellAttempt(temporal: Client, owner: OpenItemOwner | undefined, 
   return verdict ? settleAttemptWith(temporal, owner, { verdict, providerSaid: status.slice(0, 64) }) : Promise.resolve();
 }
 
+/** The provider's final word as the activity heard it, told to the owner's attempt (a DELETE answered 2xx: the card is deleted). */
+export function settleAttemptOf(temporal: Client, owner: OpenItemOwner | undefined, settlement: AttemptSettlement): Promise<void> {
+  return settleAttemptWith(temporal, owner, settlement);
+}
+
 /** tellAttempt for the activity's own run's attempt (recordAttemptOfRun). */
 export function tellAttemptOfRun(temporal: Client, resource: StatusResource, status: string): Promise<void> {
   return tellAttempt(temporal, runOwner(), resource, status);

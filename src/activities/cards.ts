@@ -12,11 +12,11 @@
  * | restart of the workflow ID, key derived | an earlier run's card (its CardId) is taken, nothing posted; an earlier run that posted but recorded no card: POST under its key within 24 h of it, else OutcomeUnknown |
  * | restart of the workflow ID, the caller's key (`issue-card/<key>`), even after the provider's 24 h | the same, among the earlier runs that were given the same key (their start input): their card is taken, nothing posted (issue 29, case 5: a POST after 24 h made a second card and moved initialAmount again); one that posted under it more than 24 h ago and recorded no card: OutcomeUnknown |
  */
-import { recordAttemptOfRun, tellAttemptLearned } from './attempts';
+import { recordAttempt, recordAttemptOfRun, settleAttemptOf, tellAttempt, tellAttemptLearned } from './attempts';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { ProviderClient } from '../provider/client';
-import { isProviderError, localValidationFailed } from '../provider/errors';
+import { isProviderError, localValidationFailed, type ProviderError } from '../provider/errors';
 import { everyDerivedKey } from '../shared/ids';
 import { FailureType } from '../shared/failures';
 import type { BinCache } from '../provider/bin-cache';
@@ -27,16 +27,21 @@ import type { CardCapability } from '../shared/card-capability';
 import { requireCapability } from './card-authority';
 import { createCardBody, isDeleteUnderWay, toCardView } from '../shared/card-rules';
 import type { CardView, ContactInput, IssueCardInput, SealedPin, SealedReveal } from '../shared/types';
+import { ATTEMPT_WATCH_MS, type AttemptOf, type OpenItemOwner } from '../shared/open-items';
 import type { KeyOrigin } from './earlier-key';
 import { earlierDerivedPost, earlierRunInput, earlierRunPost, earlierRunsOfThisWorkflow, type EarlierRun } from './earlier-runs';
 import { outcomeUnknown, refusedAfterAnEffect } from './idempotent-post';
-import { earlierAttemptMayHaveTakenEffect, logExtraFields, providerCall } from './provider-call';
+import { earlierAttemptMayHaveTakenEffect, logExtraFields, providerCall, toApplicationFailure } from './provider-call';
 
 /** How long the provider answers a POST /cards key with its first card (spec: 24 h). */
 export const CARD_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
-/** A card action as the card workflow schedules it, with the capability that allows it (none in histories from before capabilities). */
-export type CardChange = { capability?: CardCapability } & (
+/**
+ * A card action as the card workflow schedules it, with the capability that allows it (none in histories
+ * from before capabilities) and, for a delete, its attempt (issue 51): recorded before the DELETE, which
+ * returns the card's balance (`amount`, as the card workflow last read it) to the wallet. None in histories from before.
+ */
+export type CardChange = { capability?: CardCapability; attempt?: AttemptOf; amount?: number } & (
   | { cardId: string; action: 'freeze' | 'unfreeze' | 'delete' }
   // A PIN in clear: a change a card workflow scheduled before PINs were sealed (2.0), already in its history.
   | { cardId: string; action: 'pin'; pin: SealedPin | string }
@@ -101,8 +106,11 @@ export function createCardActivities({ provider, temporal, bins, pins, cardActio
       });
     },
 
-    async getCard({ cardId }: { cardId: string }): Promise<CardView> {
-      return providerCall(async () => toCardView(await provider.getCard(cardId)));
+    /** `deleteAttempt`: the card workflow reads the card back after its DELETE failed; what it reads is told to the delete's attempt (DELETING or DELETED: moved; ENABLE or DISABLE: not). */
+    async getCard({ cardId, deleteAttempt }: { cardId: string; deleteAttempt?: OpenItemOwner }): Promise<CardView> {
+      const card = await providerCall(async () => toCardView(await provider.getCard(cardId)));
+      if (deleteAttempt) await tellAttempt(temporal, deleteAttempt, 'cardDeletion', String(card.status));
+      return card;
     },
 
     /**
@@ -117,13 +125,22 @@ export function createCardActivities({ provider, temporal, bins, pins, cardActio
      * | key | none: the card is the key, and a deletion moves its whole balance once |
      * | 5xx, timeout, network error (may have taken effect) | the attempt reads GET /cards/{cardId}: DELETING or DELETED means a DELETE took effect, and the delete succeeds; otherwise the attempt fails as the DELETE did |
      * | retry, crash, answer cut off | DELETE again (the card workflow's retry policy): a card already DELETING or DELETED has nothing left to move, so a repeat moves no money (the sandbox answers it as a no-op) |
+     * | a repeat refused (4xx) after an attempt that may have taken effect | the refusal, marked `mayHaveTakenEffect: true`: it says nothing of the earlier DELETE |
      * | retries run out, or a repeat is refused (4xx) | the card workflow reads the card back and follows it to DELETED whatever the DELETE's fate (issue 29, case 7: before, the update failed and the view said ENABLE with the old balance until reconcile-cards); a card read DELETING or DELETED answers the update, one still ENABLE or DISABLE fails it with the DELETE's failure |
      * | restart of the workflow ID | the card workflow is per card and long-lived; a delete is an update on it, sent again only if the caller sends it again, and the validator refuses it once the card is DELETED |
      * | after it | the card workflow reads GET /cards/{cardId} until DELETED (lib/card-deletion.ts): reads only |
+     * | the attempt (issue 51) | recorded before the first DELETE (`deleteCard`, the card workflow's run and update ID, the balance the view knows; a retry finds it there); settled "moved" by a 2xx or a read-back DELETING or DELETED, here or in the card workflow's read-back (`getCard`), "not moved" by that read-back's ENABLE or DISABLE; an update that ends unsure opens it as the item, asking GET /cards/{cardId}; a card workflow stopped mid-delete makes it the item at once |
      */
     async applyCardChange(change: CardChange): Promise<void> {
       requireCapability(cardActions, change.cardId, change.action, argsOf(change), change.capability);
-      return providerCall(() => (change.action === 'delete' ? deleteOrReadBack(provider, change.cardId) : applyChange(provider, change, pins)));
+      if (change.action !== 'delete') return providerCall(() => applyChange(provider, change, pins));
+      const { attempt } = change;
+      // The balance may go back to the wallet from the DELETE on: recorded first, so no stop of the card workflow loses it.
+      const record = attempt && (() => recordAttempt({ temporal, openItemMinAskMs }, deleteAttemptOf(attempt, openItemMinAskMs), { cardId: change.cardId, ...(change.amount === undefined ? {} : { amount: change.amount }) }));
+      const readBack = await providerCall(() => deleteOrReadBack(provider, change.cardId, record));
+      if (!attempt) return;
+      if (readBack === undefined) await settleAttemptOf(temporal, attempt.owner, { verdict: 'moved', providerSaid: 'DELETE_ANSWERED' });
+      else await tellAttempt(temporal, attempt.owner, 'cardDeletion', readBack);
     },
 
     /**
@@ -206,22 +223,49 @@ async function openIssuedPin(pins: PinOpener, pin: SealedPin | string, key: stri
 type CardKeyOrigin = KeyOrigin | { callerKey: string };
 
 /**
- * DELETE; when its answer was lost in a way that may have let it take effect (5xx, timeout, network),
- * the card is read back: a card DELETING or DELETED was deleted (by this call or an earlier one), so
- * the delete succeeded; else the DELETE's own failure goes up for Temporal to retry. A failed read
- * hides nothing: the DELETE's failure goes up as it came.
+ * DELETE (its attempt recorded just before, `beforeSend`); when its answer was lost in a way that may
+ * have let it take effect (5xx, timeout, network), the card is read back: a card DELETING or DELETED was
+ * deleted (by this call or an earlier one), so the delete succeeded; else the DELETE's own failure goes
+ * up for Temporal to retry. A failed read hides nothing: the DELETE's failure goes up as it came.
+ * Returns the status read back, or undefined when the DELETE itself was answered 2xx.
  */
-async function deleteOrReadBack(provider: ProviderClient, cardId: string): Promise<void> {
+async function deleteOrReadBack(provider: ProviderClient, cardId: string, beforeSend?: () => Promise<void>): Promise<string | undefined> {
+  await beforeSend?.();
   try {
     await provider.deleteCard(cardId);
+    return undefined;
   } catch (err) {
+    // A repeat refused (a 404 from a provider that deleted the card on an earlier attempt whose answer was lost) says nothing of that attempt.
+    if (isProviderError(err) && !err.retryable && !err.mayHaveTakenEffect && earlierAttemptMayHaveTakenEffect()) throw refusedAfterADelete(err);
     if (!isProviderError(err) || !err.mayHaveTakenEffect) throw err;
     const status = await provider.getCard(cardId).then(
       (card) => String(card.status),
       () => undefined,
     );
     if (!isDeleteUnderWay(status)) throw err;
+    return status;
   }
+}
+
+/** The refusal as it came, saying that an earlier DELETE of this activity may have deleted the card: the card workflow reads it back, and opens the delete's item if it cannot. */
+function refusedAfterADelete(err: ProviderError): ApplicationFailure {
+  const failure = toApplicationFailure(err);
+  const [details] = (failure.details ?? []) as Array<Record<string, unknown>>;
+  return ApplicationFailure.create({
+    type: failure.type ?? undefined,
+    message: `${failure.message} (a repeat of a DELETE an earlier attempt of which may have deleted the card)`,
+    nonRetryable: true,
+    details: [{ ...details, mayHaveTakenEffect: true }],
+  });
+}
+
+/**
+ * A delete carries no timings of its own, and a deletion completes in seconds: its attempt watches its
+ * card workflow at the items' pace when that is the faster, and the item it may become asks its card
+ * from the items' floor on (one GET /cards/{cardId} each time).
+ */
+function deleteAttemptOf(attempt: AttemptOf, openItemMinAskMs: number): AttemptOf {
+  return { ...attempt, watchMs: attempt.watchMs ?? Math.min(ATTEMPT_WATCH_MS, openItemMinAskMs), cadence: attempt.cadence ?? { firstAskMs: openItemMinAskMs } };
 }
 
 /**

@@ -23,9 +23,17 @@ export interface OpenItemOwner {
   workflowId: string;
   /** The run that may have moved money (a new run of the same workflow ID is another item). */
   runId?: string;
-  /** A card workflow's money update (`workflowId` is the card workflow's). */
+  /** A card workflow's money update, or its delete (`workflowId` is the card workflow's). */
   updateId?: string;
+  /**
+   * `delete`: the update is the card's delete, which no money movement record lists; its owner's own
+   * record is the card workflow's view (temporal/attempts.ts ownerState). Absent: a money update or a flow.
+   */
+  action?: 'delete';
 }
+
+/** The flow kind of a card delete (its balance back to the wallet) as an attempt and an item name it. */
+export const DELETE_CARD_FLOW_KIND = 'deleteCard';
 
 /** Where the provider keeps its side, when the spec lets us ask. */
 export interface OpenItemLookup {
@@ -133,6 +141,8 @@ export function lookupOfClaim(claim: Pick<MoneyClaim, 'flowKind' | 'resource' | 
 export function lookupOf(flowKind: string, known: { idempotencyKey?: string; merOrderNo?: string; orderNo?: string; cardId?: string; keyScope?: string }): OpenItemLookup | undefined {
   if (flowKind === 'sendPayout') return known.merOrderNo ? { resource: 'payout', ref: known.merOrderNo } : undefined;
   if (flowKind === 'issueCard') return known.cardId ? { resource: 'card', ref: known.cardId } : undefined;
+  // A card delete returns the card's balance to the wallet: its card says whether it was deleted (statuses.ts cardDeletion).
+  if (flowKind === DELETE_CARD_FLOW_KIND) return known.cardId ? { resource: 'cardDeletion', ref: known.cardId } : undefined;
   if (known.orderNo && (flowKind === 'purchaseEsim' || flowKind === 'rechargeEsim')) return { resource: 'esimOrder', ref: known.orderNo };
   const purpose = KEY_PURPOSE[flowKind];
   if (!purpose) return undefined;
@@ -150,7 +160,7 @@ export function lookupOf(flowKind: string, known: { idempotencyKey?: string; mer
 export function providerVerdict(lookup: OpenItemLookup, side: ProviderSide): OpenItemVerdict | undefined {
   // No record under a key the provider honours: the call never reached it. An order or a card we were
   // told of exists, so its absence is read lag; under a key the spec does not honour it proves nothing.
-  if (!side.known) return lookup.silenceProvesNothing || lookup.resource === 'card' || lookup.resource === 'esimOrder' ? undefined : 'not-moved';
+  if (!side.known) return lookup.silenceProvesNothing || lookup.resource === 'card' || lookup.resource === 'cardDeletion' || lookup.resource === 'esimOrder' ? undefined : 'not-moved';
   const phase: Phase = phaseOf(lookup.resource, side.status);
   if (phase === 'succeeded') return 'moved';
   if (phase === 'failed' || phase === 'cancelled') return 'not-moved';

@@ -30,7 +30,8 @@ export type FlowOutcome =
   | ({ closed: string } & FlowAsked)
   | ({ running: true } & FlowAsked);
 
-export type ClaimResource = 'operation' | 'payout' | 'esimOrder' | 'card';
+/** `cardDeletion`: a card read for what its DELETE did (statuses.ts), where `card` reads it for its issuance. */
+export type ClaimResource = 'operation' | 'payout' | 'esimOrder' | 'card' | 'cardDeletion';
 
 /** What one money flow says it did, and where the provider keeps its side. */
 export interface MoneyClaim {
@@ -167,7 +168,7 @@ export function compareCard(ours: { cardId: string; workflowId: string; status?:
 function idsOf(claim: MoneyClaim, answeredUnder = claim.ref): Record<string, string> {
   if (claim.resource === 'payout') return { merOrderNo: claim.ref };
   if (claim.resource === 'esimOrder') return { orderNo: claim.ref };
-  if (claim.resource === 'card') return { cardId: claim.ref };
+  if (claim.resource === 'card' || claim.resource === 'cardDeletion') return { cardId: claim.ref };
   return definedOnly({ idempotencyKey: answeredUnder, cardId: claim.cardId, updateId: claim.updateId }) as Record<string, string>;
 }
 

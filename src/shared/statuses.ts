@@ -11,7 +11,7 @@
 /** Where a status leaves the flow that waits on it. */
 export type Phase = 'pending' | 'succeeded' | 'failed' | 'cancelled';
 
-export type StatusResource = 'card' | 'operation' | 'kyc' | 'esimOrder' | 'esim' | 'payout';
+export type StatusResource = 'card' | 'cardDeletion' | 'operation' | 'kyc' | 'esimOrder' | 'esim' | 'payout';
 /** Entity kinds share these names; `unrouted` events have no vocabulary. */
 type AnyResource = StatusResource | 'unrouted';
 
@@ -34,6 +34,15 @@ export const STATUS_TABLE: Readonly<Record<StatusResource, Readonly<Record<strin
     DISABLE: m('succeeded', 1),
     FAILED: m('failed', 1),
     EXPIRED: m('succeeded', 2),
+    DELETING: m('succeeded', 2),
+    DELETED: m('succeeded', 3),
+  },
+  // The same card read as the answer to a DELETE (issue 51): the deletion moved the card's balance back to
+  // the wallet once the card reads DELETING or DELETED; one still ENABLE or DISABLE was not deleted.
+  // CREATING, EXPIRED and any status the spec does not show say nothing of it.
+  cardDeletion: {
+    ENABLE: m('failed', 1),
+    DISABLE: m('failed', 1),
     DELETING: m('succeeded', 2),
     DELETED: m('succeeded', 3),
   },

@@ -32,7 +32,7 @@ import { DEFAULT_MAX_HISTORY_EVENTS, runEntityLoop, wireInbox } from './lib/enti
 import { EntityWatch } from './lib/entity-watch';
 import { moveMoney } from './lib/money-movement';
 import { BALANCE_READ_AFTER_ANSWER_PATCH, CardBalance, type BalanceRead } from './lib/card-balance';
-import { DeletionFollower, type DeletionFollow } from './lib/card-deletion';
+import { DeletionFollower, deleteAttempt, openDeleteItem, type DeletionFollow } from './lib/card-deletion';
 import { applicationCause, providerCalls } from './lib/provider';
 import { OPEN_ITEMS_PATCH, openItem } from './lib/open-items';
 import { itemOf } from './lib/open-item-of';
@@ -187,23 +187,27 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
     } catch (err) {
       // A refused capability reached no provider: nothing to read back.
       if (request.action !== 'delete' || applicationCause(err)?.type === FailureType.Unauthorized || !patched(DELETE_READ_BACK_PATCH)) throw err;
-      const card = await general.getCard({ cardId }).catch(() => undefined);
+      // What it reads settles the delete's attempt (activities/cards.ts getCard); a delete that may have taken effect and reads nothing is an open item.
+      const card = await general.getCard({ cardId, ...(request.attempt ? { deleteAttempt: request.attempt.owner } : {}) }).catch(() => undefined);
       if (!card || !isDeleteUnderWay(card.status)) {
         if (card) inbox.set(card.status, { ...card }, Date.now());
+        else await openDeleteItem(request, err);
         throw err;
       }
       return card;
     }
     // The change took effect (a delete returns the balance to the wallet): a read back that fails for good says so, never that nothing happened.
-    return general.getCard({ cardId }).catch((err: unknown) => {
+    return general.getCard({ cardId }).catch(async (err: unknown) => {
       const cause = applicationCause(err);
       if (!cause) throw err;
-      throw ApplicationFailure.create({
+      const failure = ApplicationFailure.create({
         type: cause.type ?? undefined,
         message: `the ${request.action} of card ${cardId} took effect; reading the card back failed (${cause.type}: ${cause.message})`,
         nonRetryable: true,
         details: [{ cardId, action: request.action, mayHaveTakenEffect: true }],
       });
+      if (request.action === 'delete') await openDeleteItem(request, failure);
+      throw failure;
     });
   };
   const move = (kind: MoneyMovementKind) => (args: { amount: number; idempotencyKey?: string; timings?: object }) => {
@@ -265,7 +269,8 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
   const open = () => (refuseWhileOverdue(cardId, maxHistory), rejectIf(CLOSED_STATUSES.includes(inbox.state.status ?? '') ? { cardId: `card is ${inbox.state.status}` } : {}));
 
   // Each card action acts only with its capability (shared/card-capability.ts); `authorised` spends it as the update runs.
-  const act = (action: 'freeze' | 'unfreeze' | 'delete') => (request?: WithCapability) => (authorised(action, request), change({ cardId, action, capability: request?.capability }));
+  const act = (action: 'freeze' | 'unfreeze' | 'delete') => (request?: WithCapability) =>
+    (authorised(action, request), change({ cardId, action, capability: request?.capability, ...(action === 'delete' ? deleteAttempt(state().card?.availableBalance) : {}) }));
   setHandler(freezeCardUpdate, act('freeze'), { validator: allowed('freeze') });
   setHandler(unfreezeCardUpdate, act('unfreeze'), { validator: allowed('unfreeze') });
   // The provider says DELETING and no webhook tells when it is DELETED: the workflow reads until then.

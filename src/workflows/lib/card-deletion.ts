@@ -6,12 +6,25 @@
  * the card's coalesced balance read) at growing intervals until the provider says anything but
  * DELETING, or for a day: past that, reconcile-cards corrects the view as before.
  */
-import { condition, patched } from '@temporalio/workflow';
+import { condition, currentUpdateInfo, patched, workflowInfo } from '@temporalio/workflow';
+import type { CardChange } from '../../activities/cards';
+import { DELETE_CARD_FLOW_KIND } from '../../shared/open-items';
 import type { CardBalance } from './card-balance';
 import type { EntityInbox } from './entity-inbox';
+import { openItem } from './open-items';
+import { itemOf } from './open-item-of';
+import { applicationCause } from './provider';
+import { isUnknownOutcomeType } from '../../shared/outcome-unknown';
 
 /** docs/versioning.md: card workflows that deleted their card before it wait for reconcile-cards to see DELETED. */
 export const CARD_DELETION_FOLLOWED_PATCH = 'card-deletion-followed';
+
+/**
+ * docs/versioning.md: a delete update that ends not knowing whether the card was deleted (its DELETE's
+ * failure may have taken effect and the card could not be read back, or the read after a DELETE that took
+ * effect failed) opens its attempt as the open item; before, it only failed. `patched()` is called only there.
+ */
+export const DELETE_OPEN_ITEM_PATCH = 'card-delete-open-item';
 
 const FIRST_INTERVAL_MS = 1_000;
 const MAX_INTERVAL_MS = 5 * 60_000;
@@ -79,4 +92,38 @@ export class DeletionFollower {
       follow.intervalMs = Math.min(follow.intervalMs * 2, MAX_INTERVAL_MS);
     }
   }
+}
+
+/**
+ * The delete's attempt (issue 51; activities/cards.ts records it before the DELETE): owned by this run and
+ * the update's ID, with the balance the view knows, which the DELETE returns to the wallet. Its item asks
+ * the card from the items' floor on: a deletion completes in seconds, and one read of the card says.
+ */
+export function deleteAttempt(balance: number | undefined): Pick<CardChange, 'attempt' | 'amount'> {
+  const updateId = currentUpdateInfo()?.id;
+  if (updateId === undefined) return {};
+  const { workflowId, runId } = workflowInfo();
+  return {
+    attempt: { owner: { workflowId, runId, updateId, action: 'delete' }, flowKind: DELETE_CARD_FLOW_KIND, cadence: { firstAskMs: FIRST_INTERVAL_MS } },
+    ...(balance === undefined ? {} : { amount: balance }),
+  };
+}
+
+/** Whether a delete's failure says it may have taken effect (the provider's error, or an outcome we could not learn). */
+export function mayHaveDeleted(err: unknown): boolean {
+  const cause = applicationCause(err);
+  return isUnknownOutcomeType(cause?.type ?? undefined) || (cause?.details ?? []).some((d) => (d as { mayHaveTakenEffect?: unknown } | null)?.mayHaveTakenEffect === true);
+}
+
+/**
+ * A delete update that ends unsure opens its attempt as the open item, which asks GET /cards/{cardId}
+ * until the card reads DELETING or DELETED (moved) or ENABLE or DISABLE (not moved). An attempt the
+ * provider's word settled already stays as it is (temporal/open-items.ts startOpenItem).
+ */
+export async function openDeleteItem(change: CardChange, err: unknown): Promise<void> {
+  if (!change.attempt || !mayHaveDeleted(err) || !patched(DELETE_OPEN_ITEM_PATCH)) return;
+  const cause = applicationCause(err);
+  const { owner, flowKind, cadence } = change.attempt;
+  const item = itemOf({ flowKind, owner, input: { cardId: change.cardId, amount: change.amount }, details: cause?.details ?? [], reason: cause?.type ?? 'OutcomeUnknown', keyScope: owner.workflowId });
+  await openItem({ ...item, ...(cadence ? { cadence } : {}) });
 }

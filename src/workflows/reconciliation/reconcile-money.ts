@@ -95,7 +95,8 @@ export async function providerSide(reads: ProviderCalls<'reconcile'>, claim: Pic
   switch (claim.resource) {
     case 'operation':
       return reads.reconcileReadOperation({ idempotencyKey: claim.ref, ...(claim.alsoUnder ? { alsoUnder: claim.alsoUnder } : {}) });
-    case 'card': {
+    case 'card':
+    case 'cardDeletion': {
       const { card, known, windowResetAt } = await reads.reconcileReadCard({ cardId: claim.ref });
       return { known, ...(card ? { status: card.status } : {}), ...(windowResetAt === undefined ? {} : { windowResetAt }) };
     }
