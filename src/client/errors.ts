@@ -8,7 +8,7 @@
 import { CancelledFailure, TerminatedFailure, TimeoutFailure, ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ANY_FLOW_FAILURES, FLOW_FAILURES, type FlowFailureType, type FlowName } from '../shared/failures';
-import { isUnknownOutcomeType, saysNothingTookEffect } from '../shared/outcome-unknown';
+import { mayHaveTakenEffectOf } from '../shared/outcome-unknown';
 
 /**
  * Failures the client raises itself: a call that got no answer within its timeout (no worker polls
@@ -118,19 +118,6 @@ function fromApplicationFailure(failure: ApplicationFailure, context: FailureCon
     details,
     cause: original,
   });
-}
-
-/**
- * Whether a flow's failure may have taken effect (issue 51): false only where it is known that
- * nothing did, that is a failure type that says so (the provider stated a terminal failed status, or
- * the request was refused before anything was sent: shared/outcome-unknown.ts,
- * NOTHING_TOOK_EFFECT_TYPES), or the flow's own details saying false; an unknown outcome is always
- * true. Before, every failure that did not say true answered false: a flow ending ServerError or
- * Timeout after its POST, or a type the client does not know, told the caller nothing had moved.
- */
-function mayHaveTakenEffectOf(type: string, said: unknown): boolean {
-  if (said === true || isUnknownOutcomeType(type)) return true;
-  return !(said === false || saysNothingTookEffect(type));
 }
 
 /** A failure of `p` as a CardIssuingError naming where it happened. */

@@ -64,3 +64,17 @@ export const NOTHING_TOOK_EFFECT_TYPES = [
 export function saysNothingTookEffect(type: unknown): boolean {
   return (NOTHING_TOOK_EFFECT_TYPES as readonly unknown[]).includes(type);
 }
+
+/**
+ * Whether a flow's failure may have taken effect (issue 51), for every reader of one (the typed client,
+ * an attempt whose owner failed: temporal/attempts.ts): false only where it is known that
+ * nothing did, that is a failure type that says so (the provider stated a terminal failed status, or
+ * the request was refused before anything was sent: shared/outcome-unknown.ts,
+ * NOTHING_TOOK_EFFECT_TYPES), or the flow's own details saying false; an unknown outcome is always
+ * true. Before, every failure that did not say true answered false: a flow ending ServerError or
+ * Timeout after its POST, or a type the client does not know, told the caller nothing had moved.
+ */
+export function mayHaveTakenEffectOf(type: string, said: unknown): boolean {
+  if (said === true || isUnknownOutcomeType(type)) return true;
+  return !(said === false || saysNothingTookEffect(type));
+}

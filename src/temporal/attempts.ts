@@ -10,7 +10,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { attemptLearnedSignal, attemptOpenedSignal, attemptSettledSignal, cardMovementsQuery, cardStateQuery } from '../shared/messages';
 import { phaseOf } from '../shared/statuses';
 import { ATTEMPT_WATCH_MS, MONEY_ATTEMPT_WORKFLOW_TYPE, openItemId, openItemMemo, type AttemptFacts, type AttemptSettlement, type MoneyAttempt, type OpenItem, type OpenItemOwner, type OpenItemVerdict } from '../shared/open-items';
-import { isUnknownOutcomeType } from '../shared/outcome-unknown';
+import { mayHaveTakenEffectOf } from '../shared/outcome-unknown';
 import { addressed } from '../shared/signal-origin';
 import { FLOW_KIND } from '../shared/search-attributes';
 
@@ -156,7 +156,12 @@ async function failedWithoutEffect(handle: ReturnType<Client['workflow']['getHan
   return cause instanceof ApplicationFailure && !mayHaveMoved({ type: cause.type ?? undefined, details: cause.details ?? [] });
 }
 
+/**
+ * The client's rule (shared/outcome-unknown.ts), so that an attempt and a caller never disagree: what the
+ * failure's details say, else only a type that says nothing took effect moved nothing (a ServerError may have).
+ */
 function mayHaveMoved(failure: { type?: string; details?: readonly unknown[] } | undefined): boolean {
   if (!failure) return true;
-  return isUnknownOutcomeType(failure.type) || (failure.details ?? []).some((d) => (d as { mayHaveTakenEffect?: unknown } | null)?.mayHaveTakenEffect === true);
+  const said = (failure.details ?? []).map((d) => (d as { mayHaveTakenEffect?: unknown } | null)?.mayHaveTakenEffect).find((v) => typeof v === 'boolean');
+  return mayHaveTakenEffectOf(failure.type ?? '', said);
 }
