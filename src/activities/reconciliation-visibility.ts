@@ -68,6 +68,8 @@ export interface CardWorkflowView {
   workflowId: string;
   status?: string;
   availableBalance?: number;
+  /** A movement of ours happened after the view's last read: its balance is stale, not drifted. */
+  movedSinceBalanceRead?: boolean;
 }
 
 export function createReconciliationVisibilityActivities({ temporal }: { temporal: Client }) {
@@ -235,7 +237,8 @@ export function createReconciliationVisibilityActivities({ temporal }: { tempora
       const items = await Promise.all(
         page.items.map(async (row) => {
           const state = await temporal.workflow.getHandle(row.workflowId).query(cardStateQuery);
-          return { cardId: state.cardId, workflowId: row.workflowId, status: state.status, availableBalance: state.card?.availableBalance };
+          const stale = state.movedSinceBalanceRead ? { movedSinceBalanceRead: true } : {};
+          return { cardId: state.cardId, workflowId: row.workflowId, status: state.status, availableBalance: state.card?.availableBalance, ...stale };
         }),
       );
       return { items, nextPageToken: page.nextPageToken };

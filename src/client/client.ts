@@ -14,12 +14,10 @@ import type { PinPublicKey } from '../codec/card-secrets';
 import { CardActionSigner, type CardActionKey } from '../codec/card-capability';
 import type { CardAction, WithCapability } from '../shared/card-capability';
 import type { CardSensitive } from '../provider-api';
-import { toCardView } from '../shared/card-rules';
 import { entityWorkflowId } from '../shared/ids';
 import { signalEntity } from '../temporal/entity-signals';
 import type { EsimPlanAnswer as EsimPlan, WalletBalanceAnswer as WalletBalance } from '../provider/answers';
 import {
-  cardStateQuery,
   deleteCardUpdate,
   esimWatchQuery,
   freezeCardUpdate,
@@ -40,6 +38,7 @@ import type { EsimOrderResult, OnboardCardholderResult, PayoutResult, TrackPayou
 import { describeFlow, type FlowStatus } from '../temporal/flow-status';
 import { CardIssuingError, asCardIssuingError } from './errors';
 import { CardUpdates } from './card-updates';
+import { freshCardState, type CardStateOptions } from './card-view';
 import { FlowStarts } from './flow-starts';
 import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
 import { ONBOARD_CARDHOLDER_ID, assertKey, keyedWorkflowId, onboardingWorkflowId, readableId, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
@@ -289,13 +288,15 @@ export class CardIssuingClient {
     return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, updateContactUpdate, [this.#allow(cardId, 'contact', contact)]));
   }
 
-  /** The card workflow's view: masked card (no contact data), status, recent transactions; the balance as read `balanceReadAt` (a second after a movement). */
-  cardState(cardId: string, opts?: CallOptions): Promise<CardLifecycleState> {
+  /**
+   * The card workflow's view: masked card (no contact data), status, recent transactions, and a
+   * balance read at most `opts.maxAgeMs` ago (default 5 s) and after the card's last movement: the
+   * card is read from the provider first when the view held is older (card-view.ts).
+   * `balanceReadAt`, `balanceAgeMs` and `movedSinceBalanceRead` say how old it is.
+   */
+  cardState(cardId: string, opts?: CardStateOptions): Promise<CardLifecycleState> {
     const workflowId = entityWorkflowId('card', cardId);
-    return this.#read(opts, { workflowId }, async () => {
-      const state = await this.#temporal.workflow.getHandle(workflowId).query(cardStateQuery);
-      return { ...state, card: state.card ? toCardView(state.card as unknown as Record<string, unknown>) : undefined };
-    });
+    return this.#read(opts, { workflowId }, () => freshCardState(this.#temporal, workflowId, opts));
   }
 
   /**

@@ -22,6 +22,8 @@ export { optionsFromEnv } from './from-env';
 export { CardIssuingError, CLIENT_FAILURES, isCardIssuingError, isFailureOf, toCardIssuingError } from './errors';
 export type { CardIssuingErrorInit, ClientFailureType, FailureContext, FlowError } from './errors';
 export { DEFAULT_READ_TIMEOUT_MS } from './calls';
+export { DEFAULT_CARD_VIEW_MAX_AGE_MS } from './card-view';
+export type { CardStateOptions } from './card-view';
 // The Nexus service's contract (docs/nexus.md); a caller's workflow imports it from `@card-issuing/client/nexus`, which loads nothing else.
 export { CARD_ISSUING_NEXUS_SERVICE, NEXUS_OPERATIONS, cardIssuingService } from './nexus-contract';
 export type { CardIssuingService, CardRef, EsimQrCodeRef, NexusEsimOrderResult, NexusIssueCardRequest, NexusOnboardRequest, NexusOperationName, OnboardingRef } from './nexus-contract';

@@ -94,6 +94,18 @@ export function cardMoneyUpdateErrors(kind: MoneyMovementKind, input: { cardId?:
   return errors;
 }
 
+/** The largest freshness bound a caller may give: a day (a larger one is no bound at all; leave the read out instead). */
+export const MAX_CARD_VIEW_AGE_MS = 86_400_000;
+
+/** Field errors of a freshness request: `maxAgeMs` an integer from 0 to a day. */
+export function freshnessErrors(request: unknown): FieldErrors {
+  const maxAgeMs = (request as { maxAgeMs?: unknown } | undefined)?.maxAgeMs;
+  if (!Number.isInteger(maxAgeMs) || (maxAgeMs as number) < 0 || (maxAgeMs as number) > MAX_CARD_VIEW_AGE_MS) {
+    return { maxAgeMs: `must be an integer number of milliseconds from 0 to ${MAX_CARD_VIEW_AGE_MS}` };
+  }
+  return {};
+}
+
 /**
  * A movement's waits are ours to bound, not the caller's: a PROCESSING movement holds the card's
  * queue (freeze, delete) until its deadline, so a deadline of a month jams the card for a month.

@@ -5,6 +5,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { PayoutApprovalState, WithPayoutCapability } from './card-capability';
 import type {
+  CardFreshness,
   CardLifecycleState,
   CardMovement,
   CardView,
@@ -46,9 +47,11 @@ export const esimWatchQuery = defineQuery<EsimWatchState>('esimWatch');
 /** `esim/<esimNo>`: reads the usage again unless the last read is under a minute old (the provider syncs no faster). */
 export const refreshEsimUsageUpdate = defineUpdate<EsimWatchState, []>('refreshEsimUsage');
 export const cardStateQuery = defineQuery<CardLifecycleState>('cardState');
+/** `card/<cardId>`: its state with a balance read within `maxAgeMs` and after its last movement; reads the card (GET /cards/{cardId}, its rate queue) only when the view held is older. */
+export const refreshCardBalanceUpdate = defineUpdate<CardLifecycleState, [CardFreshness]>('refreshCardBalance');
 /** The money updates a card workflow remembers (its last 500), each with when it settled: reconcile-money checks them one by one. */
 export const cardMovementsQuery = defineQuery<CardMovement[]>('cardMovements');
-/** A standalone fundCard/withdrawFromCard on the card completed: the card workflow reads its card again. */
+/** A standalone fundCard/withdrawFromCard on the card completed: the card workflow's view of the balance is stale (read on demand). */
 export const cardMoneyMovedSignal = defineSignal<[{ workflowId: string }]>('cardMoneyMoved');
 /** Reconciliation read the card from the provider at `readAt`: the card workflow takes it unless its own read is newer. */
 export const cardReadSignal = defineSignal<[{ card: CardView; readAt: number }]>('cardRead');

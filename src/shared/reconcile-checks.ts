@@ -153,13 +153,14 @@ export function compareClaim(claim: MoneyClaim, provider: ProviderSide): Differe
 }
 
 /** A card workflow's view against the provider's card: each way they differ. */
-export function compareCard(ours: { cardId: string; workflowId: string; status?: string; availableBalance?: number }, provider: { known: boolean; card?: CardView }): Difference[] {
+export function compareCard(ours: { cardId: string; workflowId: string; status?: string; availableBalance?: number; movedSinceBalanceRead?: boolean }, provider: { known: boolean; card?: CardView }): Difference[] {
   const ids = { cardId: ours.cardId };
   const base = { ids, workflowId: ours.workflowId };
   if (!provider.known || !provider.card) return [{ kind: 'card-unknown-at-provider', ...base, ours: definedOnly({ status: ours.status, availableBalance: ours.availableBalance }) }];
   const out: Difference[] = [];
   if (ours.status !== provider.card.status) out.push({ kind: 'card-status-differs', ...base, ours: ours.status, provider: provider.card.status });
-  if (ours.availableBalance !== provider.card.availableBalance) {
+  // A view a movement of ours made stale is read on demand (card-balance.ts): its old balance is no drift.
+  if (ours.availableBalance !== provider.card.availableBalance && !ours.movedSinceBalanceRead) {
     out.push({ kind: 'card-balance-differs', ...base, ours: ours.availableBalance, provider: provider.card.availableBalance });
   }
   return out;

@@ -174,6 +174,18 @@ export interface CardLifecycleState {
   operationsApplied: number;
   /** When `card.availableBalance` was read from the provider (epoch ms); absent until the first read. */
   balanceReadAt?: number;
+  /** A money movement on the card was answered after that read started: the balance shown may not include it. */
+  movedSinceBalanceRead?: boolean;
+  /** When the card last moved money through us (epoch ms). */
+  lastMovedAt?: number;
+  /** How old the balance was when the client answered (its clock against `balanceReadAt`); set by the typed client only. */
+  balanceAgeMs?: number;
+}
+
+/** How fresh a card's view must be: its balance read at most `maxAgeMs` ago, and after its last movement. */
+export interface CardFreshness {
+  /** Milliseconds, an integer from 0 (always read) to a day. */
+  maxAgeMs: number;
 }
 
 /**

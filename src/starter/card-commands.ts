@@ -5,29 +5,40 @@
  * provider read of the CLI: the operator's machine holds no provider secret.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { contactErrors, pinErrors } from '../shared/card-rules';
+import { contactErrors, freshnessErrors, hasErrors, pinErrors } from '../shared/card-rules';
 import { definedOnly } from '../shared/defined-only';
 import type { ContactInput } from '../shared/types';
 import { isCardIssuingError, type CardBin } from '../client';
-import { UsageError, assertNoErrors, flag } from './args';
+import { UsageError, assertNoErrors, flag, type Flags } from './args';
 import { bool, cardIdArg, personalFlag, str, type Command, type CommandContext } from './command-kit';
 import { renderFields, renderTable } from './output';
 
 /** How long the CLI's own checks (the BIN's rules, the card's PIN support) wait for a worker before leaving them to the workflow. */
 const CHECK_TIMEOUT_MS = 15_000;
 
-const card: Command<string> = {
-  usage: 'card ID',
-  options: {},
+/** `card ID [--max-age-ms N]`: the card's view, its balance read from the provider first when older than N ms (default the client's 5,000) or a movement happened since. */
+const card: Command<{ cardId: string; maxAgeMs?: number }> = {
+  usage: 'card ID [--max-age-ms N]',
+  options: { 'max-age-ms': str },
   positional: 'ID',
-  parse: (_flags, id) => cardIdArg(id),
-  async run(cardId, ctx) {
-    const state = await (await ctx.client()).cardState(cardId);
+  parse: (flags, id) => ({ cardId: cardIdArg(id), ...definedOnly({ maxAgeMs: maxAgeFlag(flags) }) }),
+  async run({ cardId, maxAgeMs }, ctx) {
+    const state = await (await ctx.client()).cardState(cardId, definedOnly({ maxAgeMs }));
     const balanceReadAt = state.balanceReadAt === undefined ? undefined : new Date(state.balanceReadAt).toISOString();
-    const view = { cardId, status: state.status, card: state.card, balanceReadAt, recentTransactions: state.recentTransactions, operationsApplied: state.operationsApplied };
-    return { ok: true, workflowId: `card/${cardId}`, result: view, text: renderFields({ ...state.card, status: state.status, balanceReadAt, recentTransactions: state.recentTransactions.length }) };
+    const freshness = { balanceReadAt, balanceAgeMs: state.balanceAgeMs, movedSinceBalanceRead: state.movedSinceBalanceRead ?? false };
+    const view = { cardId, status: state.status, card: state.card, ...freshness, recentTransactions: state.recentTransactions, operationsApplied: state.operationsApplied };
+    return { ok: true, workflowId: `card/${cardId}`, result: view, text: renderFields({ ...state.card, status: state.status, ...freshness, recentTransactions: state.recentTransactions.length }) };
   },
 };
+
+/** `--max-age-ms`: a whole number of milliseconds from 0 to a day (shared/card-rules.ts freshnessErrors). */
+function maxAgeFlag(flags: Flags): number | undefined {
+  const given = flag(flags, 'max-age-ms');
+  if (given === undefined) return undefined;
+  const errors = /^\d{1,9}$/.test(given) ? freshnessErrors({ maxAgeMs: Number(given) }) : { maxAgeMs: 'must be a whole number of milliseconds' };
+  if (hasErrors(errors)) throw new UsageError(`--max-age-ms ${errors.maxAgeMs} (got "${given}")`);
+  return Number(given);
+}
 
 function cardChange(verb: 'freeze' | 'unfreeze'): Command<string> {
   return {

@@ -6,7 +6,7 @@
  * and recent transactions by query, and continues-as-new before its history grows large.
  */
 import { ApplicationFailure, continueAsNew, currentUpdateInfo, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { cardMoneyUpdateErrors, contactErrors, describeErrors, hasErrors, isDeleteUnderWay, toCardView } from '../shared/card-rules';
+import { cardMoneyUpdateErrors, contactErrors, freshnessErrors, hasErrors, isDeleteUnderWay, toCardView } from '../shared/card-rules';
 import { revealRequestErrors, sealedPinErrors } from '../shared/card-secrets';
 import { capabilityErrors, UsedOnce, type CardAction, type WithCapability } from '../shared/card-capability';
 import { FailureType, type FieldErrors } from '../shared/failures';
@@ -18,6 +18,7 @@ import {
   deleteCardUpdate,
   freezeCardUpdate,
   fundCardUpdate,
+  refreshCardBalanceUpdate,
   revealSensitiveUpdate,
   setPinUpdate,
   unfreezeCardUpdate,
@@ -25,13 +26,13 @@ import {
   withdrawFromCardUpdate,
 } from '../shared/messages';
 import { CARD_ID, FLOW_KIND, MONEY_MOVED_HOUR, hourOf } from '../shared/search-attributes';
-import type { CardLifecycleState, CardTransaction, CardView, ContactInput, SealedPin, MoneyMovementKind, MoneyMovementResult, MoneyRequest, ProviderEvent, UpdateOutcome, WatchPlan } from '../shared/types';
+import type { CardLifecycleState, CardTransaction, CardView, ContactInput, SealedPin, MoneyMovementKind, MoneyRequest, UpdateOutcome, WatchPlan } from '../shared/types';
 import type { CardChange } from '../activities/cards';
 import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inbox';
 import { DEFAULT_MAX_HISTORY_EVENTS, runEntityLoop, wireInbox } from './lib/entity-loop';
 import { EntityWatch } from './lib/entity-watch';
 import { moveMoney } from './lib/money-movement';
-import { BALANCE_READ_AFTER_ANSWER_PATCH, CardBalance, type BalanceRead } from './lib/card-balance';
+import { BALANCE_ON_DEMAND_PATCH, BALANCE_READ_AFTER_ANSWER_PATCH, CardBalance, type BalanceRead } from './lib/card-balance';
 import { DeletionFollower, deleteAttempt, openDeleteItem, type DeletionFollow } from './lib/card-deletion';
 import { applicationCause, providerCalls } from './lib/provider';
 import { OPEN_ITEMS_PATCH, openItem } from './lib/open-items';
@@ -39,12 +40,10 @@ import { itemOf } from './lib/open-item-of';
 import { isUnknownOutcomeType } from '../shared/outcome-unknown';
 import { declareVersioning } from './lib/versioning';
 import { trustedSignal, trustedStart } from './lib/trusted-signal';
+import { answerAgain, idleReadMsOf, recordTransaction, refuseUnauthorised, refuseWhileOverdue, rejectIf, serialiser } from './lib/card-handlers';
 
-const MAX_RECENT_TRANSACTIONS = 50;
 /** Money movements answered by update ID, carried across continue-as-new; the oldest are forgotten first. */
 const MAX_REMEMBERED_UPDATES = 500;
-/** How soon an update refused while the run rolls over may be sent again: a continue-as-new takes a workflow task. */
-const OVERDUE_RETRY_AFTER_MS = 1000;
 /**
  * docs/versioning.md: a keyless movement's key comes from its update ID (what the caller repeats
  * on retry), no longer from a counter that a failed movement did not advance.
@@ -84,6 +83,12 @@ export interface CardLifecycleInput {
   balanceRead?: BalanceRead;
   /** The run before asked for a read it did not make (a movement's, card-balance.ts): this run makes it at once. */
   balanceReadDue?: boolean;
+  /** When the card last moved money (card-balance.ts): the view is stale until a read that started later. */
+  lastMovedAt?: number;
+  /** How long a stale view nobody asks about waits for its read (card-balance.ts IDLE_READ_MS, 30 s); tests shorten it. */
+  balanceIdleReadMs?: number;
+  /** When the run before's idle read of a stale view was due (card-balance.ts IDLE_READ_MS): this run keeps the time. */
+  balanceIdleReadAt?: number;
   /** The follow of a deleted card to DELETED (lib/card-deletion.ts), carried across continue-as-new. */
   deletionFollow?: DeletionFollow;
   /** Capability nonces and PIN boxes this card accepted, each until its expiry: none is accepted twice. */
@@ -91,7 +96,7 @@ export interface CardLifecycleInput {
 }
 
 export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLifecycleState> {
-  const input = trustedStart(started, ['cardId', 'lingerMs', 'maxHistoryEvents']);
+  const input = trustedStart(started, ['cardId', 'lingerMs', 'maxHistoryEvents', 'balanceIdleReadMs']);
   const { cardId } = input;
   const inbox = new EntityInbox(input.snapshot ?? emptySnapshot('card', cardId));
   const transactions = [...(input.recentTransactions ?? [])];
@@ -111,13 +116,17 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
   const sensitive = providerCalls('sensitive');
 
   const watch = new EntityWatch(inbox, input.watch);
-  const balance = new CardBalance(cardId, inbox, input.balanceRead);
+  const balance = new CardBalance(cardId, inbox, input.balanceRead, input.lastMovedAt, idleReadMsOf(input.balanceIdleReadMs));
   const deletion = new DeletionFollower(inbox, balance, input.deletionFollow);
   wireInbox(inbox, watch, (event) => {
     recordTransaction(transactions, event);
     if (event.eventType === 'CARD_TRANSACTION') void balance.refresh();
   });
-  setHandler(cardMoneyMovedSignal, trustedSignal('cardMoneyMoved', () => void balance.refresh()));
+  // A standalone fundCard/withdrawFromCard on this card completed: like the card's own movements, it marks the view stale.
+  setHandler(
+    cardMoneyMovedSignal,
+    trustedSignal('cardMoneyMoved', () => (patched(BALANCE_ON_DEMAND_PATCH) ? balance.moved() : void balance.refresh())),
+  );
   setHandler(cardReadSignal, trustedSignal('cardRead', ({ card, readAt }: { card: CardView; readAt: number }) => balance.apply(card, readAt)));
   upsertSearchAttributes([
     { key: FLOW_KIND, value: 'cardLifecycle' },
@@ -127,6 +136,7 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
     cardId,
     // The view is the card's allowlisted fields (toCardView): a CARD_CREATED webhook's contact data (email, mobile, billing address) never reaches a caller.
     ...balance.view(inbox.state.data ? toCardView({ ...inbox.state.data, cardId }) : undefined),
+    ...balance.freshness(),
     status: inbox.state.status,
     recentTransactions: [...transactions],
     operationsApplied,
@@ -224,8 +234,9 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
       try {
         const owner = { workflowId: workflowInfo().workflowId, runId: workflowInfo().runId, updateId: updateId ?? `key/${args.idempotencyKey ?? operationsApplied}` };
         const result = await moveMoney(kind, { ...args, cardId }, scope, { owner });
-        // The answer goes once the money moved; the view's balance follows within a second (card-balance.ts).
-        if (patched(BALANCE_READ_AFTER_ANSWER_PATCH)) balance.refreshSoon();
+        // The answer goes once the money moved; the view is read when someone asks for it (card-balance.ts).
+        if (patched(BALANCE_ON_DEMAND_PATCH)) balance.moved();
+        else if (patched(BALANCE_READ_AFTER_ANSWER_PATCH)) balance.refreshSoon();
         else await balance.refresh();
         remember(updateId, { result, request });
         operationsApplied++;
@@ -292,6 +303,15 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
   setHandler(withdrawFromCardUpdate, move('withdrawal'), {
     validator: (args) => (open(), rejectIf(cardMoneyUpdateErrors('withdrawal', { ...args, cardId })), sameRequest('withdrawal', args)),
   });
+  // A view fresher than `maxAgeMs`, read through the card's rate queue only when the one held is older or a movement happened since.
+  setHandler(
+    refreshCardBalanceUpdate,
+    async ({ maxAgeMs }) => {
+      if (!CLOSED_STATUSES.includes(inbox.state.status ?? '')) await balance.readWithin(maxAgeMs);
+      return state();
+    },
+    { validator: (request) => (refuseWhileOverdue(cardId, maxHistory), rejectIf(freshnessErrors(request))) },
+  );
   // Sealed by the activity to the requester's one-time key: neither the activity result nor the update result opens with any key but the requester's.
   setHandler(revealSensitiveUpdate, (request) => (authorised('reveal', request), serialise(() => sensitive.revealSensitiveCard({ cardId, publicKey: request?.publicKey, capability: request?.capability }))), {
     validator: allowed('reveal', revealRequestErrors),
@@ -300,6 +320,7 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
   // A run continued while the card was DELETING goes on following it, and one continued before its read made it.
   deletion.follow();
   if (input.balanceReadDue) void balance.refresh();
+  if (input.balanceIdleReadAt !== undefined) balance.readWhenIdle(input.balanceIdleReadAt);
   await runEntityLoop(inbox, {
     isFinal: () => inbox.state.status === 'DELETED',
     lingerMs: input.lingerMs,
@@ -315,73 +336,13 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
         balanceRead: balance.last,
         // A read asked for and not made yet is made by the next run at once: rolling over never waits for it.
         ...(balance.pending() ? { balanceReadDue: true } : {}),
+        lastMovedAt: balance.lastMovedAt,
+        balanceIdleReadAt: balance.idleReadDueAt(),
         deletionFollow: deletion.state,
         usedOnce: used.entries(Date.now()),
       }),
   });
   return state();
-}
-
-/** A merchant name longer than this is cut: 50 of them carried through continue-as-new must stay small. */
-const MAX_MERCHANT_NAME = 128;
-
-function recordTransaction(transactions: CardTransaction[], event: ProviderEvent): void {
-  if (event.eventType !== 'CARD_TRANSACTION') return;
-  const d = event.data as Partial<CardTransaction>;
-  // Each text as far as its kind goes: the recent transactions travel through every continue-as-new.
-  const text = (v: unknown, max: number) => (typeof v === 'string' ? v.slice(0, max) : undefined);
-  transactions.unshift({
-    eventId: event.eventId,
-    amount: Number(d.amount ?? 0),
-    currency: text(d.currency, 8),
-    merchantName: text(d.merchantName, MAX_MERCHANT_NAME),
-    status: text(d.status, 64),
-    createdAt: event.createdAt,
-  });
-  transactions.splice(MAX_RECENT_TRANSACTIONS);
-}
-
-/** The first outcome of an update ID, again: its result, or its failure. */
-function answerAgain(outcome: UpdateOutcome): MoneyMovementResult {
-  if ('result' in outcome) return outcome.result;
-  throw ApplicationFailure.create({ type: outcome.failure.type, message: outcome.failure.message, details: outcome.failure.details, nonRetryable: true });
-}
-
-/** Runs operations on the card one at a time, in the order they were accepted. */
-function serialiser() {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(op: () => Promise<T>): Promise<T> => {
-    const run = tail.then(op, op);
-    tail = run.catch(() => undefined);
-    return run;
-  };
-}
-
-/**
- * A run continues as new once every update it accepted has finished (entity-loop.ts), so a steady
- * stream of updates, each accepted while another runs, kept it from ever rolling over until
- * Temporal's history limit ended it. Past its limit by a tenth, the run takes no new update: those
- * it holds finish and it rolls over. The refusal is written nothing to history (a validator), and
- * the same update, sent again in a moment under its update ID, lands on the new run.
- */
-function refuseWhileOverdue(cardId: string, maxHistory: number): void {
-  const limit = maxHistory + Math.ceil(maxHistory / 10);
-  if (workflowInfo().historyLength <= limit) return;
-  throw ApplicationFailure.create({
-    type: FailureType.RateLimited,
-    message: `card/${cardId} is continuing as new after a steady stream of updates: nothing was done; send this update again, under the same update ID, in a moment`,
-    details: [{ retryAfterMs: OVERDUE_RETRY_AFTER_MS, historyLength: workflowInfo().historyLength, limit }],
-    nonRetryable: true,
-  });
-}
-
-/** A validator that throws refuses the update before it is written to history. */
-function rejectIf(errors: FieldErrors, type: string = FailureType.ValidationFailed): void {
-  if (hasErrors(errors)) throw ApplicationFailure.create({ type, message: describeErrors(errors), details: [{ errors }], nonRetryable: true });
-}
-
-function refuseUnauthorised(errors: FieldErrors): void {
-  rejectIf(errors, FailureType.Unauthorized);
 }
 
 /** A contact change's fields, without the capability that allows it. */

@@ -17,7 +17,6 @@ import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows'
 import { asBridge, uniqueId, type Stack } from '../helpers/stack';
 import { waitUntil } from '../helpers/wait';
 import { TIMINGS, cardBalance, faults, ledger, requests, stackOn, typedClient } from './helpers';
-import { BALANCE_READ_DELAY_MS } from '../../src/workflows/lib/card-balance';
 
 const DELETE_CARD = 'DELETE /cards/{cardId}';
 const GET_CARD = 'GET /cards/{cardId}';
@@ -247,6 +246,9 @@ describe('suspected A: a card workflow under a steady stream of updates still co
  * lagging by different amounts. The test plays reconcile-cards: the lagging replica's answer is the
  * provider's own, read before the funding, and handed over after the workflow read the funded card.
  */
+/** The view as the card workflow holds it: a look that reads nothing from the provider, so the reads handed over decide. */
+const AS_HELD = { maxAgeMs: Infinity };
+
 describe("suspected B: a card read stamped later but older by the provider's updatedAt does not overwrite a fresher balance", () => {
   test('a lagging read of the card from before a funding, handed over after the workflow read the funded card, leaves the view at the funded balance; a fresher read still corrects it, even one stamped before the read held', async () => {
     stack = await stackOn('minimal');
@@ -269,7 +271,7 @@ describe("suspected B: a card read stamped later but older by the provider's upd
 
     // A read started after the workflow's (stamped later), answered by a replica still showing the card before the funding.
     await handOver(stale, Math.max(Date.now(), held.balanceReadAt! + 1));
-    expect((await cards.cardState(card.cardId)).card?.availableBalance).toBe(1500);
+    expect((await cards.cardState(card.cardId, AS_HELD)).card?.availableBalance).toBe(1500);
     expect(await markers(handle.workflowId)).toContain('card-read-provider-order');
     expect(await cardBalance(stack, card.cardId)).toBe(1500);
 
@@ -279,18 +281,18 @@ describe("suspected B: a card read stamped later but older by the provider's upd
     const fresh = toCardView((await provider.getCard(card.cardId)) as unknown as Record<string, unknown>);
     expect(fresh.availableBalance).toBe(1300);
     await handOver(fresh, Date.now());
-    expect((await cards.cardState(card.cardId)).card?.availableBalance).toBe(1300);
+    expect((await cards.cardState(card.cardId, AS_HELD)).card?.availableBalance).toBe(1300);
     expect(await cardBalance(stack, card.cardId)).toBe(1300);
 
     // The other way: a read the provider answered later (its updatedAt) but stamped before the one held
     // (it started earlier and answered late) is taken: the provider's order decides, not the stamp.
-    const heldAt = (await cards.cardState(card.cardId)).balanceReadAt!;
+    const heldAt = (await cards.cardState(card.cardId, AS_HELD)).balanceReadAt!;
     await stack.control('POST', `/cards/${card.cardId}/transactions`, { amount: 300, merchantName: 'Late', webhook: false });
     await sleep(10);
     const later = toCardView((await provider.getCard(card.cardId)) as unknown as Record<string, unknown>);
     expect(later.availableBalance).toBe(1000);
     await handOver(later, heldAt - 1000);
-    expect((await cards.cardState(card.cardId)).card?.availableBalance).toBe(1000);
+    expect((await cards.cardState(card.cardId, AS_HELD)).card?.availableBalance).toBe(1000);
     expect(await cardBalance(stack, card.cardId)).toBe(1000);
     expect((await ledger(stack)).violations).toEqual([]);
   });
@@ -306,8 +308,10 @@ describe("suspected B: a card read stamped later but older by the provider's upd
  */
 describe("suspected B, with the provider's own read lag", () => {
   test("a card workflow over a provider whose GET /cards lags: after a funding and a spend whose webhook is lost, lagging reads never take the view's balance back; a read without lag ends it at the ledger", async () => {
-    // Longer than the card's wait before its read after a movement (BALANCE_READ_DELAY_MS), shorter than it plus the read's retry.
-    const LAG = BALANCE_READ_DELAY_MS + 500;
+    // The read is asked for ASK_AFTER_MS after the funding: the lag is longer than that (a read started then answers
+    // the card before the funding), shorter than it plus the read's retry a second later (which answers it funded).
+    const ASK_AFTER_MS = 500;
+    const LAG = ASK_AFTER_MS + 500;
     stack = await stackOn('minimal', WIDE_WINDOWS);
     const card = await issueTestCard(stack, 1000);
     const cards = typedClient(stack);
@@ -322,8 +326,9 @@ describe("suspected B, with the provider's own read lag", () => {
     const note = (balance: number | undefined) => {
       if (balance !== undefined && balance !== shown[shown.length - 1]) shown.push(balance);
     };
+    // The view as held (maxAgeMs Infinity): looking reads nothing, so the only reads are the ones this test asks for.
     const look = async () => {
-      const state = await cards.cardState(card.cardId);
+      const state = await cards.cardState(card.cardId, { maxAgeMs: Infinity });
       note(state.card?.availableBalance);
       return state;
     };
@@ -342,7 +347,10 @@ describe("suspected B, with the provider's own read lag", () => {
     // The workflow's read after the funding: its first try is refused (500, before anything), the retry comes a second later.
     await faults(stack, { [GET_CARD]: { errorRate: 1, beforeEffect: true, maxFaults: 1 } });
     const refusedReads = async () => (await stack.control<{ endpoints: Record<string, { byStatus: Record<string, number> }> }>('GET', '/stats')).endpoints.getCard?.byStatus['500'] ?? 0;
-    const funding = cards.fundCard({ cardId: card.cardId, amount: 500, idempotencyKey: uniqueId('fund').slice(0, 40), timings: TIMINGS });
+    await cards.fundCard({ cardId: card.cardId, amount: 500, idempotencyKey: uniqueId('fund').slice(0, 40), timings: TIMINGS });
+    // A caller asks for the funded balance: the workflow reads the card.
+    await sleep(ASK_AFTER_MS);
+    const reading = cards.cardState(card.cardId, { maxAgeMs: 0 });
     const deadline = Date.now() + 20_000;
     while ((await refusedReads()) < 1) {
       if (Date.now() > deadline) throw new Error("the workflow's first read was not refused");
@@ -352,7 +360,7 @@ describe("suspected B, with the provider's own read lag", () => {
     const laggingAt = Date.now();
     const lagging = await providerRead();
     expect(lagging.availableBalance).toBe(1000);
-    await funding;
+    expect((await reading).card?.availableBalance).toBe(1500);
     // Cleared: a fault's budget starts again with every new configuration.
     await faults(stack, {});
     await waitUntil(async () => (await look()).card?.availableBalance === 1500, 20_000, "the workflow's retried read");
@@ -393,31 +401,41 @@ describe("suspected B, with the provider's own read lag", () => {
 });
 
 /**
- * The balance read after a burst (lib/card-balance.ts refreshSoon): a movement answered while the
- * delayed read is already under way may not be in that read's answer; it gets a read of its own
- * (marker card-balance-read-after-every-movement). Before, it shared the read under way, and the
- * view kept the balance without it until something else read the card.
+ * The balance read on demand (lib/card-balance.ts): a movement answered while a read is already under
+ * way may not be in that read's answer; a caller asking after it gets a read of its own, queued behind
+ * the one under way, never the answer of a read that started before the movement.
  */
-describe('the balance read after a burst', () => {
-  test('a movement answered while the read after the one before is under way: the view still ends at the ledger', async () => {
+describe('the balance read on demand', () => {
+  test('a movement answered while a read asked for before it is under way: the next cardState reads again and shows both fundings', async () => {
     stack = await stackOn('minimal');
     const card = await issueTestCard(stack, 1000);
     await cardViewAt(card.cardId, 'ENABLE');
     const cards = typedClient(stack);
+    await cards.fundCard({ cardId: card.cardId, amount: 100, idempotencyKey: uniqueId('first').slice(0, 40) });
     // The next read of the card is answered 3 s late, with the card as it was when asked.
     await stack.control('PUT', '/config', { faults: { hangMs: 3000 } });
     await faults(stack, { [GET_CARD]: { hangRate: 1, afterEffect: true, maxFaults: 1 } });
-    await cards.fundCard({ cardId: card.cardId, amount: 100, idempotencyKey: uniqueId('first').slice(0, 40) });
-    // Past the read's delay, inside its 3 s: the read after the first funding is under way.
-    await sleep(BALANCE_READ_DELAY_MS + 700);
+    const reads = async () => (await scheduledActivities(card.cardId)).filter((a) => a === 'getCard').length;
+    const readsBefore = await reads();
+    const reading = cards.cardState(card.cardId, { maxAgeMs: 0 });
+    await waitUntil(async () => (await reads()) > readsBefore, 10_000, 'the read under way');
     await cards.fundCard({ cardId: card.cardId, amount: 200, idempotencyKey: uniqueId('second').slice(0, 40) });
     expect(await cardBalance(stack, card.cardId)).toBe(1300);
-    await waitUntil(async () => (await cards.cardState(card.cardId)).card?.availableBalance === 1300, 20_000, 'the view to show both fundings');
-    // The read under way, and one of the second funding's own.
-    // Two reads after the first funding: the one under way, and the second funding's own (no more).
-    const history = await stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId)).fetchHistory();
-    const scheduled = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    // The read under way started before the second funding: its answer is marked stale at once.
+    const read = await reading;
+    expect(read.card?.availableBalance).toBe(1100);
+    expect(read.movedSinceBalanceRead).toBe(true);
+    const after = await cards.cardState(card.cardId);
+    expect(after.card?.availableBalance).toBe(1300);
+    expect(after.movedSinceBalanceRead).toBe(false);
+    // One read per ask, none per movement: the funding, the read asked for, the funding, the read after it.
+    const scheduled = await scheduledActivities(card.cardId);
     expect(scheduled.slice(scheduled.indexOf('moveMoney'))).toEqual(['moveMoney', 'getCard', 'moveMoney', 'getCard']);
     expect((await ledger(stack)).violations).toEqual([]);
   });
 });
+
+async function scheduledActivities(cardId: string): Promise<string[]> {
+  const history = await stack.client.workflow.getHandle(entityWorkflowId('card', cardId)).fetchHistory();
+  return (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter((n): n is string => Boolean(n));
+}

@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { SandboxControlClient } from '../../src/sandbox/control-client';
 import { sampleFolder, sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
 import { createProviderClient } from '../../src/provider/client';
-import { cardStateQuery, fundCardUpdate } from '../../src/shared/messages';
+import { cardStateQuery, fundCardUpdate, refreshCardBalanceUpdate } from '../../src/shared/messages';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { RECONCILIATIONS, type DriftReport, type ReconcileKind } from '../../src/shared/reconciliation';
 import type { CardLifecycleState, CardView } from '../../src/shared/types';
@@ -59,10 +59,12 @@ describe('reconciliation on Temporal Schedules', () => {
     const fund = (cardId: string, amount: number, workflowId = uniqueId('fund-card')) =>
       stack.client.workflow.execute('fundCard', { taskQueue: stack.taskQueue, workflowId, args: [{ cardId, amount, timings: FAST_TIMINGS }] });
 
-    // A card funded by a standalone flow: its workflow reads the balance when the flow completes (no difference) …
+    // A card funded by a standalone flow: its workflow marks its view stale when the flow completes, and reads it when asked (no difference) …
     seeded.spent = await issueTestCard(stack, 10_000);
     await fund(seeded.spent.cardId, 2_500);
-    await waitUntil(async () => (await cardState(seeded.spent.cardId)).card?.availableBalance === 12_500, 20_000, 'the card workflow reads its balance after a standalone funding');
+    const spentCard = stack.client.workflow.getHandle(entityWorkflowId('card', seeded.spent.cardId));
+    await waitUntil(async () => (await cardState(seeded.spent.cardId)).movedSinceBalanceRead === true, 20_000, 'the card workflow told of the standalone funding');
+    expect((await spentCard.executeUpdate(refreshCardBalanceUpdate, { args: [{ maxAgeMs: 0 }] })).card?.availableBalance).toBe(12_500);
     // … then a spend whose webhook never comes.
     await sandbox.silentCardTransaction(seeded.spent.cardId, 420, 'Coffee without webhook');
 

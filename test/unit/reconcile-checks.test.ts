@@ -78,6 +78,11 @@ describe('compareCard', () => {
     expect(compareCard(ours, { known: true, card: { ...card, availableBalance: 580, status: 'DISABLE' } }).map((d) => d.kind)).toEqual(['card-status-differs', 'card-balance-differs']);
     expect(compareCard(ours, { known: false })).toEqual([expect.objectContaining({ kind: 'card-unknown-at-provider', ids: { cardId: 'crd_1' } })]);
   });
+  test("a view a movement of ours made stale is not drift: its balance is not compared, its status still is", () => {
+    const stale = { ...ours, movedSinceBalanceRead: true };
+    expect(compareCard(stale, { known: true, card: { ...card, availableBalance: 1500 } })).toEqual([]);
+    expect(compareCard(stale, { known: true, card: { ...card, availableBalance: 1500, status: 'DISABLE' } }).map((d) => d.kind)).toEqual(['card-status-differs']);
+  });
 });
 
 test("readBudget: the share of the smallest window reconciliation reads, whole reads, at least one", () => {

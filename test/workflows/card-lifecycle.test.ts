@@ -11,6 +11,7 @@ import {
   freezeCardUpdate,
   fundCardUpdate,
   providerEventSignal,
+  refreshCardBalanceUpdate,
   revealSensitiveUpdate,
   setPinUpdate,
   unfreezeCardUpdate,
@@ -218,18 +219,24 @@ describe('money through the card workflow', () => {
     await stack.client.workflow.getHandle(workflowId).terminate('test done');
   });
 
-  test('many refreshes asked at once share reads: one under way and one after it, and the view ends at the ledger', async () => {
+  test('movements mark the view stale without reading it; many fresh reads asked at once share reads (one under way and one after it), and the view ends at the ledger', async () => {
     stack = await startStack({ cardProvisioningMs: 50 });
     const card = await issueTestCard(stack, 1000);
     const handle = stack.client.workflow.getHandle(entityWorkflowId('card', card.cardId));
     const reads = async () => ((await handle.fetchHistory()).events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'getCard').length;
     await waitUntil(async () => (await handle.query(cardStateQuery)).status === 'ENABLE', 20_000, 'the card enabled');
     const before = await reads();
-    // A spend without its webhook, then twenty "a movement completed" signals at once.
+    // A spend without its webhook, then twenty "a movement completed" signals at once: the view is stale, and nothing is read for it.
     await stack.control('POST', `/cards/${card.cardId}/transactions`, { amount: 420, merchantName: 'Quiet', webhook: false });
     await Promise.all(Array.from({ length: 20 }, (_, i) => asBridge(stack, handle.workflowId).signal(cardMoneyMovedSignal, { workflowId: `fund-card/${i}` })));
-    await waitUntil(async () => (await handle.query(cardStateQuery)).card?.availableBalance === 580, 20_000, 'the view at the ledger');
+    await waitUntil(async () => (await handle.query(cardStateQuery)).movedSinceBalanceRead === true, 10_000, 'the view marked stale');
     await new Promise((r) => setTimeout(r, 1_000));
+    expect(await reads()).toBe(before);
+    expect((await handle.query(cardStateQuery)).card?.availableBalance).toBe(1000);
+    // Twenty callers ask at once for a view read within 5 s and after the movements.
+    const views = await Promise.all(Array.from({ length: 20 }, () => handle.executeUpdate(refreshCardBalanceUpdate, { args: [{ maxAgeMs: 5_000 }] })));
+    expect(views.map((v) => v.card?.availableBalance)).toEqual(Array(20).fill(580));
+    expect((await handle.query(cardStateQuery)).movedSinceBalanceRead).toBe(false);
     const added = (await reads()) - before;
     expect(added).toBeGreaterThanOrEqual(1);
     expect(added).toBeLessThanOrEqual(2);

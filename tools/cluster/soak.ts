@@ -295,6 +295,11 @@ async function throughput(cluster: Cluster, opts: SoakOptions, ms: number): Prom
   // The presigned upload itself is not an API call; operation lookups count against funding and withdrawal.
   const general = rows.filter((r) => !(r.endpoint in limits) && r.endpoint !== 'upload' && r.endpoint !== 'getOperation').reduce((sum, r) => sum + r.calls, 0);
   say(`general rate class (every other endpoint, limit ${RATE_QUEUE_LIMITS.general} per window): ${(general / windows).toFixed(1)} calls per window on average; 429 answers: ${rows.reduce((s, r) => s + Number(r['429']), 0)}`);
+  // Issue 52: the card reads (issuance polls, read-backs after card actions, balance reads on demand) against the movements they once followed.
+  const calls = (endpoint: string) => rows.find((r) => r.endpoint === endpoint)?.calls ?? 0;
+  const movements = calls('fundCard') + calls('withdrawFromCard');
+  const reads = calls('getCard');
+  say(`card reads (GET /cards/{cardId}, limit ${RATE_QUEUE_LIMITS['card-read']} per window): ${(reads / windows).toFixed(1)} per window, ${((100 * reads) / windows / RATE_QUEUE_LIMITS['card-read']).toFixed(1)} % of the window; ${movements === 0 ? '-' : (reads / movements).toFixed(2)} per money movement (${reads} reads, ${movements} movements)`);
 }
 
 /** Every webhook delivered, once the sandbox has nothing pending (it redelivers what a killed bridge missed). */

@@ -1,10 +1,15 @@
 /**
- * The card workflow's balance, read from the provider (issue 22): after each money movement it
- * runs, after each transaction webhook, when a standalone fundCard/withdrawFromCard on the card
- * completes, and when reconciliation hands it the provider's card. Webhooks carry no balance,
- * so without these reads the view kept CARD_CREATED's figure. Each read keeps the time it was
- * made and the provider's `updatedAt`: an older read never overwrites a newer one by either, and
- * `cardState` shows the time beside the balance.
+ * The card workflow's balance, read from the provider (issue 22) on demand (issue 52): a money
+ * movement only marks the view stale; the card is read when someone asks for a view fresher than
+ * the one held (the refreshCardBalance update, which the typed client's and the CLI's `card` send
+ * when the view is older than their bound), after each transaction webhook, when reconciliation
+ * hands it the provider's card, and, for a stale view nobody asked about, once per
+ * IDLE_READ_MS. Before, every burst of movements paid a timer, a read and two workflow tasks, and
+ * those reads took most of the general rate class (docs/performance.md, "The balance read on
+ * demand"). Webhooks carry no balance, so without reads the view kept CARD_CREATED's figure. Each
+ * read keeps the time it was made and the provider's `updatedAt`: an older read never overwrites
+ * a newer one by either, and `cardState` shows the time beside the balance. No money rule reads
+ * the view (docs/idempotency.md).
  */
 import { log, patched, sleep } from '@temporalio/workflow';
 import type { CardView } from '../../shared/types';
@@ -42,6 +47,14 @@ export const BALANCE_READ_AFTER_EVERY_MOVEMENT_PATCH = 'card-balance-read-after-
  */
 export const CARD_READ_PROVIDER_ORDER_PATCH = 'card-read-provider-order';
 
+/**
+ * docs/versioning.md: a movement marks the view stale and the card is read on demand or once per
+ * IDLE_READ_MS; before, each burst of movements was read a second after it (refreshSoon).
+ */
+export const BALANCE_ON_DEMAND_PATCH = 'card-balance-on-demand';
+/** How long a stale view nobody asks about waits for its read: movements until then share it. */
+export const IDLE_READ_MS = 30_000;
+
 export interface BalanceRead {
   availableBalance: number;
   totalConsumption?: number;
@@ -56,7 +69,50 @@ export class CardBalance {
     private readonly inbox: EntityInbox,
     /** Carried across continue-as-new. */
     public last?: BalanceRead,
+    /** When the card last moved money through this workflow (epoch ms); carried across continue-as-new. */
+    public lastMovedAt?: number,
+    /** How long a stale view nobody asks about waits for its read. */
+    private readonly idleReadMs = IDLE_READ_MS,
   ) {}
+
+  /** A movement happened since the last read started: the view's balance may not show it. */
+  stale(): boolean {
+    return this.lastMovedAt !== undefined && (this.last === undefined || this.last.readAt < this.lastMovedAt);
+  }
+
+  /** The view was read within `maxAgeMs` and no movement happened since. */
+  freshWithin(maxAgeMs: number): boolean {
+    return !this.stale() && this.last !== undefined && Date.now() - this.last.readAt <= maxAgeMs;
+  }
+
+  /** The idle read's timer under way: when it fires (epoch ms). */
+  private idle?: { dueAt: number };
+
+  /** A movement answered: the view is stale from now, and is read within the idle period unless someone asks sooner. */
+  moved(): void {
+    this.lastMovedAt = Date.now();
+    this.readWhenIdle();
+  }
+
+  /**
+   * One read at `dueAt` (by default an idle period from now) if the view is still stale then; every
+   * movement until it fires shares it, so a burst costs one timer and at most one read per period.
+   */
+  readWhenIdle(dueAt = Date.now() + this.idleReadMs): void {
+    if (this.idle) return;
+    const idle = { dueAt };
+    this.idle = idle;
+    void sleep(Math.max(0, dueAt - Date.now()))
+      .then(() => (this.stale() ? this.refresh() : undefined))
+      .finally(() => {
+        if (this.idle === idle) this.idle = undefined;
+      });
+  }
+
+  /** When the idle read is due, for the next run to keep (continue-as-new): undefined when the view is not stale. */
+  idleReadDueAt(): number | undefined {
+    return this.stale() ? (this.idle?.dueAt ?? Date.now()) : undefined;
+  }
 
   /**
    * Takes a read of the card unless a newer one is held: its status under the inbox's ordering rule, its
@@ -87,9 +143,21 @@ export class CardBalance {
     return patched(CARD_BALANCE_REFRESH_PATCH);
   }
 
-  /** The read under way, and the one queued behind it for everyone who asked meanwhile. */
+  /** The read under way (and when it started), and the one queued behind it for everyone who asked meanwhile. */
   private current?: Promise<void>;
+  private currentStartedAt?: number;
   private next?: Promise<void>;
+
+  /**
+   * A view read at most `maxAgeMs` ago and after the last movement, for someone who asked for one
+   * (refreshCardBalance): the view held if it is, the read under way if that one is, else a read.
+   */
+  readWithin(maxAgeMs: number): Promise<void> {
+    if (this.freshWithin(maxAgeMs)) return Promise.resolve();
+    const started = this.currentStartedAt;
+    if (this.current && started !== undefined && started >= (this.lastMovedAt ?? 0) && Date.now() - started <= maxAgeMs) return this.current;
+    return this.refresh();
+  }
 
   /**
    * Reads the card (GET /cards/{cardId}, the flows' budget) once everything before this call
@@ -103,8 +171,10 @@ export class CardBalance {
     if (!patched(CARD_BALANCE_COALESCED_PATCH)) return this.read();
     if (this.next) return this.next;
     if (!this.current) {
+      this.currentStartedAt = Date.now();
       this.current = this.read().finally(() => {
         this.current = undefined;
+        this.currentStartedAt = undefined;
       });
       return this.current;
     }
@@ -138,6 +208,11 @@ export class CardBalance {
   /** A read is asked for or under way: a run continuing as new now tells the next one to read at once (no update waits for it). */
   pending(): boolean {
     return Boolean(this.soon ?? this.next ?? this.current);
+  }
+
+  /** What `cardState` says of the balance's age: when it was read, and whether a movement happened since. */
+  freshness(): { movedSinceBalanceRead: boolean; lastMovedAt?: number } {
+    return { movedSinceBalanceRead: this.stale(), ...(this.lastMovedAt === undefined ? {} : { lastMovedAt: this.lastMovedAt }) };
   }
 
   /** One read. A failed read changes nothing: the next one will do. */
