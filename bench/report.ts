@@ -78,11 +78,12 @@ export function renderReport(report: Report): string {
     const p = m.P5;
     row('P5', 'card update movements/s vs bare (saturated)', p.throughputRatio, '>= 0.9', p.throughputRatio >= 0.9, `${p.throughput.oursPerSec} vs ${p.throughput.barePerSec} movements/s over ${p.cards} cards; failed ${p.failed.ours} / ${p.failed.bare}`);
     if (p.throughput.bareWithCodecPerSec) row('P5', 'control: bare with our payload codec vs bare (saturated)', p.throughput.bareWithCodecPerSec / p.throughput.barePerSec, '-', undefined, `${p.throughput.bareWithCodecPerSec} movements/s: what the codec's rule costs on this path`);
-    row('P5', 'card update p50 vs bare', p.p50Ratio, '<= 1.3', p.p50Ratio <= 1.3, `${p.latency.ours.p50} vs ${p.latency.bare.p50} ms at ${p.latency.ratePerSec}/s`);
+    row('P5', 'card update p50 vs bare', p.p50Ratio, '<= 1.2', p.p50Ratio <= 1.2, `${p.latency.ours.p50} vs ${p.latency.bare.p50} ms at ${p.latency.ratePerSec}/s`);
     row('P5', 'card update p99 vs bare', p.p99Ratio, '<= 2', p.p99Ratio <= 2, `${p.latency.ours.p99} vs ${p.latency.bare.p99} ms`);
     row('P5', 'one card: movements/s', p.oneCard.oursPerSec / p.oneCard.barePerSec, '-', undefined, `${p.oneCard.oursPerSec} vs ${p.oneCard.barePerSec}/s (${p.oneCard.oursMsPerMovement} ms each: the card serialises its movements)`);
     const a = p.actions;
-    row('P5', 'actions per movement above bare', undefined, '<= 2', a.above.extra <= 2, `${describeActions(a.ours)} vs bare ${describeActions(a.bare)}; above: ${describeAbove(a.above)}`);
+    // Issue 52: a card update costs what a bare update with one activity costs, +0.5 at most.
+    row('P5', 'actions per movement above bare', undefined, '<= 0.5', a.above.extra <= 0.5, `${describeActions(a.ours)} vs bare ${describeActions(a.bare)}; above: ${describeAbove(a.above)}`);
   }
   if (m.P4) {
     row('P4', 'memory (RSS) per parked flow vs bare', m.P4.memoryRatio, '<= 1.5', m.P4.memoryRatio <= 1.5, `${m.P4.flowRssKb} vs ${m.P4.bareRssKb} KB per flow`);
