@@ -40,7 +40,7 @@ import { itemOf } from './lib/open-item-of';
 import { isUnknownOutcomeType } from '../shared/outcome-unknown';
 import { declareVersioning } from './lib/versioning';
 import { trustedSignal, trustedStart } from './lib/trusted-signal';
-import { answerAgain, idleReadMsOf, recordTransaction, refuseUnauthorised, refuseWhileOverdue, rejectIf, serialiser } from './lib/card-handlers';
+import { answerAgain, carriedSnapshot, idleReadMsOf, recordTransaction, refuseUnauthorised, refuseWhileOverdue, rejectIf, serialiser } from './lib/card-handlers';
 
 /** Money movements answered by update ID, carried across continue-as-new; the oldest are forgotten first. */
 const MAX_REMEMBERED_UPDATES = 500;
@@ -328,7 +328,7 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
     continueAsNew: () =>
       continueAsNew<typeof cardLifecycle>({
         ...input,
-        snapshot: inbox.snapshot(),
+        snapshot: carriedSnapshot(inbox.snapshot(), cardId),
         watch: watch.plan,
         recentTransactions: transactions,
         operationsApplied,

@@ -79,7 +79,7 @@ describe('the card workflow', () => {
     expect(endpoints.fundCard).toBeUndefined();
   });
 
-  test('continues as new before its history grows large, keeping state and de-duplication', async () => {
+  test('continues as new before its history grows large, keeping state and de-duplication, and carries no contact data of CARD_CREATED', async () => {
     stack = await startStack();
     // A card workflow with a tiny history budget, for a second card id that the provider does not know.
     const cardId = `crd_${uniqueId('x').replace(/-/g, '').slice(0, 20)}`;
@@ -89,12 +89,20 @@ describe('the card workflow', () => {
     const event = (n: number) => ({ eventId: `evt_tx_${n}`, eventType: 'CARD_TRANSACTION', createdAt: Date.now(), data: { cardId, amount: n, currency: 'USD', merchantName: `m${n}`, status: 'APPROVED' } });
     // As the bridge delivers them: with its MAC (a service's client, with the payload key alone, is not the provider's word).
     const bridge = asBridge(stack, workflowId);
+    // CARD_CREATED as the provider sends it, with the cardholder's contact data: the view never shows it, and no later run carries it.
+    const contact = { email: 'ada.contact@example.com', mobile: '7700900123', billingAddress: { line1: '12 Contact Row' } };
+    await bridge.signal(providerEventSignal, { eventId: 'evt_created', eventType: 'CARD_CREATED', createdAt: Date.now(), data: { cardId, status: 'ENABLE', cardNumber: '4111111111111111', availableBalance: 1000, cardBinId: 'bin_visa_basic', ...contact } });
     for (let n = 1; n <= 30; n++) await bridge.signal(providerEventSignal, event(n));
     await bridge.signal(providerEventSignal, event(3)); // a duplicate from before the roll-over
     await waitUntil(async () => (await stack.client.workflow.getHandle(workflowId).describe()).runId !== firstRun);
     await waitUntil(async () => (await stack.client.workflow.getHandle(workflowId).query(cardStateQuery)).recentTransactions.length === 30);
     const state = await stack.client.workflow.getHandle(workflowId).query(cardStateQuery);
     expect(new Set(state.recentTransactions.map((t) => t.eventId)).size).toBe(30);
+    expect(state.card).toMatchObject({ cardId, status: 'ENABLE', availableBalance: 1000, cardNumber: expect.not.stringContaining('11111111') });
+    // The later run's history (its start input carries the state), decoded: no contact field.
+    const { decoded } = await historyTexts(await stack.client.workflow.getHandle(workflowId).fetchHistory(), stack.config.codec);
+    expect(decoded).toContain(cardId);
+    for (const text of [contact.email, contact.mobile, contact.billingAddress.line1]) expect(decoded).not.toContain(text);
     await stack.client.workflow.getHandle(workflowId).terminate('test done');
   });
 

@@ -4,9 +4,10 @@
  * bad input in a validator. Kept apart so the workflow's file reads as its handlers.
  */
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
-import { describeErrors, hasErrors } from '../../shared/card-rules';
+import { describeErrors, hasErrors, toCardView } from '../../shared/card-rules';
 import { FailureType, type FieldErrors } from '../../shared/failures';
 import type { CardTransaction, MoneyMovementResult, ProviderEvent, UpdateOutcome } from '../../shared/types';
+import type { InboxSnapshot } from './entity-inbox';
 
 const MAX_RECENT_TRANSACTIONS = 50;
 /** How soon an update refused while the run rolls over may be sent again: a continue-as-new takes a workflow task. */
@@ -79,3 +80,15 @@ export function refuseUnauthorised(errors: FieldErrors): void {
   rejectIf(errors, FailureType.Unauthorized);
 }
 
+
+/**
+ * The inbox as the next run carries it: the card's data cut to its view's allowlist (toCardView).
+ * CARD_CREATED's webhook brings the cardholder's contact data (email, mobile, billing address); the
+ * view never showed it, but the whole webhook body travelled in every continue-as-new input. The
+ * view is the same either way (state() cuts it to the same fields), and a CAN input is not compared
+ * on replay, so this needs no marker.
+ */
+export function carriedSnapshot(snapshot: InboxSnapshot, cardId: string): InboxSnapshot {
+  const data = snapshot.state.data;
+  return data === undefined ? snapshot : { ...snapshot, state: { ...snapshot.state, data: { ...toCardView({ ...data, cardId }) } } };
+}
