@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Connection, ServiceError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { newPinKeyPair } from '../../src/codec/card-secrets';
+import { newCardActionKeyPair } from '../../src/codec/card-capability';
 import { loadConfig, loadConfigOrExit, type Config } from '../../src/config';
 import { startSandbox } from '../../src/sandbox';
 import { SandboxControlClient, type SandboxConfigPatch } from '../../src/sandbox/control-client';
@@ -102,6 +103,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
 
   const sandbox = await startSandbox({ port: 0, apiKey: base.provider.apiKey, apiSecret: base.provider.apiSecret, webhookSecret: base.provider.webhookSecret });
   stoppers.push(() => sandbox.close());
+  const cardActions = newCardActionKeyPair();
   const env: Record<string, string> = {
     TEMPORAL_ADDRESS: server.address,
     TEMPORAL_NAMESPACE: opts.namespace,
@@ -117,6 +119,12 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     PAYLOAD_CODEC_KEY: randomBytes(32).toString('base64'),
     PAYLOAD_CODEC_KEY_ID: opts.name,
     PIN_SEAL_PRIVATE_KEY: newPinKeyPair().privateKey,
+    // Issue 50's keys: the bridge and workers refuse to start outside development without them.
+    SIGNAL_MAC_KEY: randomBytes(32).toString('base64'),
+    SIGNAL_MAC_KEY_ID: opts.name,
+    CARD_ACTION_SIGNING_KEY: cardActions.privateKey,
+    CARD_ACTION_KEY_ID: opts.name,
+    CARD_ACTION_TRUSTED_KEYS: `${opts.name}:${cardActions.publicKey}`,
     WORKFLOW_BUNDLE_PATH: bundlePath,
     METRICS_PORT: '',
     LISTEN_HOST: '127.0.0.1',
