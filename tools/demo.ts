@@ -5,8 +5,10 @@
  * endpoint, the provider sandbox, the webhook bridge and the workers), each on its default port
  * when free and on a free one otherwise, so a running dev setup is left alone; runs DEMO_FLOWS
  * (tools/flows.ts) through the typed client; prints a summary, the Temporal UI address and the
- * sandbox ledger's verdict; then stops what it started. `--keep` leaves everything running until Ctrl-C.
+ * sandbox ledger's verdict; then stops what it started. `--keep` leaves everything running until Ctrl-C,
+ * and prints the exports a service needs to call this stack (README, "Calling it from your service").
  */
+import { randomUUID } from 'node:crypto';
 import type { Connection } from '@temporalio/client';
 import { loadConfigOrExit, type Config } from '../src/config';
 import { DEVELOPMENT_NEXUS_CALLER } from '../src/nexus/callers';
@@ -35,7 +37,12 @@ async function main(stack: LocalStack): Promise<number> {
     out(`Nexus endpoints for callers in other namespaces: ${await demoNexusEndpoint(stack)}`);
     const ok = rows.every((r) => r.ok) && ledger.ok;
     out(ok ? 'Every flow ended as expected.' : 'Some flows did not end as expected (see above).');
-    if (process.argv.includes('--keep')) await untilInterrupted();
+    if (process.argv.includes('--keep')) {
+      // The demo's card ends deleted: the service gets a card of its own to move money on.
+      const card = await client.issueCard({ cardBinId: 'bin_visa_basic', initialAmount: 1000, firstName: 'Ada', lastName: 'Lovelace', timings: TIMINGS, idempotencyKey: `demo-service-card-${randomUUID()}` });
+      out(`\n${serviceExports(stack, card.cardId).join('\n')}\n`);
+      await untilInterrupted();
+    }
     return ok ? 0 : 1;
   } finally {
     cleanUpFlowRun(run);
@@ -53,6 +60,25 @@ async function demoNexusEndpoint(stack: LocalStack): Promise<string> {
   } catch (err) {
     return `not made (${(err as Error).message}): npm run starter -- nexus-endpoint`;
   }
+}
+
+/**
+ * What a service (examples/fund-service, or any caller of optionsFromEnv) and the CLI need to call this
+ * stack, as lines to paste into a shell: the demo may have picked other ports than the defaults, and
+ * its keys are the public development keys, which both take only with CARD_ISSUING_DEVELOPMENT=true.
+ */
+function serviceExports(stack: LocalStack, cardId: string): string[] {
+  const { temporal, codec, pin, cardActions } = stack.config;
+  return [
+    '# To call this stack from a service (optionsFromEnv) or the CLI, in another shell:',
+    `export TEMPORAL_ADDRESS=${temporal.address} TEMPORAL_NAMESPACE=${temporal.namespace} TEMPORAL_TASK_QUEUE=${temporal.taskQueue}`,
+    `export PAYLOAD_CODEC_KEY=${codec.key} PAYLOAD_CODEC_KEY_ID=${codec.keyId}`,
+    `export PIN_SEAL_PUBLIC_KEY=${pin.publicKey} PIN_SEAL_KEY_ID=${pin.keyId}`,
+    `export CARD_ACTION_SIGNING_KEY=${cardActions.signing.privateKey} CARD_ACTION_KEY_ID=${cardActions.signing.keyId}`,
+    "export CARD_ISSUING_DEVELOPMENT=true   # these keys are public development keys: taken only with this, never in production",
+    `export CARD_ID=${cardId}   # an enabled card with 10.00 on it, issued for you`,
+    `# ${stack.addresses.join(' · ')}`,
+  ];
 }
 
 /** The demo's own dev server serves a Nexus caller even outside development: NEXUS_CALLERS's, or development's `dev` (docs/nexus.md). */
