@@ -50,7 +50,7 @@ async function main(stack: LocalStack): Promise<number> {
   }
 }
 
-/** The endpoints of README "Calling from another namespace" (one per caller: in development, `card-issuing-dev`), pointed at this stack. */
+/** The endpoints of docs/nexus.md, "Calling it" (one per caller: in development, `card-issuing-dev`), pointed at this stack. */
 async function demoNexusEndpoint(stack: LocalStack): Promise<string> {
   const targets = callerEndpoints(DEFAULT_NEXUS_ENDPOINT, stack.config.temporal.namespace, stack.config.temporal.taskQueue, stack.config.nexus.callers);
   if (targets.length === 0) return 'none (NEXUS_CALLERS names no caller)';

@@ -4,7 +4,7 @@
  * must not raise) passes under `promtool test rules`. Every alert a pager receives can be trusted
  * and acted on: it has a severity, a paging one a `for:`, and a `runbook_url` to its own section of
  * docs/runbooks.md (what it means, impact, diagnose, fix, verify), all on one base URL so that one
- * `sed` rewrites them where the rules are vendored; the README's alert table links each.
+ * `sed` rewrites them where the rules are vendored; the alert table of docs/operations.md links each.
  * promtool comes with Debian's `prometheus` package; without it the promtool tests are skipped and say so.
  */
 import { spawnSync } from 'node:child_process';
@@ -114,9 +114,9 @@ describe('alert rules: what a pager receives', () => {
     expect([...text.matchAll(/\]\(#([^)]+)\)/g)].map((m) => m[1]).filter((a) => !anchors.has(a))).toEqual([]);
   });
 
-  test("README's alert table lists every alert, linked to its runbook", () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const missing = alerts().filter((a) => !readme.includes(`| [\`${a.name}\`](docs/runbooks.md#${githubSlug(a.name)})`));
+  test("docs/operations.md's alert table lists every alert, linked to its runbook", () => {
+    const page = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
+    const missing = alerts().filter((a) => !page.includes(`| [\`${a.name}\`](runbooks.md#${githubSlug(a.name)})`));
     expect(missing.map((a) => a.name)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * deploy/helm/card-issuing: `helm lint --strict` and `helm template` pass for every values combination
- * the README shows, and the chart renders what a platform team needs: probes on /health and /ready,
+ * docs/deployment.md shows, and the chart renders what a platform team needs: probes on /health and /ready,
  * resources, a PodDisruptionBudget per component, a grace period longer than the worker's drain,
  * secrets only from existing Secret objects, non-root with a read-only root filesystem, and the
  * worker scaled on its task queues' backlog when KEDA is there (optional). The hardening issue 31
@@ -36,10 +36,12 @@ const KEDA = '--api-versions=keda.sh/v1alpha1';
 /** TLS to Temporal is on by default, and KEDA's scaler speaks it only with a credential: its own here. */
 const KEDA_CREDENTIAL = 'temporal.credentials.autoscaler.apiKey.name=keda-temporal';
 
-/** The helm commands of the README's "Deploying on Kubernetes" section, as their flags (--set, --api-versions). */
+/** The helm commands of docs/deployment.md's "Deploying on Kubernetes" section, as their flags (--set, --api-versions). */
 function readmeCombinations(): string[][] {
-  const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Deploying on Kubernetes'), readme.indexOf('\n## ', readme.indexOf('## Deploying on Kubernetes') + 1));
+  const page = readFileSync(join(__dirname, '../../docs/deployment.md'), 'utf8');
+  const start = page.indexOf('## Deploying on Kubernetes');
+  const end = page.indexOf('\n## ', start + 1);
+  const section = page.slice(start, end < 0 ? undefined : end);
   const commands = section.replace(/\\\n\s*/g, ' ').split('\n').filter((l) => /^\s*helm (upgrade --install|template) /.test(l));
   return commands.map((cmd) => {
     const tokens = cmd.trim().split(/\s+/).map((t) => t.replace(/^'(.*)'$/, '$1'));
@@ -53,12 +55,12 @@ function readmeCombinations(): string[][] {
 }
 
 (helm ? describe : describe.skip)(`helm chart${helm ? '' : `: SKIPPED, ${why}`}`, () => {
-  test('helm lint --strict and helm template pass for every combination of values the README shows', () => {
+  test('helm lint --strict and helm template pass for every combination of values docs/deployment.md shows', () => {
     const combinations = readmeCombinations();
     // The install command, KEDA, Temporal Cloud, mTLS with a private CA, network policy peers, no reconciliation, extraEnv.
     expect(combinations.length).toBeGreaterThanOrEqual(7);
     for (const flags of [[], ...combinations]) {
-      // helm lint sees no cluster (it has no --api-versions): where the README turns KEDA or the alerts on, the cluster has KEDA or the Prometheus Operator.
+      // helm lint sees no cluster (it has no --api-versions): where docs/deployment.md turns KEDA or the alerts on, the cluster has KEDA or the Prometheus Operator.
       const sets = [...flags.filter((f) => !f.startsWith('--')), 'worker.autoscaling.skipCapabilityCheck=true', 'alerts.skipCapabilityCheck=true'].flatMap((s) => ['--set', s]);
       const lint = spawnSync(helm!, ['lint', '--strict', CHART, ...sets], { encoding: 'utf8' });
       expect({ flags, out: lint.stdout + lint.stderr }).toEqual({ flags, out: expect.stringContaining('0 chart(s) failed') });

@@ -524,8 +524,8 @@ test('a key that leaves no room for the caller\'s prefix within the provider\'s 
   expect(refused).toMatchObject({ ok: false, type: 'ValidationFailed', message: expect.stringContaining(`idempotencyKey must be 1-${longest} of [a-zA-Z0-9_-] over this endpoint`) });
 });
 
-test('README "Calling from another namespace" shows the snippets these callers run', () => {
-  const readme = readFileSync(resolve(__dirname, '../../README.md'), 'utf8');
+test('docs/nexus.md "Calling it" shows the snippets these callers run', () => {
+  const readme = readFileSync(resolve(__dirname, '../../docs/nexus.md'), 'utf8');
   for (const file of [TS_CALLER.replace(/\.js$/, '.ts'), join(GO_CALLER_DIR, 'main.go')]) {
     const source = readFileSync(file, 'utf8');
     const snippet = source.split(/\n.*the README's snippet: begin\n/)[1]?.split(/\n.*the README's snippet: end/)[0];
