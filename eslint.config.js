@@ -6,7 +6,7 @@ const { builtinModules } = require('node:module');
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 module.exports = tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.data/**', 'bench/results/**', 'eslint.config.js', 'jest.config.js', 'packages/*/dist/**', 'packages/*/temp/**'] },
+  { ignores: ['node_modules/**', 'dist/**', '.data/**', 'bench/results/**', 'eslint.config.js', 'jest.config.js', 'jest.unit.config.js', 'test/sequencer.js', 'packages/*/dist/**', 'packages/*/temp/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
