@@ -76,14 +76,18 @@ describe('webhooks', () => {
   });
 
   it('redelivers with growing delays until a 2xx, up to 8 attempts', async () => {
-    await h.reset({ webhook: { retryBaseMs: 10 } });
+    // 250, 500, 1000 ms: with a base of 10 ms (10, 20, 40), a first gap stretched by event-loop delay on a loaded machine
+    // outgrew the third (3 in 16 runs, 4 at a time: 56 ms against 43); a base of 100 ms still lost once to a 340 ms stall.
+    await h.reset({ webhook: { retryBaseMs: 250 } });
     h.receiver.respond = (_e, attempt) => (attempt < 4 ? 503 : 204);
     await h.control('POST', '/wallet', { amount: 1 }); // no event
     await h.api('POST', '/cards', { body: { cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Re', lastName: 'Try' } });
     await waitFor(() => h.receiver.of('CARD_CREATED').length === 4);
     const times = h.receiver.of('CARD_CREATED').map((d) => d.at);
     const gaps = times.slice(1).map((t, i) => t - times[i]);
-    expect(gaps[2]).toBeGreaterThan(gaps[0]); // 10, 20, 40 ms
+    expect(gaps[2]).toBeGreaterThan(gaps[0]);
+    // Each retry waits at least its delay (the receiver notes a delivery before it answers; the delay starts at the answer).
+    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(250 * 2 ** i - 1));
     const log = (await deliveries()).find((x) => x.eventType === 'CARD_CREATED');
     expect(log).toMatchObject({ status: 'DELIVERED', attempts: expect.any(Array) });
     expect(log.attempts.map((a: any) => a.statusCode)).toEqual([503, 503, 503, 204]);
@@ -132,11 +136,17 @@ describe('webhooks', () => {
   });
 
   it('never holds up an API answer, even when the receiver hangs', async () => {
-    await h.reset({ cardProvisioningMs: 0, webhook: { timeoutMs: 2000 } });
+    // The receiver hangs until the sandbox's webhook timeout: an answer held up by its webhook would take the whole
+    // timeout. The three answers together must take less than one timeout. (A bound of 500 ms against a 2 s timeout
+    // measured the event loop of a loaded machine instead: 563 ms in 3 of 16 runs, 4 at a time.)
+    const timeoutMs = 5000;
+    await h.reset({ cardProvisioningMs: 0, webhook: { timeoutMs } });
     h.receiver.respond = () => 0;
     const started = Date.now();
     for (let i = 0; i < 3; i++) await h.api('POST', '/cards', { body: { cardBinId: 'bin_visa_basic', initialAmount: 100, firstName: 'Fast', lastName: 'Answer' } });
-    expect(Date.now() - started).toBeLessThan(500);
+    expect(Date.now() - started).toBeLessThan(timeoutMs);
+    // ...and the webhooks were still hanging when the last answer came: no answer waited for its webhook to end.
+    expect((await deliveries()).filter((d: { eventType: string; status: string }) => d.eventType === 'CARD_CREATED' && d.status !== 'PENDING')).toEqual([]);
     await waitFor(() => h.receiver.of('CARD_CREATED').length === 3);
   });
 });
