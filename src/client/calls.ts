@@ -7,6 +7,7 @@
 import type { ConnectionLike } from '@temporalio/client';
 import { CardIssuingError, type FailureContext } from './errors';
 
+/** What every call of the client takes: how long to wait for its answer, and a signal that ends the wait. */
 export interface CallOptions {
   /** Milliseconds to wait for the answer (a positive integer); reads have a default, money calls wait as long as the flow runs. */
   timeout?: number;

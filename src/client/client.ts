@@ -48,9 +48,11 @@ import type { EsimQrCodeRef } from './nexus-contract';
 
 export type { FlowHandle, IssueCardRequest, Keyed, MoneyMovementRequest, MoneyUpdateResult, OnboardRequest, PurchaseEsimRequest, RechargeEsimRequest, SendPayoutRequest } from './requests';
 
+/** The CardIssuingClient constructor's options; connectCardIssuingClient builds them from ConnectOptions. */
 export interface CardIssuingClientOptions {
   /** A client built with createDataConverter(codec); the caller closes its connection. */
   client: Client;
+  /** The workers' main task queue (TEMPORAL_TASK_QUEUE, `card-issuing` unless configured otherwise). */
   taskQueue: string;
   /** The payload codec keys our workers use. */
   codec: CodecKeys;
@@ -64,6 +66,13 @@ export interface CardIssuingClientOptions {
 
 const emitDeprecation = (message: string) => process.emitWarning(message, { type: 'DeprecationWarning', code: 'PROVIDER_DEPRECATION' });
 
+/**
+ * The typed client other services use to start our flows and act on cards, over one Temporal
+ * connection (connectCardIssuingClient). Every call that may move money takes the caller's
+ * idempotency key: a repeat under it joins the first call and moves money once. Every failure is a
+ * CardIssuingError whose `type` names the reason and whose `mayHaveTakenEffect` says whether money
+ * may have moved. It holds no provider secret: reads go through a worker.
+ */
 export class CardIssuingClient {
   readonly #temporal: Client;
   readonly #taskQueue: string;
@@ -90,7 +99,7 @@ export class CardIssuingClient {
     return { client: this.#temporal, taskQueue: this.#taskQueue };
   }
 
-  // --- Flows that move money: keys required (CONTRACTS §7) --------------------------------
+  // --- Flows that move money: keys required (docs/contracts.md, section 7) ----------------
 
   /**
    * `issue-card/<key>`: a retry joins or finds the first card, never makes a second. A `pin` is sealed
@@ -103,6 +112,18 @@ export class CardIssuingClient {
     return this.#startKeyed('issueCard', ['issue-card'], input, opts, request.idempotencyKey, digestInput);
   }
 
+  /**
+   * Issues a card and waits until it is `ENABLE` (startIssueCard, then its result): the card with its
+   * masked number. Its `initialAmount` moves from the wallet to the card.
+   *
+   * - Key: `idempotencyKey` (required); the workflow ID `issue-card/<key>` and the provider's key derive from it.
+   * - Repeated under the key (a retry, another process): joins or finds the first card; never a second.
+   * - The key with another request: `IdempotencyConflict`, before any call.
+   * - Failures: `ValidationFailed` (before any call), `CardProvisioningFailed`, `CardholderNotApproved`,
+   *   …, `OutcomeUnknown` (money may have moved: a repeat answers the same until its open item is
+   *   settled, then `SettledMoved` or `OperationFailed`); `ClientTimeout` when `opts.timeout` ends the
+   *   wait, not the flow (repeat under the key to join it).
+   */
   issueCard(input: IssueCardRequest, opts?: CallOptions): Promise<CardView> {
     return this.#run(this.startIssueCard(input, opts), opts);
   }
@@ -112,6 +133,11 @@ export class CardIssuingClient {
     return this.#startKeyed('purchaseEsim', ['purchase-esim'], input, opts);
   }
 
+  /**
+   * Buys an eSIM of `planNo` (the wallet is charged) and waits until the order is `ISSUED`: the order,
+   * with its QR code. Keyed as issueCard: a repeat under the key joins the first order and charges once;
+   * a refunded order fails `EsimRefunded`, an unavailable plan `PlanUnavailable`.
+   */
   purchaseEsim(input: PurchaseEsimRequest, opts?: CallOptions): Promise<EsimOrderResult> {
     return this.#run(this.startPurchaseEsim(input, opts), opts);
   }
@@ -121,6 +147,10 @@ export class CardIssuingClient {
     return this.#startKeyed('rechargeEsim', ['recharge-esim', input.esimNo], input, opts);
   }
 
+  /**
+   * Renews the current plan of eSIM `esimNo` (the wallet is charged) and waits until its order is
+   * terminal. Keyed per eSIM: a repeat under the key joins the first recharge and charges once.
+   */
   rechargeEsim(input: RechargeEsimRequest, opts?: CallOptions): Promise<EsimOrderResult> {
     return this.#run(this.startRechargeEsim(input, opts), opts);
   }
@@ -130,6 +160,18 @@ export class CardIssuingClient {
     return this.#startKeyed('sendPayout', ['send-payout'], input, opts);
   }
 
+  /**
+   * Creates a payout and follows it to its terminal status (startSendPayout, then its result). A
+   * FAILED payout is a result with its reason (and `shortfall` when the provider says how much the
+   * wallet missed), not a failure.
+   *
+   * - Key: `idempotencyKey` (required; the provider requires one too); the workflow ID is `send-payout/<key>`.
+   * - Repeated under the key: joins the first; one payout per key, whatever the retries or restarts
+   *   (an earlier payout is found by `merOrderNo` before any POST).
+   * - The key with another request: `IdempotencyConflict`, before any call.
+   * - `OutcomeUnknown`: the payout may exist; a repeat answers the same until its open item is settled.
+   * - A Nexus caller's payout above its limit waits for an operator's approval (`payout-approve`).
+   */
   sendPayout(input: SendPayoutRequest, opts?: CallOptions): Promise<PayoutResult> {
     return this.#run(this.startSendPayout(input, opts), opts);
   }
@@ -145,6 +187,11 @@ export class CardIssuingClient {
     return this.#startKeyed('onboardCardholder', [ONBOARD_CARDHOLDER_ID], input as OnboardInput, opts, idempotencyKey);
   }
 
+  /**
+   * Submits a KYC cardholder and waits for the review: `{ id, kycStatus, reason? }`. `REJECTED` is a
+   * result, not a failure. Keyed by `idempotencyKey` (ours only): a repeat joins the first and never
+   * submits twice. The documents are named in the workers' documents store, never sent as bytes.
+   */
   onboardCardholder(request: OnboardRequest, opts?: CallOptions): Promise<OnboardCardholderResult> {
     return this.#run(this.startOnboardCardholder(request, opts), opts);
   }
@@ -159,6 +206,19 @@ export class CardIssuingClient {
     return this.#updates.money(fundCardUpdate, 'fund', input, opts);
   }
 
+  /**
+   * Moves `amount` cents from the card back to the wallet, as an update of the card's workflow, and
+   * answers once it completed: `{ cardId, amount, operationId, status: 'COMPLETED', idempotencyKey }`.
+   *
+   * - Key: `idempotencyKey` (required); the update ID is the key and the amount, the provider's key derives from it.
+   * - Repeated under the key with the same amount: joins the first and answers its outcome; nothing moves twice.
+   * - The key with another amount: `IdempotencyConflict`, before any call.
+   * - Failures: `ValidationFailed` (before any call: an amount outside the provider's bounds, …),
+   *   `InsufficientFunds`, `InvalidState` (the card cannot take it now), `NotFound`, `OperationFailed` (the provider said FAILED),
+   *   `OutcomeUnknown` (money may have moved: a repeat answers the same until the open item is
+   *   settled, then the movement or `OperationFailed`); `ClientTimeout` or `Aborted` end the wait, not
+   *   the movement (repeat under the key to join it).
+   */
   withdrawFromCard(input: MoneyMovementRequest, opts?: CallOptions): Promise<MoneyUpdateResult> {
     return this.#updates.money(withdrawFromCardUpdate, 'withdraw', input, opts);
   }
@@ -185,6 +245,7 @@ export class CardIssuingClient {
     return this.#starts.start('trackPayout', `track-payout/${input.merOrderNo}`, input, opts);
   }
 
+  /** Follows the payout `merOrderNo` to its terminal status and answers it (moves nothing). */
   trackPayout(input: TrackPayoutInput, opts?: CallOptions): Promise<PayoutResult> {
     return this.#run(this.startTrackPayout(input, opts), opts);
   }
@@ -207,6 +268,7 @@ export class CardIssuingClient {
     return this.#readFlow<WalletBalance>('walletBalance', 'wallet-balance', opts);
   }
 
+  /** The eSIM catalogue with the project's prices, read through a worker (the client holds no provider secret). */
   esimPlans(opts?: CallOptions): Promise<EsimPlan[]> {
     return this.#readFlow<EsimPlan[]>('esimPlans', 'esim-plans', opts);
   }
@@ -265,10 +327,12 @@ export class CardIssuingClient {
 
   // Each card action carries a capability this client signs for that card, action and request (cardActionKey).
 
+  /** Pauses the card's spending (`DISABLE`), through its workflow; signed with cardActionKey. Answers the card. */
   freeze(cardId: string, opts?: CallOptions): Promise<CardView> {
     return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, freezeCardUpdate, [this.#allow(cardId, 'freeze', {})]));
   }
 
+  /** Resumes the card's spending (`ENABLE`), through its workflow; signed with cardActionKey. Answers the card. */
   unfreeze(cardId: string, opts?: CallOptions): Promise<CardView> {
     return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, unfreezeCardUpdate, [this.#allow(cardId, 'unfreeze', {})]));
   }
@@ -284,6 +348,7 @@ export class CardIssuingClient {
     return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, setPinUpdate, [this.#allow(cardId, 'pin', { pin: sealed })]));
   }
 
+  /** Updates the card's email or mobile (and `extra` fields the endpoint allows), through its workflow; signed with cardActionKey. */
   updateContact(cardId: string, contact: ContactInput, opts?: CallOptions): Promise<CardView> {
     return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, updateContactUpdate, [this.#allow(cardId, 'contact', contact)]));
   }

@@ -13,6 +13,7 @@ import { CardIssuingClient } from './client';
 import { CardIssuingError } from './errors';
 import { clientInterceptors } from '../temporal/client-interceptors';
 
+/** How connectCardIssuingClient reaches our workers: Temporal's address and credentials, our queue, and the keys the calls need. */
 export interface ConnectOptions {
   /** The Temporal frontend, `host:port`. */
   address: string;

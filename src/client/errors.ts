@@ -18,23 +18,38 @@ import { mayHaveTakenEffectOf } from '../shared/outcome-unknown';
  * run's result cannot be rebuilt from the item's record, which its details name: settled-updates.ts).
  */
 export const CLIENT_FAILURES = ['ClientTimeout', 'Aborted', 'FlowCancelled', 'FlowTerminated', 'FlowTimedOut', 'FlowNotFound', 'SettledMoved'] as const;
+/** One of CLIENT_FAILURES: a failure the client raises itself rather than a flow. */
 export type ClientFailureType = (typeof CLIENT_FAILURES)[number];
 
 /** What a call of flow F can fail with. */
 export type FlowError<F extends FlowName> = FlowFailureType<F> | ClientFailureType;
 
+/** What a CardIssuingError is made from; each field becomes the error's field of the same name. */
 export interface CardIssuingErrorInit<T extends string> {
+  /** The failure's type (CardIssuingError.type). */
   type: T;
+  /** What happened, for people; never parsed (the type says which failure). */
   message: string;
+  /** The flow the failure belongs to. */
   workflowId?: string;
+  /** The card update the call was. */
   updateId?: string;
+  /** The key the call was made under. */
   idempotencyKey?: string;
+  /** Whether money may have moved; false when left out. */
   mayHaveTakenEffect?: boolean;
+  /** The failure's details (the provider's field errors under `errors`, an open item's reference, …). */
   details?: unknown[];
+  /** The error this one stands for (a Temporal failure), kept as the standard `cause`. */
   cause?: unknown;
 }
 
+/**
+ * The one error the client's calls fail with: `type` names the failure (typed by isFailureOf),
+ * `mayHaveTakenEffect` says whether money may have moved, and the ids say what to look at or repeat.
+ */
 export class CardIssuingError<T extends string = string> extends Error {
+  /** Always `CardIssuingError`, whatever a minifier does to class names; test `type`, not the class. */
   override readonly name = 'CardIssuingError';
   /** Which failure: a flow's declared type (FLOW_FAILURES) or the client's own (CLIENT_FAILURES). */
   readonly type: T;
@@ -70,6 +85,7 @@ export class CardIssuingError<T extends string = string> extends Error {
   }
 }
 
+/** True when `err` is a CardIssuingError (any type): a failure of ours, not a bug or a lost connection. */
 export function isCardIssuingError(err: unknown): err is CardIssuingError {
   return err instanceof CardIssuingError;
 }
@@ -83,8 +99,11 @@ export function isFailureOf<F extends FlowName>(err: unknown, flow: F): err is C
 
 /** Where a failure happened, for the error to name. */
 export interface FailureContext {
+  /** The flow the call started or acted on. */
   workflowId?: string;
+  /** The card update the call was. */
   updateId?: string;
+  /** The key the call was made under. */
   idempotencyKey?: string;
 }
 

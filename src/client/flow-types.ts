@@ -1,4 +1,4 @@
-/** Inputs and results of the flows of CONTRACTS §7 that the client starts, in one place for its callers. */
+/** Inputs and results of the flows the client starts (docs/contracts.md, section 7), in one place for its callers. */
 import type { EsimOrderAnswer as EsimOrder, OperationAnswer, PayoutAnswer as Payout } from '../provider/answers';
 
 export type {
@@ -16,6 +16,7 @@ export type {
   TrackPayoutInput,
 } from '../shared/types';
 
+/** purchaseEsim's and rechargeEsim's result: the eSIM order as the provider answered it (`orderNo`, `status`, `esimNo`, …). */
 export type EsimOrderResult = EsimOrder;
 
 /** An eSIM order's activation data, as the client's `esimQrCode` reads it from the flow that placed the order. */
@@ -29,6 +30,7 @@ export interface EsimQrCode {
   /** The eSIM's number at the provider (what rechargeEsim and esimUsage take). */
   esimNo: string | null;
 }
+/** sendPayout's and trackPayout's result: the payout order at its terminal status, as the provider answered it. */
 export type PayoutResult = Payout;
 
 /**
@@ -44,5 +46,6 @@ export interface SubmittedMovement {
   workflowId: string;
   /** The update the movement is: the same call with the same key and amount answers it (fundCard, withdrawFromCard). */
   updateId: string;
+  /** The key the movement was submitted under. */
   idempotencyKey: string;
 }

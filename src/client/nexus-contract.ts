@@ -54,14 +54,20 @@ export type NexusOnboardRequest = HostedKycInput & { idempotencyKey: string };
 
 /** An onboarding, by the key it was started under. */
 export interface OnboardingRef {
+  /** The caller's key its onboardCardholder was started under. */
   idempotencyKey: string;
 }
 
 /** A card read: the card's ID. */
 export interface CardRef {
+  /** A card the caller issued through its own endpoint. */
   cardId: string;
 }
 
+/**
+ * The Nexus service `cardIssuing` (docs/nexus.md): each operation is the client's call of the same
+ * name and shape, with the caller's key scoped to it; a caller acts only on what it issued or onboarded.
+ */
 export const cardIssuingService = nexus.service(CARD_ISSUING_NEXUS_SERVICE, {
   issueCard: nexus.operation<NexusIssueCardRequest, CardView>(),
   fundCard: nexus.operation<MoneyMovementRequest, MoneyUpdateResult>(),
@@ -76,6 +82,7 @@ export const cardIssuingService = nexus.service(CARD_ISSUING_NEXUS_SERVICE, {
   walletBalance: nexus.operation<void, WalletBalanceAnswer>(),
 });
 
+/** The type of cardIssuingService, for a caller's `createNexusServiceClient`. */
 export type CardIssuingService = typeof cardIssuingService;
 
 /** An operation's name, as a caller's allow-list (NEXUS_CALLERS `operations`) names it. */

@@ -24,10 +24,15 @@ export type Keyed<T> = Omit<T, 'idempotencyKey'> & {
 
 /** issueCard's request: the PIN in clear, as the caller has it; the client seals it to the workers' key before it leaves (IssueCardInput carries it sealed). */
 export type IssueCardRequest = Keyed<IssueCardRequestInput>;
+/** fundCard's and withdrawFromCard's request: the input with the caller's key required. */
 export type MoneyMovementRequest = Keyed<MoneyMovementInput>;
+/** purchaseEsim's request: the input with the caller's key required. */
 export type PurchaseEsimRequest = Keyed<PurchaseEsimInput>;
+/** rechargeEsim's request: the input with the caller's key required. */
 export type RechargeEsimRequest = Keyed<RechargeEsimInput>;
+/** sendPayout's request: the payout with the caller's key required. */
 export type SendPayoutRequest = Keyed<SendPayoutInput>;
+/** onboardCardholder's request: the input with the caller's key required (ours only: the provider takes none). */
 export type OnboardRequest = OnboardInput & { idempotencyKey: string };
 
 /** A card update that moved money: the movement, and the update ID the card answers it under. */
@@ -35,11 +40,13 @@ export type MoneyUpdateResult = MoneyMovementResult & { updateId: string };
 
 /** A started flow: wait for its result, read where it stands, or cancel it; `client.flow(id)` re-attaches. */
 export interface FlowHandle<R, F extends FlowName = FlowName> {
+  /** The flow's workflow ID (for a keyed flow, derived from the key). */
   readonly workflowId: string;
   /** The run this handle follows: the first run started under the ID. */
   readonly runId: string;
   /** The flow's result; a failure is a CardIssuingError whose `type` is one of FlowError<F>. */
   result(opts?: CallOptions): Promise<R>;
+  /** Where the flow stands: its status, its run, the activities it waits on. */
   describe(opts?: CallOptions): Promise<FlowStatus>;
   /** Asks the flow to stop; it ends FlowCancelled (a flow may have moved money before: see its result). */
   cancel(opts?: CallOptions): Promise<void>;

@@ -125,6 +125,7 @@ export const NEXUS_FAILURE_TYPES = [
 
 /** Every `type` an ApplicationFailure of ours may carry: `failWith` takes nothing else. */
 export const FAILURE_TYPES = [...PROVIDER_ERROR_TYPES, ...FLOW_FAILURE_TYPES, ...NEXUS_FAILURE_TYPES] as const;
+/** One of FAILURE_TYPES: the `type` of an ApplicationFailure of ours. */
 export type FailureTypeName = (typeof FAILURE_TYPES)[number];
 
 /** The types by name (`FailureType.ValidationFailed`), for code that reads better than a string literal. */
@@ -221,6 +222,7 @@ export const FLOW_FAILURES = {
   refreshBins: [],
   sweepStuck: [],
 } as const satisfies Record<string, readonly FailureTypeName[]>;
+/** A workflow type of ours that declares its failures in FLOW_FAILURES (issueCard, fundCard, …). */
 export type FlowName = keyof typeof FLOW_FAILURES;
 
 /** The `type` a failure of workflow W carries: `catch (e) { switch ((e as ApplicationFailure).type as FlowFailureType<'fundCard'>) … }`. */

@@ -1,5 +1,5 @@
 /**
- * Inputs and results of the workflows other services start (CONTRACTS §7), and the
+ * Inputs and results of the workflows other services start (docs/contracts.md, section 7), and the
  * state the entity workflows expose. Plain data: imported by workflows, clients and the bridge.
  */
 import type { BillingAddress } from '../provider-api/cards';
@@ -15,26 +15,39 @@ export interface WaitTimings {
   webhookWaitMs?: number;
   /** First poll interval; doubles up to pollMaxIntervalMs. */
   pollInitialIntervalMs?: number;
+  /** The longest interval polling backs off to. */
   pollMaxIntervalMs?: number;
   /** Give up (and fail) when nothing conclusive is known after this long. */
   deadlineMs?: number;
 }
 
+/** issueCard's input: the provider's POST /cards request (its rules checked before any call) and our options. */
 export interface IssueCardInput {
+  /** The BIN to issue from (`bins`, GET /card-bins). */
   cardBinId: string;
+  /** Cents moved from the wallet onto the card at issuance: 100 to 4,000,000. */
   initialAmount: number;
+  /** Up to 25 letters, spaces, apostrophes or hyphens; required unless `cardholderId` is given. */
   firstName?: string;
+  /** As `firstName`. */
   lastName?: string;
+  /** Required when the BIN has `email: true`. */
   email?: string;
+  /** With its `+`; required with `mobile` when the BIN has `mobile: true`. */
   mobilePrefix?: string;
+  /** Without its prefix; required when the BIN has `mobile: true`. */
   mobile?: string;
   /** Sealed to the workers' PIN key by the caller (the typed client takes it in clear and seals it). */
   pin?: SealedPin;
+  /** Required when the BIN is issued in the US. */
   billingAddress?: BillingAddress;
+  /** Up to 6 tags. */
   tags?: string[];
+  /** An APPROVED KYC cardholder (`kyc_…`); required when the BIN has `requireKycCardholder`. */
   cardholderId?: string;
   /** Caller-chosen key for POST /cards; derived from the workflow ID when absent. */
   idempotencyKey?: string;
+  /** the flow's waits (webhook, polling, deadline); the defaults suit production, tests shorten them. */
   timings?: WaitTimings;
 }
 
@@ -43,21 +56,35 @@ export type IssueCardRequestInput = Omit<IssueCardInput, 'pin'> & { pin?: string
 
 /** A card as our flows report it: the masked PAN only. */
 export interface CardView {
+  /** The provider's card ID (`crd_…`). */
   cardId: string;
+  /** The card's name. */
   name?: string;
+  /** The masked number (first 6 and last 4 digits); the full one only through revealSensitive. */
   cardNumber: string;
+  /** The provider's status: CREATING, FAILED, ENABLE, DISABLE (frozen), DELETING, DELETED, EXPIRED, or one we do not know yet. */
   status: string;
+  /** Spendable balance, cents, as the provider last answered it (see CardLifecycleState.balanceReadAt). */
   availableBalance: number;
+  /** Cumulative spend, cents. */
   totalConsumption?: number;
+  /** The BIN it was issued from. */
   cardBinId: string;
+  /** Whether a PIN may be set (setPin). */
   supportPin?: boolean;
+  /** E.g. VISA, MASTERCARD. */
   brand?: string;
+  /** The holder's name as the provider keeps it (non-Latin letters preserved). */
   cardholderName?: string;
+  /** The KYC cardholder it is bound to, if any. */
   cardholderId?: string;
+  /** Epoch milliseconds. */
   createdAt?: number;
+  /** Epoch milliseconds. */
   updatedAt?: number;
 }
 
+/** Which way a card money movement goes: wallet to card (funding) or card to wallet (withdrawal). */
 export type MoneyMovementKind = 'funding' | 'withdrawal';
 
 /** What a card workflow's money update asked: a repeat of its update ID or of its caller's key must ask the same. */
@@ -77,24 +104,39 @@ export type UpdateOutcome = ({ result: MoneyMovementResult } | { failure: { type
 /** One settled money update of a card workflow, as its cardMovements query lists it. */
 export type CardMovement = UpdateOutcome & { updateId: string };
 
+/** fundCard's and withdrawFromCard's input. */
 export interface MoneyMovementInput {
+  /** The card to move money on. */
   cardId: string;
+  /** Cents: funding 100 to 4,000,000; withdrawal at least 10 and at most the balance. */
   amount: number;
+  /** The caller's key, 1 to 64 of [a-zA-Z0-9_-]: a repeat under it joins the first movement (the typed client requires it). */
   idempotencyKey?: string;
+  /** the flow's waits (webhook, polling, deadline); the defaults suit production, tests shorten them. */
   timings?: WaitTimings;
 }
 
+/** A completed card money movement. */
 export interface MoneyMovementResult {
+  /** The card the money moved on. */
   cardId: string;
+  /** Cents moved. */
   amount: number;
+  /** The provider's operation (`oaop_…`); empty when the answer came from an open item settled moved. */
   operationId: string;
+  /** Always COMPLETED: anything else is a failure. */
   status: 'COMPLETED';
+  /** The key the movement was made under. */
   idempotencyKey: string;
 }
 
+/** A card's contact update: only the fields given change. */
 export interface ContactInput {
+  /** The card's new email. */
   email?: string;
+  /** With its `+`, together with `mobile`. */
   mobilePrefix?: string;
+  /** Without its prefix. */
   mobile?: string;
   /** The spec shows no shape for POST /cards/{cardId}/contact: fields we do not model, sent as they are. */
   extra?: Record<string, unknown>;
@@ -140,8 +182,11 @@ export interface WatchPlan {
 
 /** An eSIM's usage or expiry event, as its entity workflow records it (ESIM_USAGE_ALERT, ESIM_EXPIRING, ESIM_EXPIRED). */
 export interface EsimAlert {
+  /** The webhook's event ID (applied once). */
   eventId: string;
+  /** `ESIM_USAGE_ALERT`, `ESIM_EXPIRING` or `ESIM_EXPIRED`. */
   eventType: string;
+  /** Epoch milliseconds, as the provider sent it (or when received). */
   createdAt: number;
   /** The event's figures (thresholdPercent, dataUsedMb, expiresAt, reason, … as the provider sends them). */
   data: Record<string, unknown>;
@@ -149,28 +194,43 @@ export interface EsimAlert {
 
 /** What the `esim/<esimNo>` workflow knows: the latest usage it read (at most once a minute) and the alerts it received. */
 export interface EsimWatchState {
+  /** The eSIM (`esim_…`). */
   esimNo: string;
   /** GET /esim/esims/{esimNo}/usage as the provider answered it (shape not shown). */
   usage?: Record<string, unknown>;
   /** When the usage was read, epoch ms. */
   usageReadAt?: number;
+  /** The usage and expiry events received, oldest first. */
   alerts: EsimAlert[];
 }
 
+/** A spend on the card, as its `CARD_TRANSACTION` webhook reported it. */
 export interface CardTransaction {
+  /** The `CARD_TRANSACTION` webhook's event ID. */
   eventId: string;
+  /** Cents. */
   amount: number;
+  /** ISO 4217, when the provider says. */
   currency?: string;
+  /** Where the card was used, when the provider says. */
   merchantName?: string;
+  /** The transaction's status as the provider words it. */
   status?: string;
+  /** Epoch milliseconds. */
   createdAt: number;
 }
 
+/** The card workflow's view (query `cardState`): the card, its recent transactions, and how fresh its balance is. */
 export interface CardLifecycleState {
+  /** The card this workflow (`card/<cardId>`) holds. */
   cardId: string;
+  /** The card as last read or told by the provider; absent until the first read. */
   card?: CardView;
+  /** The card's status (as `card.status`). */
   status?: string;
+  /** The latest transactions its webhooks reported, newest last. */
   recentTransactions: CardTransaction[];
+  /** How many operations (updates) the workflow has applied. */
   operationsApplied: number;
   /** When `card.availableBalance` was read from the provider (epoch ms); absent until the first read. */
   balanceReadAt?: number;
@@ -193,8 +253,11 @@ export interface CardFreshness {
  * worker's private key under `keyId` opens it. `enc` and `sealed` are base64.
  */
 export interface SealedPin {
+  /** The id of the workers' PIN key it is sealed to. */
   keyId: string;
+  /** The HPKE encapsulated key, base64. */
   enc: string;
+  /** The sealed PIN, base64. */
   sealed: string;
   /** Epoch ms after which no flow accepts the box; bound into the seal with the workflow it is for (shared/card-secrets.ts). */
   exp: number;
@@ -202,12 +265,15 @@ export interface SealedPin {
 
 /** A card read sealed by the worker to the one-time public key its requester sent (HPKE): only that requester opens it. */
 export interface SealedReveal {
+  /** The HPKE encapsulated key, base64. */
   enc: string;
+  /** The card's number, CVV and expiry, sealed to the request's one-time key, base64. */
   sealed: string;
 }
 
 /** What a reveal asks with: the requester's one-time X25519 public key (32 bytes in base64). */
 export interface RevealRequest {
+  /** The caller's one-time X25519 public key (base64) the answer is sealed to. */
   publicKey: string;
 }
 
@@ -224,10 +290,15 @@ export interface DocumentRef {
   fileName?: string;
 }
 
+/** The documents of a KYC form submission, each named in the workers' documents store. */
 export interface KycDocuments {
+  /** The identity document's front (upload type IDENTITY_PROOF). */
   idFront: DocumentRef;
+  /** Its back: required for an ID_CARD. */
   idBack?: DocumentRef;
+  /** Optional (SELFIE_PROOF). */
   selfie?: DocumentRef;
+  /** Optional (ADDRESS_PROOF). */
   addressProof?: DocumentRef;
   /** Third-party verification reports, 1 to 6. */
   attachments: DocumentRef[];
@@ -237,41 +308,58 @@ export interface KycDocuments {
 export interface OnboardCardholderInput extends KycFormFields {
   /** The form submission (the default). */
   mode?: 'form';
+  /** The documents, named in the workers' documents store (never bytes). */
   documents: KycDocuments;
+  /** the flow's waits (webhook, polling, deadline); the defaults suit production, tests shorten them. */
   timings?: WaitTimings;
 }
 
 /** The deprecated manual submission (POST /kyc/cardholders/manual): identity and PDF reports only. */
 export interface ManualKycInput {
+  /** The deprecated manual submission (removal 10 August 2026). */
   mode: 'manual';
+  /** Up to 128 characters. */
   firstName: string;
+  /** Up to 128 characters. */
   lastName: string;
+  /** PASSPORT, ID_CARD or DRIVER_LICENSE. */
   idType: string;
+  /** Up to 128 characters. */
   idNumber: string;
   /** PDF reports of a third-party verification provider, at least one. */
   documents: { attachments: DocumentRef[] };
+  /** the flow's waits (webhook, polling, deadline); the defaults suit production, tests shorten them. */
   timings?: WaitTimings;
 }
 
 /** The hosted flow (POST /kyc/cardholders/auto, shape not shown: docs/provider-fidelity.md): the person verifies on the provider's page. */
 export interface HostedKycInput {
+  /** The provider's hosted flow: the person verifies on its page (`verificationUrl`). */
   mode: 'hosted';
+  /** The applicant's first name. */
   firstName: string;
+  /** The applicant's last name. */
   lastName: string;
+  /** The applicant's email. */
   email: string;
   /** Where the provider's page sends the person when done. */
   redirectUrl?: string;
   /** The spec shows no shape for POST /kyc/cardholders/auto: fields we do not model, sent as they are. */
   extra?: Record<string, unknown>;
+  /** the flow's waits (webhook, polling, deadline); the defaults suit production, tests shorten them. */
   timings?: WaitTimings;
 }
 
+/** onboardCardholder's input: the form (default), the deprecated manual submission, or the hosted flow. */
 export type OnboardInput = OnboardCardholderInput | ManualKycInput | HostedKycInput;
 
 /** A reviewed cardholder: REJECTED is a result (with the provider's reason), not a failure. */
 export interface OnboardCardholderResult {
+  /** The KYC cardholder (`kyc_…`). */
   id: string;
+  /** The review's outcome. */
   kycStatus: 'APPROVED' | 'REJECTED';
+  /** The provider's reason when REJECTED. */
   reason?: string;
   /** The hosted flow's page, where the person verified. */
   verificationUrl?: string;
@@ -281,30 +369,43 @@ export interface OnboardCardholderResult {
 
 /** Where an onboarding stands before the review (query `onboarding`): the hosted flow's page is here as soon as it is known. */
 export interface OnboardingProgress {
+  /** How the onboarding submits. */
   mode: 'form' | 'manual' | 'hosted';
+  /** The KYC cardholder once the submission recorded it. */
   cardholderId?: string;
+  /** The hosted flow's page, as soon as it is known. */
   verificationUrl?: string;
+  /** E.g. the manual submission's deprecation. */
   warnings: string[];
 }
 
+/** purchaseEsim's input. */
 export interface PurchaseEsimInput {
+  /** The plan (`epln_…`, from `esimPlans`). */
   planNo: string;
   /** Caller-chosen key for POST /esim/purchase; derived from the workflow ID when absent. */
   idempotencyKey?: string;
+  /** the flow's waits (webhook, polling, deadline); the defaults suit production, tests shorten them. */
   timings?: WaitTimings;
 }
 
+/** rechargeEsim's input. */
 export interface RechargeEsimInput {
+  /** The eSIM whose current plan is renewed (`esim_…`). */
   esimNo: string;
   /** The spec shows no shape for POST /esim/recharge: fields we do not model, sent as they are. */
   extra?: Record<string, unknown>;
   /** Caller-chosen key for POST /esim/recharge; derived from the workflow ID when absent. */
   idempotencyKey?: string;
+  /** the flow's waits (webhook, polling, deadline); the defaults suit production, tests shorten them. */
   timings?: WaitTimings;
 }
 
+/** trackPayout's input. */
 export interface TrackPayoutInput {
+  /** The payout order number. */
   merOrderNo: string;
+  /** the flow's waits (webhook, polling, deadline); the defaults suit production, tests shorten them. */
   timings?: WaitTimings;
 }
 
@@ -312,5 +413,6 @@ export interface TrackPayoutInput {
 export interface SendPayoutInput extends CreatePayoutRequest {
   /** Caller-chosen key for POST /payouts; derived from the workflow ID when absent. */
   idempotencyKey?: string;
+  /** the flow's waits (webhook, polling, deadline); the defaults suit production, tests shorten them. */
   timings?: WaitTimings;
 }
