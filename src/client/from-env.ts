@@ -1,5 +1,5 @@
 /**
- * For those who want it: ConnectOptions from our documented variables (README, "Configuration").
+ * For those who want it: ConnectOptions from our documented variables (docs/configuration.md).
  * Kept apart from the library, which reads no environment. It throws (never exits) a
  * CardIssuingError ValidationFailed naming each variable and its rule.
  */

@@ -1,7 +1,7 @@
 /**
  * Search attributes that let an operator find a card's flows in the Temporal UI.
  * Registered when our dev server starts; on a cluster, register them once with
- * `temporal operator search-attribute create` (README).
+ * `temporal operator search-attribute create` (docs/configuration.md, "Pointing at an existing Temporal cluster").
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 

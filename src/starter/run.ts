@@ -214,8 +214,9 @@ Progress goes to stderr; --json prints the result as one JSON object on stdout, 
 pin reads the new PIN from the terminal without echo (twice), or one line of stdin: never from a flag, never printed; it is sealed to the workers' PIN_SEAL_PUBLIC_KEY before it leaves.
 reveal prints the full card number only to a terminal; under --json only with --show-number.
 cancel and terminate record --reason in the flow's history as plain text (no personal data); status shows who stopped a flow and why.
-Exit: 0 success, 1 business failure (or cancelled, terminated, timed out), 2 bad input (nothing started), 3 Temporal or the provider unreachable, 4 OutcomeUnknown (money may have moved: settle it).
-The CLI needs Temporal, the codec key and, to send a PIN, the workers' PIN_SEAL_PUBLIC_KEY: the provider is read by the workers (no PROVIDER_API_SECRET here).
+Exit: 0 success, 1 business failure (or cancelled, terminated, timed out), 2 bad input (nothing started), 3 Temporal or the provider unreachable, 4 OutcomeUnknown (money may have moved: settle it), 130 interrupted while waiting (the flow keeps running: status WORKFLOW_ID).
+The CLI needs Temporal, the codec key and, to send a PIN, the workers' PIN_SEAL_PUBLIC_KEY: the provider is read by the workers (no PROVIDER_API_SECRET here). Against the demo's stack (npm run demo -- --keep), paste the export lines it prints: they set CARD_ISSUING_DEVELOPMENT=true, without which the development keys are refused.
+Every command with its client method and workflow: docs/cli.md.
 A business failure prints its type; the types each flow may end with: docs/provider-fidelity.md, "Failure types".
 `;
 }
