@@ -1,6 +1,6 @@
 /** The rate window bookkeeping and the retry delay, without a server. */
 import { RateBudget, fleetRate, parseRateHeaders, retryDelayFor } from '../../src/provider/rate-budget';
-import { RECONCILE_PRIORITY, priorityOf, rateQueueFor } from '../../src/shared/task-queues';
+import { CARD_ACTION_PRIORITY, RECONCILE_PRIORITY, priorityOf, rateQueueFor } from '../../src/shared/task-queues';
 
 const NOW = 1_767_225_600_000;
 const headers = (limit: number, remaining: number, reset: number) => ({
@@ -79,5 +79,13 @@ describe('rateQueueFor', () => {
     expect(rateQueueFor('reconcile', 'reconcileReadPayout')).toBe('general');
     expect(priorityOf('reconcile')).toBe(RECONCILE_PRIORITY);
     expect(priorityOf('general')).toBeUndefined();
+  });
+
+  it("puts a card action ahead of the bulk steps of longer flows on the general queue (issue 52), and leaves everything else at the server's default", () => {
+    for (const action of ['applyCardChange', 'changeCard']) expect(priorityOf('general', action)).toBe(CARD_ACTION_PRIORITY);
+    expect(priorityOf('sensitive', 'revealSensitiveCard')).toBe(CARD_ACTION_PRIORITY);
+    for (const bulk of ['submitKycForm', 'uploadKycDocument', 'createPayout', 'placeEsimOrder', 'getCard']) expect(priorityOf('general', bulk)).toBeUndefined();
+    expect(priorityOf('reconcile', 'reconcileReadCard')).toBe(RECONCILE_PRIORITY);
+    expect(CARD_ACTION_PRIORITY).toBeLessThan(3);
   });
 });

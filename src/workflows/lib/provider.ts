@@ -46,7 +46,7 @@ export function providerCalls<C extends RateClass>(rateClass: C, { idempotencyKe
   const mainQueue = mainQueueOf(workflowInfo().taskQueue);
   const calls = new Map<ProviderCallName, (...args: unknown[]) => Promise<unknown>>();
   const call = (name: ProviderCallName) => {
-    const priorityKey = priorityOf(rateClass);
+    const priorityKey = priorityOf(rateClass, name);
     const activity = proxyActivities<Activities>({
       ...options,
       taskQueue: rateClassQueue(mainQueue, rateQueueFor(rateClass, name)),
