@@ -16,6 +16,7 @@ import type { CallOptions } from './calls';
 /** How old a balance `cardState` accepts unless told otherwise: a few seconds, so a screen polling it reads the card at most every few seconds. */
 export const DEFAULT_CARD_VIEW_MAX_AGE_MS = 5_000;
 
+/** `cardState`'s options: the call's own (timeout, abort signal) and how fresh its balance must be. */
 export interface CardStateOptions extends CallOptions {
   /**
    * How old the balance may be, in milliseconds (an integer from 0 to a day; default 5,000): an older

@@ -36,6 +36,7 @@ export class CardSecretError extends Error {
 
 /** The workers' PIN public key as callers hold it (PIN_SEAL_PUBLIC_KEY, PIN_SEAL_KEY_ID). */
 export interface PinPublicKey {
+  /** The key's id (PIN_SEAL_KEY_ID): sealed PINs carry it so a worker picks the matching private key, current or retired. */
   keyId: string;
   /** 32 bytes (X25519) in base64. */
   publicKey: string;

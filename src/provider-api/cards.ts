@@ -23,12 +23,19 @@ const TAGS_RULE = 'must be an array of up to 6 tags';
 export const PIN_RULE = 'must be 4 digits, no digit repeated';
 export const pin: Rule = (v) => (typeof v === 'string' && /^\d{4}$/.test(v) && new Set(v).size === 4 ? undefined : PIN_RULE);
 
+/** The cardholder's billing address on POST /cards: required by a US BIN (issuingCountry `US`), optional otherwise; all strings, as the provider's reference gives them. */
 export interface BillingAddress {
+  /** Street address, first line. */
   line1: string;
+  /** Street address, second line (apartment, suite); may be left out. */
   line2?: string;
+  /** City or town. */
   city: string;
+  /** State, province or region (for a US address, the state). */
   state: string;
+  /** Postal or ZIP code, as a string (leading zeros kept). */
   postalCode: string;
+  /** Country, as a string: the provider's reference gives no format, and none is checked here. */
   country: string;
 }
 
@@ -151,12 +158,19 @@ export interface Card {
   updatedAt: number;
 }
 
-/** GET /cards/:cardId/sensitive */
+/**
+ * GET /cards/:cardId/sensitive: the card's full details, as `revealSensitive` answers them once unsealed.
+ * The provider's reference does not show the field names; these are the ones we read, and the answer
+ * is otherwise kept whole (docs/provider-fidelity.md).
+ */
 export interface CardSensitive {
+  /** The card these details belong to. */
   cardId: string;
   /** Full PAN, digits only. */
   cardNumber: string;
+  /** The card verification value (CVV/CVC): digits, as a string so leading zeros survive. */
   cvv: string;
+  /** Expiry month, 1 (January) to 12. */
   expiryMonth: number;
   /** Four digits, e.g. 2029. */
   expiryYear: number;

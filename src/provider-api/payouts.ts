@@ -5,15 +5,26 @@ export const PAYOUT_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 export const PAYMENT_TYPES = ['BANK_TRANSFER', 'SWIFT', 'LOCAL_TRANSFER'] as const;
 
+/**
+ * POST /payouts: a payout from the project's wallet to a payee's account. The reference does not show
+ * the body; these are the Payout order's own fields, checked for their types only (docs/provider-fidelity.md).
+ */
 export interface CreatePayoutRequest {
+  /** Our order number for the payout (the merchant order number): the provider's handle on it, `GET /payouts/{merOrderNo}`; one payout per number. */
   merOrderNo: string;
+  /** How the money travels, e.g. BANK_TRANSFER, SWIFT or LOCAL_TRANSFER (the provider's 400 decides which it takes). */
   paymentType: string;
+  /** The currency the payee receives: an ISO 4217 code, upper case (`EUR`). */
   arriveCurrency: string;
   /** Minor units of arriveCurrency. */
   arriveAmount: number;
+  /** The payee's first (given) name. */
   payeeFirstName: string;
+  /** The payee's last (family) name. */
   payeeLastName: string;
+  /** The payee's account number at their bank (or IBAN), as the payment type needs it. */
   payeeAccountNo: string;
+  /** A free-text note carried with the payout. */
   remark?: string;
   /** Fields we do not model, sent as they are (the provider's 400 may ask for one). */
   extra?: Record<string, unknown>;
