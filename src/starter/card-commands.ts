@@ -19,6 +19,8 @@ const CHECK_TIMEOUT_MS = 15_000;
 /** `card ID [--max-age-ms N]`: the card's view, its balance read from the provider first when older than N ms (default the client's 5,000) or a movement happened since. */
 const card: Command<{ cardId: string; maxAgeMs?: number }> = {
   usage: 'card ID [--max-age-ms N]',
+  description: 'Show a card\'s view and balance; the balance is read from the provider first when older than --max-age-ms (default 5,000) or moved since.',
+  example: 'card $CARD_ID --max-age-ms 0',
   options: { 'max-age-ms': str },
   positional: 'ID',
   parse: (flags, id) => ({ cardId: cardIdArg(id), ...definedOnly({ maxAgeMs: maxAgeFlag(flags) }) }),
@@ -43,6 +45,8 @@ function maxAgeFlag(flags: Flags): number | undefined {
 function cardChange(verb: 'freeze' | 'unfreeze'): Command<string> {
   return {
     usage: `${verb} ID`,
+    description: verb === 'freeze' ? "Freeze a card, through its workflow (unfreeze undoes it)." : 'Unfreeze a frozen card, through its workflow.',
+    example: `${verb} $CARD_ID`,
     options: {},
     positional: 'ID',
     parse: (_flags, id) => cardIdArg(id),
@@ -56,6 +60,8 @@ function cardChange(verb: 'freeze' | 'unfreeze'): Command<string> {
 /** Permanently closes the card (its balance returns to the wallet): only when told twice. */
 const deleteCard: Command<string> = {
   usage: 'delete ID --yes',
+  description: 'Close a card for good (its balance returns to the wallet); nothing is done without --yes.',
+  example: 'delete $CARD_ID --yes',
   options: { yes: bool },
   positional: 'ID',
   parse(flags, id) {
@@ -77,6 +83,8 @@ const deleteCard: Command<string> = {
  */
 const pin: Command<{ cardId: string; pin: string }> = {
   usage: 'pin ID',
+  description: 'Set a card\'s PIN, typed without echo (twice) or one line of stdin, sealed before it leaves; never a flag.',
+  example: 'pin $CARD_ID',
   options: {},
   positional: 'ID',
   async parse(_flags, id, ctx) {
@@ -100,6 +108,8 @@ const pin: Command<{ cardId: string; pin: string }> = {
  */
 const reveal: Command<string> = {
   usage: 'reveal ID [--json --show-number]',
+  description: 'Show a card\'s full number, CVV and expiry, to a terminal only (to a pipe or file only with --json --show-number).',
+  example: 'reveal $CARD_ID',
   options: { 'show-number': bool },
   positional: 'ID',
   parse(flags, id, ctx) {
@@ -134,6 +144,8 @@ const CONTACT_FLAGS = { email: '--email', mobilePrefix: '--mobile-prefix', mobil
 
 const contact: Command<{ cardId: string; contact: ContactInput }> = {
   usage: 'contact ID [--email E|-|@FILE] [--mobile-prefix +P] [--mobile N|-|@FILE]   (personal data: - reads stdin, @FILE a file)',
+  description: 'Change a card\'s email or mobile number (personal data: - reads stdin, @FILE a file).',
+  example: 'contact $CARD_ID --mobile-prefix +44 --mobile @mobile.txt',
   options: { email: str, 'mobile-prefix': str, mobile: str },
   positional: 'ID',
   async parse(flags, id, ctx) {
@@ -157,6 +169,8 @@ const contact: Command<{ cardId: string; contact: ContactInput }> = {
 
 const bins: Command<{ refresh: boolean }> = {
   usage: 'bins [--refresh]',
+  description: 'List the BINs the project may issue from and what each requires (--refresh: ask the provider now, not the list kept up to 24 h).',
+  example: 'bins --refresh',
   options: { refresh: bool },
   parse: (flags) => ({ refresh: flags.refresh === true }),
   async run({ refresh }, ctx) {

@@ -47,7 +47,12 @@ export interface CommandOutcome {
 export type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean };
 
 export interface Command<P = unknown> {
+  /** The command's words and flags, after `npm run starter -- ` (the runner adds `[--no-wait]` and `[--json]`). */
   usage: string;
+  /** What it does, in one line: `--help` lists it beside the name, `<command> --help` under the usage. */
+  description: string;
+  /** One command line as an operator would type it, after `npm run starter -- `; its flags parse (test/unit/cli-help.test.ts). */
+  example: string;
   options: Record<string, OptionSpec>;
   /** Name of the one positional argument the command takes, if any (e.g. ID). */
   positional?: string;

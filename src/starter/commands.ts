@@ -48,6 +48,8 @@ const ISSUE_CARD_FLAGS: Record<string, string> = {
 const issueCard: Command<{ input: IssueCardRequestInput; idempotencyKey?: string }> = {
   starts: true,
   usage: 'issue-card --bin ID --amount CENTS [--first NAME --last NAME] [--email E] [--mobile-prefix +P --mobile N] [--pin-stdin] [--cardholder kyc_…] [--billing FILE.json] [--tag T]… [--key K]',
+  description: 'Issue a virtual card from a BIN with an initial balance in cents, and wait until the provider enables it.',
+  example: 'issue-card --bin bin_visa_basic --amount 5000 --first Ada --last Lovelace --key order-1001',
   options: {
     bin: str, amount: str, first: str, last: str, email: str, 'mobile-prefix': str, mobile: str, 'pin-stdin': { type: 'boolean' }, pin: str, cardholder: str, billing: str, tag: many, key: str,
   },
@@ -90,6 +92,10 @@ function moneyCommand(kind: MoneyMovementKind): Command<{ input: MoneyMovementIn
   return {
     starts: true,
     usage: `${verb} --card ID --amount CENTS [--key K]`,
+    description: kind === 'funding'
+      ? "Move money from the project's wallet onto a card, in cents, through the card's workflow; repeat with the same --key to retry safely."
+      : "Move money from a card back to the project's wallet, in cents, through the card's workflow; repeat with the same --key to retry safely.",
+    example: `${verb} --card $CARD_ID --amount ${kind === 'funding' ? 2500 : 1000} --key ${kind === 'funding' ? 'topup-1001' : 'refund-1001'}`,
     options: { card: str, amount: str, key: str },
     parse(flags) {
       const input = definedOnly<MoneyMovementInput>({
@@ -132,6 +138,8 @@ const KYC_DOCUMENT_FLAGS = {
 const kyc: Command<{ input: OnboardCardholderInput; idempotencyKey: string }> = {
   starts: true,
   usage: 'kyc --form FILE.json --id-front FILE [--id-back FILE] [--selfie FILE] [--address-proof FILE] --attachment FILE… [--key K]',
+  description: 'Onboard a KYC cardholder from a form and document files, and wait for the review (APPROVED or REJECTED).',
+  example: 'kyc --form cardholder.json --id-front id-front.jpg --selfie selfie.jpg --attachment proof-of-address.pdf',
   options: { form: str, 'id-front': str, 'id-back': str, selfie: str, 'address-proof': str, attachment: many, key: str },
   parse(flags, _positional, ctx) {
     const form = readJsonObject(flag(flags, 'form', true), 'form');
@@ -195,6 +203,8 @@ const payoutPaid: Judge<PayoutResult> = (payout) =>
 const esimBuy: Command<{ planNo: string; idempotencyKey?: string }> = {
   starts: true,
   usage: 'esim-buy --plan epln_… [--key K]',
+  description: 'Buy an eSIM on a plan (charged to the wallet), and wait until it is issued or refunded.',
+  example: 'esim-buy --plan epln_global_1gb --key esim-order-77',
   options: { plan: str, key: str },
   parse(flags) {
     const planNo = flag(flags, 'plan', true);
@@ -210,6 +220,8 @@ const esimBuy: Command<{ planNo: string; idempotencyKey?: string }> = {
 const esimRecharge: Command<{ esimNo: string; idempotencyKey?: string }> = {
   starts: true,
   usage: 'esim-recharge --esim esim_… [--key K]',
+  description: 'Renew an eSIM\'s current plan (charged to the wallet), and wait for the recharge to finish.',
+  example: 'esim-recharge --esim esim_8fK2mQx9Lw3pTz4R',
   options: { esim: str, key: str },
   parse(flags) {
     const esimNo = flag(flags, 'esim', true);
@@ -225,6 +237,8 @@ const esimRecharge: Command<{ esimNo: string; idempotencyKey?: string }> = {
 const payout: Command<{ merOrderNo: string }> = {
   starts: true,
   usage: 'payout --mer-order-no NO',
+  description: 'Follow an existing payout by its merOrderNo until its status is terminal (moves nothing).',
+  example: 'payout --mer-order-no PO-2026-0001',
   options: { 'mer-order-no': str },
   parse(flags) {
     const merOrderNo = flag(flags, 'mer-order-no', true);
@@ -245,6 +259,8 @@ const PAYOUT_FLAGS: Record<string, string> = {
 const payoutSend: Command<{ input: SendPayoutInput }> = {
   starts: true,
   usage: 'payout-send --mer-order-no NO --payment-type TYPE --currency CUR --amount MINOR_UNITS --first NAME --last NAME --account NO|-|@FILE [--remark TEXT] [--key K (default: the merOrderNo)]   (personal data: - reads stdin, @FILE a file)',
+  description: 'Send a payout from the wallet to a payee\'s account, and wait until its status is terminal.',
+  example: 'payout-send --mer-order-no PO-2026-0001 --payment-type BANK_TRANSFER --currency EUR --amount 12500 --first Ada --last Lovelace --account @payee-account.txt',
   options: {
     'mer-order-no': str, 'payment-type': str, currency: str, amount: str, first: str, last: str, account: str, remark: str, key: str,
   },
@@ -273,6 +289,8 @@ const payoutSend: Command<{ input: SendPayoutInput }> = {
 
 const wallet: Command<null> = {
   usage: 'wallet',
+  description: 'Read the project\'s wallet balance (through a worker).',
+  example: 'wallet --json',
   options: {},
   parse: () => null,
   async run(_plan, ctx) {
@@ -282,6 +300,8 @@ const wallet: Command<null> = {
 
 const esimPlans: Command<null> = {
   usage: 'esim-plans',
+  description: 'List the eSIM plans on offer, with their prices (through a worker).',
+  example: 'esim-plans',
   options: {},
   parse: () => null,
   async run(_plan, ctx) {
@@ -292,6 +312,8 @@ const esimPlans: Command<null> = {
 
 const esimUsage: Command<string> = {
   usage: 'esim-usage --esim esim_…',
+  description: 'Read an eSIM\'s data usage, synced from the provider at most once a minute.',
+  example: 'esim-usage --esim esim_8fK2mQx9Lw3pTz4R',
   options: { esim: str },
   parse(flags) {
     const esimNo = flag(flags, 'esim', true);
@@ -305,27 +327,28 @@ const esimUsage: Command<string> = {
   },
 };
 
+/** Every command, in the order `--help` lists them: a card's life first, then money and orders, flows and open items, operations. */
 export const COMMANDS: Record<string, Command<any>> = {
-  ...RECONCILE_COMMANDS,
   bins: CARD_COMMANDS.bins,
   'issue-card': issueCard,
   fund: moneyCommand('funding'),
   withdraw: moneyCommand('withdrawal'),
+  ...CARD_COMMANDS,
   kyc,
+  wallet,
+  'payout-send': payoutSend,
+  payout,
+  ...PAYOUT_APPROVAL_COMMANDS,
+  'esim-plans': esimPlans,
   'esim-buy': esimBuy,
   'esim-recharge': esimRecharge,
-  payout,
-  'payout-send': payoutSend,
-  ...PAYOUT_APPROVAL_COMMANDS,
-  wallet,
-  'esim-plans': esimPlans,
   'esim-usage': esimUsage,
-  ...CARD_COMMANDS,
   ...FLOW_COMMANDS,
+  open: openItems,
+  settle,
+  ...RECONCILE_COMMANDS,
   ...DEPLOY_COMMANDS,
   ...NEXUS_COMMANDS,
-  settle,
-  open: openItems,
 };
 
 export function defaultText(outcome: CommandOutcome): string {

@@ -68,6 +68,8 @@ function percentArg(word: string | undefined): number {
 
 const deploy: Command<DeployPlan> = {
   usage: 'deploy status | deploy ramp PERCENT [--build ID] | deploy promote [--build ID] | deploy rollback [--move-pinned] | deploy rollout [--build ID] [--steps 10,50] [--soak SECONDS] [--failing-attempts N] [--wait-for-workers SECONDS] | deploy release-gate',
+  description: 'Show or move the Worker Deployment: status, ramp, promote, rollback, rollout, release-gate (docs/versioning.md).',
+  example: 'deploy ramp 10 --build 2026-11-23.1',
   options: { build: str, 'move-pinned': bool, steps: str, soak: str, 'failing-attempts': str, 'wait-for-workers': str },
   positional: 'ACTION [PERCENT]',
   positionals: 2,

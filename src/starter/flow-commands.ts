@@ -37,6 +37,8 @@ export interface StopRecord {
 
 const status: Command<string> = {
   usage: 'status WORKFLOW_ID',
+  description: 'Show where a flow stands: its status, what it waits on, and who stopped it and why.',
+  example: 'status card/$CARD_ID',
   options: {},
   positional: 'WORKFLOW_ID',
   parse(_flags, id) {
@@ -53,6 +55,8 @@ const status: Command<string> = {
 
 const flows: Command<{ cardId: string; open: boolean }> = {
   usage: 'flows --card ID [--open]',
+  description: 'List a card\'s flows, newest first, found by the CardId search attribute (--open: the running ones).',
+  example: 'flows --card $CARD_ID --open',
   options: { card: str, open: bool },
   parse: (flags) => ({ cardId: cardIdArg(flag(flags, 'card', true), '--card'), open: flags.open === true }),
   async run({ cardId, open }, ctx) {
@@ -78,6 +82,8 @@ const flows: Command<{ cardId: string; open: boolean }> = {
 /** Read through a worker (the `operationRecord` workflow): the CLI holds no provider secret. A key the provider does not know is an answer (exit 0, `known: false`). */
 const operation: Command<string> = {
   usage: 'operation KEY',
+  description: 'Show the provider\'s record of an idempotency key (GET /operations/{key}), read through a worker.',
+  example: 'operation order-1001',
   options: {},
   positional: 'KEY',
   parse(_flags, key) {
@@ -111,6 +117,10 @@ function stopCommand(action: 'cancel' | 'terminate'): Command<StopPlan> {
   const effect = action === 'cancel' ? 'asks the flow to stop (it ends FlowCancelled once it handles the request)' : 'ends the flow at once, running no more of its code';
   return {
     usage: `${action} WORKFLOW_ID --reason R [--force]`,
+    description: action === 'cancel'
+      ? "Ask a flow to stop, the reason kept in its history; an entity's own workflow or an open item only with --force."
+      : "End a flow at once, running no more of its code, the reason kept in its history; an entity's own workflow or an open item only with --force.",
+    example: `${action} issue-card/order-1001 --reason "OPS-42: wrong BIN"`,
     options: { reason: str, force: bool },
     positional: 'WORKFLOW_ID',
     parse(flags, workflowId) {

@@ -15,6 +15,8 @@ import { bool, str, type Command } from './command-kit';
 
 const nexusEndpoint: Command<{ name: string; takeOver: boolean }> = {
   usage: `nexus-endpoint [--name NAME] [--take-over]   (one endpoint per caller of NEXUS_CALLERS, NAME-<caller>, default NAME ${DEFAULT_NEXUS_ENDPOINT}; one of those routing elsewhere is refused, exit 1, unless --take-over)`,
+  description: 'Make the Nexus endpoints other namespaces call us through, one per caller of NEXUS_CALLERS; running it again changes nothing.',
+  example: 'nexus-endpoint --name card-issuing',
   options: { name: str, 'take-over': bool },
   parse(flags, _positional, ctx) {
     const name = flag(flags, 'name') ?? DEFAULT_NEXUS_ENDPOINT;

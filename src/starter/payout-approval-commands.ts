@@ -61,6 +61,10 @@ function decision(action: PayoutAction): Command<DecisionPlan> {
   const verb = action === 'approvePayout' ? 'approve' : 'reject';
   return {
     usage: `payout-${verb} REF [--note TEXT]   (REF: the payout's workflow ID or merOrderNo; signed with CARD_ACTION_SIGNING_KEY)`,
+    description: verb === 'approve'
+      ? 'Approve a payout held for approval, signed with CARD_ACTION_SIGNING_KEY: it is then sent to the provider.'
+      : 'Reject a payout held for approval, signed with CARD_ACTION_SIGNING_KEY: nothing is sent, it ends PayoutNotApproved.',
+    example: `payout-${verb} payments_PO-2026-0001 --note "${verb === 'approve' ? 'OPS-45: payee verified' : 'OPS-46: payee not verified'}"`,
     options: { note: str },
     positional: 'REF',
     parse(flags: Flags, positional: string | undefined) {
@@ -101,6 +105,8 @@ function decidedOutcome(p: PayoutApprovalState, ctx: CommandContext): CommandOut
 
 const payoutsAwaiting: Command<Record<string, never>> = {
   usage: 'payouts-awaiting',
+  description: 'List the Nexus callers\' payouts held for an operator\'s approval, oldest first.',
+  example: 'payouts-awaiting',
   options: {},
   parse: () => ({}),
   async run(_plan, ctx) {

@@ -20,6 +20,8 @@ async function target(ctx: CommandContext) {
 
 const schedules: Command<SchedulesPlan> = {
   usage: 'schedules apply | schedules list | schedules pause NAME | schedules resume NAME',
+  description: 'Apply, list, pause or resume the reconciliation schedules (reconcile-money, reconcile-cards, refresh-bins, sweep-stuck).',
+  example: 'schedules pause reconcile-money',
   options: {},
   positional: 'ACTION [NAME]',
   positionals: 2,
@@ -67,6 +69,8 @@ interface ReconcilePlan {
 const reconcile: Command<ReconcilePlan> = {
   starts: true,
   usage: 'reconcile [--only money,cards,bins,stuck] [--since DURATION]',
+  description: 'Run reconciliations now and report the differences with the provider (exit 1 when there are some).',
+  example: 'reconcile --only money --since 2h',
   options: { only: { type: 'string' }, since: { type: 'string' } },
   parse(flags: Flags) {
     const only = flag(flags, 'only');
@@ -94,6 +98,8 @@ const reconcile: Command<ReconcilePlan> = {
 
 const drift: Command<null> = {
   usage: 'drift',
+  description: 'Show the last report of each reconciliation.',
+  example: 'drift',
   options: {},
   parse: () => null,
   async run(_plan, ctx) {

@@ -54,8 +54,13 @@ export async function runCli(argv: string[], loadConfig: () => Config, io: CliIo
       io.stderr(`starter: unknown command "${rest[0]}" (commands: ${Object.keys(COMMANDS).join(', ')})\n`);
       return EXIT.badInput;
     }
-    io.stderr(asked ? `usage: npm run starter -- ${usageOf(asked)} [--json]\n` : usage());
-    return name ? EXIT.ok : EXIT.badInput;
+    // Help asked for is the answer (stdout, exit 0, so `| less` works); no command at all is bad input, told on stderr.
+    if (!name) {
+      io.stderr(usage());
+      return EXIT.badInput;
+    }
+    io.stdout(asked ? commandHelp(rest[0], asked) : usage());
+    return EXIT.ok;
   }
   const command = COMMANDS[name];
   if (!command) {
@@ -66,7 +71,7 @@ export async function runCli(argv: string[], loadConfig: () => Config, io: CliIo
   try {
     const { flags, positional, json } = parseLine(name, command, rest);
     if (flags.help) {
-      io.stderr(`usage: npm run starter -- ${usageOf(command)} [--json]\n`);
+      io.stdout(commandHelp(name, command));
       return EXIT.ok;
     }
     session.json = json;
@@ -198,14 +203,27 @@ class Session {
   }
 }
 
-/** A command's usage line; a starting command's says it takes --no-wait. */
+/** A command's usage line with the flags every command (and every starting one) takes, before its note in parentheses if it has one. */
 function usageOf(command: Command): string {
-  return command.starts ? `${command.usage} [--no-wait]` : command.usage;
+  const [words, note] = command.usage.split(/ {3}(?=\()/);
+  return `${words}${command.starts ? ' [--no-wait]' : ''} [--json]${note ? `   ${note}` : ''}`;
+}
+
+/** `<command> --help` (or `--help COMMAND`): its usage, what it does, and one example. */
+function commandHelp(name: string, command: Command): string {
+  return `usage: npm run starter -- ${usageOf(command)}
+
+${command.description}
+
+example: npm run starter -- ${command.example}
+`;
 }
 
 function usage(): string {
-  const lines = Object.values(COMMANDS).map((c) => `  ${usageOf(c)}`);
-  return `usage: npm run starter -- <command> [flags] [--json]   (npm run starter -- --help COMMAND: one command's flags)
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.description}`);
+  return `usage: npm run starter -- <command> [flags] [--json]
+       npm run starter -- <command> --help   (its flags, and an example)
 
 ${lines.join('\n')}
 

@@ -30,6 +30,8 @@ interface SettlePlan {
 export const settle: Command<SettlePlan> = {
   starts: true,
   usage: 'settle REF [--found moved|not-moved] [--note TEXT]   (REF: item ID, workflow ID, run ID, update ID, key, merOrderNo, orderNo)',
+  description: 'Settle an open item: the provider is asked first; --found records what a person found when it has no final word.',
+  example: 'settle send-payout/PO-2026-0001 --found not-moved --note "OPS-44: bank confirmed no transfer"',
   options: { found: { type: 'string' }, note: { type: 'string' } },
   positional: 'REF',
   parse(flags: Flags, positional: string | undefined) {
@@ -65,6 +67,8 @@ export const settle: Command<SettlePlan> = {
  */
 export const openItems: Command<Record<string, never>> = {
   usage: 'open',
+  description: 'List the open items (money that may have moved, not yet known), oldest first.',
+  example: 'open',
   options: {},
   parse: () => ({}),
   async run(_plan, ctx) {
