@@ -9,7 +9,9 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '../src/ports';
 import { cacheRoot, isExecutable, stderrLine, withDirLock } from './cache';
 
 /** Java SDK release whose test server serves the API the TS SDK 1.24 speaks (checked by test/time-skipping.test.ts). */
@@ -49,16 +51,58 @@ export async function ensureJavaTestServer(log: (line: string) => void = stderrL
   const missing = javaTestServerMissing();
   if (missing) throw new JavaTestServerUnavailable(`Java test server (time skipping) unavailable: install ${missing}`);
   const found = findJavaTestServer();
-  if (found) return found;
+  if (found && existsSync(classArchive())) return found;
   return withDirLock(join(javaTestServerCacheDir(), '.fetch-lock'), async () => {
-    // Another process may have finished the fetch while we waited for the lock.
+    // Another process may have finished the fetch (and the archive) while we waited for the lock.
     const done = findJavaTestServer();
-    if (done) return done;
-    await mavenFetch(log);
+    if (done && existsSync(classArchive())) return done;
+    if (!done) await mavenFetch(log);
+    await buildClassArchive(log);
     writeWrapper();
     writeFileSync(completeMarker(), `${new Date().toISOString()}\n`);
     return javaTestServerWrapperPath();
   });
+}
+
+/**
+ * The JVM's class-data archive of the server's classes (AppCDS): loaded from it, the server listens in
+ * about 2 s on a loaded 2-core machine instead of 8 to 11 s, and the SDK's core gives it a fixed 5 s
+ * ("ephemeral server … did not start within 5s": test/time-skipping.test.ts failed so in CI under 4 jest
+ * workers). Made once per machine by a run of the server that dumps the classes it loaded at its exit.
+ */
+function classArchive(): string {
+  return join(javaTestServerCacheDir(), 'classes.jsa');
+}
+
+async function buildClassArchive(log: (line: string) => void): Promise<void> {
+  const started = Date.now();
+  const staging = `${classArchive()}.partial`;
+  rmSync(staging, { force: true });
+  const port = await freePort();
+  const jvm = spawn('java', [`-XX:ArchiveClassesAtExit=${staging}`, '-cp', `${libDir()}/*`, JAVA_TEST_SERVER_MAIN, String(port), '--enable-time-skipping'], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => jvm.on('close', () => resolve()));
+  const listening = await untilListening(port, 120_000);
+  // The archive is written as the JVM exits on SIGTERM (its shutdown runs), with every class it loaded to listen.
+  jvm.kill('SIGTERM');
+  await exited;
+  if (!listening || !existsSync(staging)) {
+    rmSync(staging, { force: true });
+    log('Java test server: no class-data archive made (the server starts without it, more slowly)');
+    return;
+  }
+  renameSync(staging, classArchive());
+  log(`Java test server: class-data archive made in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+async function untilListening(port: number, withinMs: number): Promise<boolean> {
+  for (const deadline = Date.now() + withinMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => (socket.destroy(), resolve(true)));
+      socket.on('error', () => resolve(false));
+    });
+    if (open) return true;
+  }
+  return false;
 }
 
 /**
@@ -137,10 +181,15 @@ function mavenFetch(log: (line: string) => void): Promise<void> {
   });
 }
 
-/** `exec` replaces the shell, so the PID the SDK kills on teardown is the JVM's. */
+/**
+ * `exec` replaces the shell, so the PID the SDK kills on teardown is the JVM's. With the class-data
+ * archive when there is one (-Xshare:auto: a stale one is ignored, not fatal), C1 only and the serial
+ * collector: a test server lives seconds, and starting fast is what counts.
+ */
 function writeWrapper(): void {
-  const classpath = `${libDir()}/*`.replace(/'/g, `'\\''`);
-  writeFileSync(javaTestServerWrapperPath(), `#!/bin/sh\nexec java -cp '${classpath}' ${JAVA_TEST_SERVER_MAIN} "$@"\n`);
+  const quote = (path: string) => `'${path.replace(/'/g, `'\\''`)}'`;
+  const archive = existsSync(classArchive()) ? `-XX:SharedArchiveFile=${quote(classArchive())} -Xshare:auto ` : '';
+  writeFileSync(javaTestServerWrapperPath(), `#!/bin/sh\nexec java ${archive}-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp ${quote(`${libDir()}/*`)} ${JAVA_TEST_SERVER_MAIN} "$@"\n`);
   chmodSync(javaTestServerWrapperPath(), 0o755);
 }
 
