@@ -9,9 +9,8 @@
  */
 import type { Client, Connection } from '@temporalio/client';
 import { FailureType, type FlowName } from '../shared/failures';
-import type { CodecKeys } from '../codec/payload-codec';
 import type { PinPublicKey } from '../codec/card-secrets';
-import { CardActionSigner, type CardActionKey } from '../codec/card-capability';
+import { CardActionSigner } from '../codec/card-capability';
 import type { CardAction, WithCapability } from '../shared/card-capability';
 import type { CardSensitive } from '../provider-api';
 import { entityWorkflowId } from '../shared/ids';
@@ -36,35 +35,21 @@ import { issueCardSealed, revealUnderOneTimeKey, sealedPinOf } from './card-secr
 import { MANUAL_KYC_DEPRECATION } from '../shared/kyc-rules';
 import type { EsimOrderResult, OnboardCardholderResult, PayoutResult, TrackPayoutInput } from './flow-types';
 import { describeFlow, type FlowStatus } from '../temporal/flow-status';
-import { CardIssuingError, asCardIssuingError } from './errors';
+import { CardIssuingError } from './errors';
 import { CardUpdates } from './card-updates';
 import { freshCardState, type CardStateOptions } from './card-view';
 import { FlowStarts } from './flow-starts';
-import { DEFAULT_READ_TIMEOUT_MS, withinCall, type CallOptions } from './calls';
-import { ONBOARD_CARDHOLDER_ID, assertKey, keyedWorkflowId, onboardingWorkflowId, readableId, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
+import { Reads } from './reads';
+import { emitDeprecation, type CardIssuingClientOptions } from './options';
+import { DEFAULT_READ_TIMEOUT_MS, type CallOptions } from './calls';
+import { ONBOARD_CARDHOLDER_ID, assertKey, assertQrCodeRef, keyedWorkflowId, onboardingWorkflowId, readableId, type FlowHandle, type IssueCardRequest, type MoneyMovementRequest, type MoneyUpdateResult, type OnboardRequest, type PurchaseEsimRequest, type RechargeEsimRequest, type SendPayoutRequest } from './requests';
 import type { CardBinAnswer as CardBin, OperationAnswer } from '../provider/answers';
 import type { EsimQrCode, OperationRecord, SubmittedMovement } from './flow-types';
 import type { EsimQrCodeRef } from './nexus-contract';
 
 export type { FlowHandle, IssueCardRequest, Keyed, MoneyMovementRequest, MoneyUpdateResult, OnboardRequest, PurchaseEsimRequest, RechargeEsimRequest, SendPayoutRequest } from './requests';
 
-/** The CardIssuingClient constructor's options; connectCardIssuingClient builds them from ConnectOptions. */
-export interface CardIssuingClientOptions {
-  /** A client built with createDataConverter(codec); the caller closes its connection. */
-  client: Client;
-  /** The workers' main task queue (TEMPORAL_TASK_QUEUE, `card-issuing` unless configured otherwise). */
-  taskQueue: string;
-  /** The payload codec keys our workers use. */
-  codec: CodecKeys;
-  /** The workers' PIN public key (PIN_SEAL_PUBLIC_KEY): issueCard with a PIN and setPin seal the PIN to it before sending. */
-  pinKey?: PinPublicKey;
-  /** This service's card action signing key (CARD_ACTION_SIGNING_KEY): reveal, setPin, updateContact, freeze, unfreeze and delete sign a capability with it. */
-  cardActionKey?: CardActionKey;
-  /** Where the provider's deprecations are told; default: a Node DeprecationWarning. */
-  onDeprecation?: (message: string) => void;
-}
-
-const emitDeprecation = (message: string) => process.emitWarning(message, { type: 'DeprecationWarning', code: 'PROVIDER_DEPRECATION' });
+export type { CardIssuingClientOptions } from './options';
 
 /**
  * The typed client other services use to start our flows and act on cards, over one Temporal
@@ -82,10 +67,12 @@ export class CardIssuingClient {
   readonly #updates: CardUpdates;
   readonly #cardActions?: CardActionSigner;
   readonly #starts: FlowStarts;
+  readonly #reads: Reads;
 
   constructor(opts: CardIssuingClientOptions, ownConnection?: Connection) {
     this.#cardActions = opts.cardActionKey ? new CardActionSigner(opts.cardActionKey) : undefined;
     this.#starts = new FlowStarts(opts.client, opts.taskQueue);
+    this.#reads = new Reads(opts.client, opts.taskQueue);
     this.#temporal = opts.client;
     this.#updates = new CardUpdates(opts.client, opts.taskQueue);
     this.#onDeprecation = opts.onDeprecation ?? emitDeprecation;
@@ -252,7 +239,7 @@ export class CardIssuingClient {
 
   /** Where an onboarding stands: its cardholder id and the hosted flow's page, as soon as they are known. */
   onboarding(workflowId: string, opts?: CallOptions): Promise<OnboardingProgress> {
-    return this.#read(opts, { workflowId }, () => this.#temporal.workflow.getHandle(workflowId).query(onboardingQuery));
+    return this.#reads.read(opts, { workflowId }, () => this.#temporal.workflow.getHandle(workflowId).query(onboardingQuery));
   }
 
   /** `onboarding` of the onboardCardholder started under `idempotencyKey` (its workflow ID by the same rule). */
@@ -265,29 +252,29 @@ export class CardIssuingClient {
 
   /** The wallet's balance; with no worker polling, fails ClientTimeout after `timeout` (default 30 s) naming the queue. */
   walletBalance(opts?: CallOptions): Promise<WalletBalance> {
-    return this.#readFlow<WalletBalance>('walletBalance', 'wallet-balance', opts);
+    return this.#reads.flow<WalletBalance>('walletBalance', 'wallet-balance', opts);
   }
 
   /** The eSIM catalogue with the project's prices, read through a worker (the client holds no provider secret). */
   esimPlans(opts?: CallOptions): Promise<EsimPlan[]> {
-    return this.#readFlow<EsimPlan[]>('esimPlans', 'esim-plans', opts);
+    return this.#reads.flow<EsimPlan[]>('esimPlans', 'esim-plans', opts);
   }
 
   /** The BINs the project may issue from, as a worker's 24 h cache holds them; `refresh`: the provider asked now. */
   cardBins(query: { refresh?: boolean } = {}, opts?: CallOptions): Promise<CardBin[]> {
-    return this.#readFlowWith<CardBin[]>('cardBins', readableId('card-bins'), [{ refresh: query.refresh === true }], opts);
+    return this.#reads.flowWith<CardBin[]>('cardBins', readableId('card-bins'), [{ refresh: query.refresh === true }], opts);
   }
 
   /** The provider's record of an idempotency key (GET /operations/{key}), read by a worker; `known: false` when it has none. */
   async operation(idempotencyKey: string, opts?: CallOptions): Promise<OperationRecord> {
     assertKey(idempotencyKey, 'operation lookup');
-    const record = await this.#readFlowWith<OperationAnswer | null>('operationRecord', readableId('operation', idempotencyKey, undefined), [{ idempotencyKey }], opts);
+    const record = await this.#reads.flowWith<OperationAnswer | null>('operationRecord', readableId('operation', idempotencyKey, undefined), [{ idempotencyKey }], opts);
     return record === null ? { idempotencyKey, known: false } : { idempotencyKey, known: true, record };
   }
 
   /** The eSIM's usage, read again only when the last read is a minute old, and its alerts. */
   esimUsage(esimNo: string, opts?: CallOptions): Promise<EsimWatchState> {
-    return this.#read(opts, { workflowId: entityWorkflowId('esim', esimNo) }, () => this.#updates.entity('esim', esimNo, refreshEsimUsageUpdate, []));
+    return this.#reads.read(opts, { workflowId: entityWorkflowId('esim', esimNo) }, () => this.#updates.entity('esim', esimNo, refreshEsimUsageUpdate, []));
   }
 
   /**
@@ -297,15 +284,9 @@ export class CardIssuingClient {
    * told). Never log the result.
    */
   async esimQrCode(ref: EsimQrCodeRef, opts?: CallOptions): Promise<EsimQrCode> {
-    const { orderNo, workflowId } = (ref ?? {}) as Partial<EsimQrCodeRef>;
-    const errors = {
-      ...(typeof workflowId === 'string' && /^(purchase-esim|recharge-esim)\/./.test(workflowId) ? {} : { workflowId: 'must be a purchaseEsim or rechargeEsim flow (purchase-esim/…, recharge-esim/…)' }),
-      ...(typeof orderNo === 'string' && orderNo.length > 0 ? {} : { orderNo: 'is required: the order the reference names' }),
-    };
-    if (Object.keys(errors).length > 0) {
-      throw new CardIssuingError({ type: FailureType.ValidationFailed, message: `invalid eSIM QR code reference: ${Object.entries(errors).map(([f, r]) => `${f} ${r}`).join('; ')}`, details: [{ errors }] });
-    }
-    const order = await this.flow<EsimOrderResult>(workflowId!).result({ timeout: DEFAULT_READ_TIMEOUT_MS, ...opts });
+    assertQrCodeRef(ref);
+    const { orderNo, workflowId } = ref;
+    const order = await this.flow<EsimOrderResult>(workflowId).result({ timeout: DEFAULT_READ_TIMEOUT_MS, ...opts });
     if (order.orderNo !== orderNo) {
       throw new CardIssuingError({ type: FailureType.ValidationFailed, message: `${workflowId} placed another order than ${orderNo}: the reference does not hold`, workflowId, details: [{ errors: { orderNo: 'must be the order the flow placed' } }] });
     }
@@ -315,12 +296,12 @@ export class CardIssuingClient {
   /** What the eSIM's workflow recorded, without asking the provider. */
   esimWatch(esimNo: string, opts?: CallOptions): Promise<EsimWatchState> {
     const workflowId = entityWorkflowId('esim', esimNo);
-    return this.#read(opts, { workflowId }, () => this.#temporal.workflow.getHandle(workflowId).query(esimWatchQuery));
+    return this.#reads.read(opts, { workflowId }, () => this.#temporal.workflow.getHandle(workflowId).query(esimWatchQuery));
   }
 
   /** Sends the eSIM's state (alerts included) to a workflow of the caller's on every change, as `entityState` signals. */
   async subscribeToEsim(esimNo: string, subscriberWorkflowId: string, opts?: CallOptions): Promise<void> {
-    await this.#read(opts, {}, () => signalEntity(this.#temporal, this.#taskQueue, { kind: 'esim', entityId: esimNo }, subscribeSignal, [{ workflowId: subscriberWorkflowId }]));
+    await this.#reads.read(opts, {}, () => signalEntity(this.#temporal, this.#taskQueue, { kind: 'esim', entityId: esimNo }, subscribeSignal, [{ workflowId: subscriberWorkflowId }]));
   }
 
   // --- One card, through its workflow's updates ----------------------------------------
@@ -329,28 +310,28 @@ export class CardIssuingClient {
 
   /** Pauses the card's spending (`DISABLE`), through its workflow; signed with cardActionKey. Answers the card. */
   freeze(cardId: string, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, freezeCardUpdate, [this.#allow(cardId, 'freeze', {})]));
+    return this.#reads.read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, freezeCardUpdate, [this.#allow(cardId, 'freeze', {})]));
   }
 
   /** Resumes the card's spending (`ENABLE`), through its workflow; signed with cardActionKey. Answers the card. */
   unfreeze(cardId: string, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, unfreezeCardUpdate, [this.#allow(cardId, 'unfreeze', {})]));
+    return this.#reads.read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, unfreezeCardUpdate, [this.#allow(cardId, 'unfreeze', {})]));
   }
 
   /** Permanently closes the card; its balance returns to the wallet. */
   delete(cardId: string, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId), mayHaveTakenEffect: true }, () => this.#updates.card(cardId, deleteCardUpdate, [this.#allow(cardId, 'delete', {})]));
+    return this.#reads.read(opts, { workflowId: entityWorkflowId('card', cardId), mayHaveTakenEffect: true }, () => this.#updates.card(cardId, deleteCardUpdate, [this.#allow(cardId, 'delete', {})]));
   }
 
   /** The PIN is sealed here to the workers' key (pinKey), bound to this card: history holds only what a worker's private key opens, and only for this card. */
   async setPin(cardId: string, pin: string, opts?: CallOptions): Promise<CardView> {
     const sealed = await sealedPinOf(pin, this.#pinKey, 'setPin', entityWorkflowId('card', cardId));
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, setPinUpdate, [this.#allow(cardId, 'pin', { pin: sealed })]));
+    return this.#reads.read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, setPinUpdate, [this.#allow(cardId, 'pin', { pin: sealed })]));
   }
 
   /** Updates the card's email or mobile (and `extra` fields the endpoint allows), through its workflow; signed with cardActionKey. */
   updateContact(cardId: string, contact: ContactInput, opts?: CallOptions): Promise<CardView> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, updateContactUpdate, [this.#allow(cardId, 'contact', contact)]));
+    return this.#reads.read(opts, { workflowId: entityWorkflowId('card', cardId) }, () => this.#updates.card(cardId, updateContactUpdate, [this.#allow(cardId, 'contact', contact)]));
   }
 
   /**
@@ -361,7 +342,7 @@ export class CardIssuingClient {
    */
   cardState(cardId: string, opts?: CardStateOptions): Promise<CardLifecycleState> {
     const workflowId = entityWorkflowId('card', cardId);
-    return this.#read(opts, { workflowId }, () => freshCardState(this.#temporal, workflowId, opts));
+    return this.#reads.read(opts, { workflowId }, () => freshCardState(this.#temporal, workflowId, opts));
   }
 
   /**
@@ -371,7 +352,7 @@ export class CardIssuingClient {
    * Never log the result.
    */
   revealSensitive(cardId: string, opts?: CallOptions): Promise<CardSensitive> {
-    return this.#read(opts, { workflowId: entityWorkflowId('card', cardId) }, () =>
+    return this.#reads.read(opts, { workflowId: entityWorkflowId('card', cardId) }, () =>
       revealUnderOneTimeKey(cardId, (request) => this.#allow(cardId, 'reveal', request), (request) => this.#updates.card(cardId, revealSensitiveUpdate, [request])),
     );
   }
@@ -395,7 +376,7 @@ export class CardIssuingClient {
 
   /** Where a flow stands: status, type, search attributes, pending activities, and its failure once failed. */
   status(workflowId: string, opts?: CallOptions): Promise<FlowStatus> {
-    return this.#read(opts, { workflowId }, () => describeFlow(this.#temporal.workflow.getHandle(workflowId)));
+    return this.#reads.read(opts, { workflowId }, () => describeFlow(this.#temporal.workflow.getHandle(workflowId)));
   }
 
   /** Closes the connection when this client opened it. */
@@ -408,27 +389,6 @@ export class CardIssuingClient {
   /** Waits for a started flow's result within the call's options. */
   async #run<R, F extends FlowName>(started: Promise<FlowHandle<R, F>>, opts?: CallOptions): Promise<R> {
     return (await started).result(opts);
-  }
-
-  /** A read: within its timeout (30 s unless told), failing with the queue it waited on. */
-  #read<T>(opts: CallOptions | undefined, context: { workflowId?: string; mayHaveTakenEffect?: boolean }, fn: () => Promise<T>): Promise<T> {
-    const { mayHaveTakenEffect, ...ids } = context;
-    const waitingFor = `a worker on task queue ${this.#taskQueue}${ids.workflowId ? ` (${ids.workflowId})` : ''}`;
-    return withinCall(this.#temporal.connection, opts, { ...ids, waitingFor, mayHaveTakenEffect }, () => asCardIssuingError(fn(), ids), DEFAULT_READ_TIMEOUT_MS);
-  }
-
-  /** A read that runs as a short workflow: bounded by the call's timeout on the server too, so none lingers without a worker. */
-  #readFlow<R>(workflowType: FlowName, prefix: string, opts?: CallOptions): Promise<R> {
-    return this.#readFlowWith<R>(workflowType, readableId(prefix), [], opts);
-  }
-
-  /** #readFlow with the workflow's ID and input given. */
-  async #readFlowWith<R>(workflowType: FlowName, workflowId: string, args: unknown[], opts?: CallOptions): Promise<R> {
-    const timeout = opts?.timeout ?? DEFAULT_READ_TIMEOUT_MS;
-    return this.#read({ ...opts, timeout }, { workflowId }, async () => {
-      const handle = await this.#temporal.workflow.start<(...input: unknown[]) => Promise<R>>(workflowType, { taskQueue: this.#taskQueue, workflowId, args, workflowExecutionTimeout: timeout });
-      return handle.result();
-    });
   }
 
   /** A money flow under its caller's key: the key is checked, and decides the workflow ID. */

@@ -12,6 +12,7 @@ import type { IssueCardRequestInput, MoneyMovementInput, MoneyMovementResult, On
 import type { CallOptions } from './calls';
 import type { PurchaseEsimInput, RechargeEsimInput, SendPayoutInput } from './flow-types';
 import type { FlowStatus } from '../temporal/flow-status';
+import type { EsimQrCodeRef } from './nexus-contract';
 
 /** A call that moves money: its idempotency key is required, and decides the workflow (or update) ID. */
 export type Keyed<T> = Omit<T, 'idempotencyKey'> & {
@@ -58,6 +59,16 @@ export interface FlowHandle<R, F extends FlowName = FlowName> {
 export function assertKey(key: unknown, what: string): asserts key is string {
   const errors = typeof key === 'string' ? keyErrors(key) : { idempotencyKey: 'is required: what the caller repeats on retry, 1-64 of [a-zA-Z0-9_-]' };
   if (hasErrors(errors)) throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid ${what}: ${describeErrors(errors)}`, details: [{ errors }] });
+}
+
+/** An eSIM QR code reference as a Nexus caller's answer carries it, or ValidationFailed naming each bad field. */
+export function assertQrCodeRef(ref: unknown): asserts ref is EsimQrCodeRef {
+  const { orderNo, workflowId } = (ref ?? {}) as Partial<EsimQrCodeRef>;
+  const errors = {
+    ...(typeof workflowId === 'string' && /^(purchase-esim|recharge-esim)\/./.test(workflowId) ? {} : { workflowId: 'must be a purchaseEsim or rechargeEsim flow (purchase-esim/…, recharge-esim/…)' }),
+    ...(typeof orderNo === 'string' && orderNo.length > 0 ? {} : { orderNo: 'is required: the order the reference names' }),
+  };
+  if (hasErrors(errors)) throw new CardIssuingError({ type: 'ValidationFailed', message: `invalid eSIM QR code reference: ${describeErrors(errors)}`, details: [{ errors }] });
 }
 
 /** An onboarding's workflow ID is `onboard-cardholder/<key>`. */
