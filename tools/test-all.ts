@@ -8,8 +8,14 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..');
-/** Jest workers: the suites use about 0.4 core-seconds per second, so four keep two cores busy where two left them about 40 % busy (docs/testing.md). */
-export const JEST_WORKERS = 4;
+/**
+ * Jest workers: two, one per core. Four were tried (each suite alone uses about 0.4 core-seconds per
+ * second, docs/testing.md): two fresh-clone runs on this 2-core machine took jest 927 s (other work
+ * beside it) and 875 s (nothing beside it), no faster than two workers' 844-990 s, since the suites
+ * share one dev server and its CPU; and each run failed on load (a JVM that missed its 5 s start, a
+ * provider clock overtaking a test's expectation, a 180 s hang).
+ */
+export const JEST_WORKERS = 2;
 
 interface Step {
   name: string;
