@@ -45,9 +45,11 @@ test('every movement in the ledger is one our records account for, or an open it
   // 4. A withdrawal lost after its effect, then restarted under the same workflow ID.
   await faults(stack, { 'POST /cards/{cardId}/withdrawal': { hangRate: 1, afterEffect: true, maxFaults: 1 } });
   const lostId = uniqueId('withdraw-lost');
-  const balance = async () => (await ledger(stack)).cards.find((c) => c.cardId === a.cardId)!.availableBalance;
-  const before = await balance();
-  await loseAfterEffect(await start('withdrawFromCard', { cardId: a.cardId, amount: 400 }, lostId), async () => (await balance()) === before - 400);
+  // By the ledger's withdrawals, not the card's balance: step 2's held funding completes on its own 6 s clock and may
+  // credit the card meanwhile (a CI run under load: the balance never read `before - 400`, it read `before + 500`).
+  const withdrawn = async () => (await ledger(stack)).totals.withdrawn;
+  const before = await withdrawn();
+  await loseAfterEffect(await start('withdrawFromCard', { cardId: a.cardId, amount: 400 }, lostId), async () => (await withdrawn()) === before + 400);
   await faults(stack, {});
   expect(await (await start('withdrawFromCard', { cardId: a.cardId, amount: 400 }, lostId)).result()).toMatchObject({ status: 'COMPLETED' });
 
