@@ -114,6 +114,26 @@ export function cliInvocations(text: string): Array<{ command: string; words: st
   return out;
 }
 
+/**
+ * The CLI usages a table's first cell shows (docs/cli.md: `` `card ID [--max-age-ms N]` ``): each code
+ * span whose first word is one of `commands`, with the flags it shows. A flag dropped from a command
+ * leaves its row stale; this finds it.
+ */
+export function cliUsageCells(text: string, commands: ReadonlySet<string>): Array<{ command: string; flags: string[]; line: number }> {
+  const out: Array<{ command: string; flags: string[]; line: number }> = [];
+  text.split('\n').forEach((line, i) => {
+    const first = /^\|([^|]*)\|/.exec(line)?.[1];
+    if (!first) return;
+    for (const m of first.matchAll(/`([^`]+)`/g)) {
+      const tokens = m[1].trim().split(/\s+/);
+      if (!commands.has(tokens[0])) continue;
+      const flags = tokens.filter((t) => /^\[?--[a-z]/.test(t)).map((t) => t.replace(/^\[?--/, '').replace(/[^a-z-].*$/, ''));
+      out.push({ command: tokens[0], flags, line: i + 1 });
+    }
+  });
+  return out;
+}
+
 /** The prefixes of the variables our processes read: a name under one of them that the code does not read is stale. */
 const OUR_PREFIXES = ['TEMPORAL_', 'PROVIDER_', 'SANDBOX_', 'BRIDGE_', 'CODEC_', 'PAYLOAD_CODEC_', 'PIN_SEAL_', 'CARD_ACTION_', 'CARD_ISSUING_', 'SIGNAL_MAC_', 'KYC_', 'DOCUMENTS_', 'METRICS_', 'NEXUS_', 'ENTITY_', 'OPEN_ITEM_', 'RECONCILE_', 'OTEL_', 'LOG_', 'WORKFLOW_BUNDLE_', 'LISTEN_'];
 

@@ -6,7 +6,7 @@
  */
 import { COMMANDS } from '../../src/starter/commands';
 import {
-  OTHER_PROGRAMS_VARIABLES, chartTopKeys, chartValueOf, chartValuePaths, cliInvocations, codeBlocks, codeSpans, documentedPages,
+  OTHER_PROGRAMS_VARIABLES, chartTopKeys, chartValueOf, chartValuePaths, cliInvocations, cliUsageCells, codeBlocks, codeSpans, documentedPages,
   fileLinks, npmRunNames, npmScripts, pathExists, read, repositoryPath, variableNames, variablesTheCodeReads,
 } from './doc-references';
 import { dirname, join, normalize } from 'node:path';
@@ -58,6 +58,15 @@ describe.each(pages)('%s', (page) => {
         continue;
       }
       const options = new Set([...Object.keys(known.options), ...COMMON_FLAGS]);
+      for (const flag of flags) if (!options.has(flag)) wrong.push(`${page}:${line} ${command} has no --${flag}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  test("every CLI usage its tables show names flags the command takes", () => {
+    const wrong: string[] = [];
+    for (const { command, flags, line } of cliUsageCells(text, new Set(Object.keys(COMMANDS)))) {
+      const options = new Set([...Object.keys(COMMANDS[command].options), ...COMMON_FLAGS]);
       for (const flag of flags) if (!options.has(flag)) wrong.push(`${page}:${line} ${command} has no --${flag}`);
     }
     expect(wrong).toEqual([]);
