@@ -12,7 +12,7 @@ import type { CardLifecycleState } from '../../src/shared/types';
 import { issueTestCard } from '../helpers/flows';
 import { waitUntil } from '../helpers/wait';
 import { startStack, uniqueId, type Stack } from '../helpers/stack';
-import { cardBalance, typedClient } from '../money-edges/helpers';
+import { cardBalance, faults, typedClient } from '../money-edges/helpers';
 import { jsonOf, runInProcess } from '../starter/cli-helpers';
 
 let stack: Stack;
@@ -76,6 +76,33 @@ test('a bound that is not a whole number of milliseconds from 0 to a day is refu
   const cli = await runInProcess(stack, ['card', 'crd_never_asked', '--max-age-ms', 'soon']);
   expect(cli.code).toBe(2);
   expect(cli.stderr).toMatch(/--max-age-ms must be a whole number of milliseconds \(got "soon"\)/);
+});
+
+/** The card workflow `card/<cardId>` restarted with a short idle period (a start may shorten it), in place of the one issuance started. */
+async function cardWithIdlePeriod(idleMs: number): Promise<{ cardId: string; workflowId: string }> {
+  const card = await issueTestCard(stack, 1000);
+  const workflowId = entityWorkflowId('card', card.cardId);
+  await waitUntil(async () => (await held(workflowId)).status === 'ENABLE', 20_000, 'the card enabled');
+  await stack.client.workflow.getHandle(workflowId).terminate('the test starts the card workflow with a short idle period');
+  await stack.client.workflow.start('cardLifecycle', { workflowId, taskQueue: entityQueue(stack.taskQueue), args: [{ cardId: card.cardId, balanceIdleReadMs: idleMs }] });
+  return { cardId: card.cardId, workflowId };
+}
+
+test('a movement answered while the idle read is under way gets an idle read of its own after it: the view does not stay stale', async () => {
+  const IDLE_MS = 1_000;
+  const { cardId, workflowId } = await cardWithIdlePeriod(IDLE_MS);
+  const cards = typedClient(stack);
+  await cards.fundCard({ cardId, amount: 100, idempotencyKey: uniqueId('first').slice(0, 40) });
+  // The idle read answers 3 s late, with the card as it was when asked.
+  await stack.control('PUT', '/config', { faults: { hangMs: 3000 } });
+  await faults(stack, { 'GET /cards/{cardId}': { hangRate: 1, afterEffect: true, maxFaults: 1 } });
+  await waitUntil(async () => (await getCardReads(workflowId)).length >= 1, 10_000, 'the idle read under way');
+  await cards.fundCard({ cardId, amount: 200, idempotencyKey: uniqueId('second').slice(0, 40) });
+  await faults(stack, {});
+  // Nobody asks: the idle read after the one under way brings the view to both fundings.
+  await waitUntil(async () => (await held(workflowId)).movedSinceBalanceRead === false, 20_000, 'the idle read after the second funding');
+  expect((await held(workflowId)).card?.availableBalance).toBe(await cardBalance(stack, cardId));
+  expect(await getCardReads(workflowId)).toHaveLength(2);
 });
 
 test('a burst of movements on a card nobody asks about costs at most one read per idle period, and the last one ends the view at the ledger', async () => {

@@ -106,6 +106,8 @@ export class CardBalance {
       .then(() => (this.stale() ? this.refresh() : undefined))
       .finally(() => {
         if (this.idle === idle) this.idle = undefined;
+        // A movement answered while this read was under way is not in it, and found the timer taken: its read comes next.
+        if (this.stale()) this.readWhenIdle();
       });
   }
 
