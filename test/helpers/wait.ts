@@ -7,6 +7,20 @@ export async function waitUntil(check: () => Promise<boolean>, timeoutMs = 60_00
   }
 }
 
+/**
+ * Reads until `ready` holds of what was read, or for `timeoutMs`, and returns the last read either way: the assertions that
+ * follow judge it. For lists that are visibility queries, where "listed at once" means within visibility's lag.
+ */
+export async function readUntil<T>(read: () => Promise<T>, ready: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  let last = await read();
+  const deadline = Date.now() + timeoutMs;
+  while (!ready(last) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    last = await read();
+  }
+  return last;
+}
+
 export interface Delivery {
   eventId: string;
   eventType: string;

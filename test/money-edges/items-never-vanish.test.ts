@@ -16,7 +16,7 @@ import { listOpenItems, startOpenItem } from '../../src/temporal/open-items';
 import { reconcileNow } from '../../src/starter/reconciliation';
 import { runCli } from '../../src/starter/run';
 import { uniqueId, type Stack } from '../helpers/stack';
-import { waitUntil } from '../helpers/wait';
+import { readUntil, waitUntil } from '../helpers/wait';
 import { stackOn } from './helpers';
 
 jest.setTimeout(180_000);
@@ -81,7 +81,9 @@ test('an item terminated is listed and paged as ended without a record; the next
   expect((await cli('terminate', itemId, '--reason', 'test: operator mistake', '--force')).code).toBe(0);
 
   // Listed, and counted by the gauges that page.
-  const listed = (await cli('open', '--json')).json().result.openItems.find((i: { itemId: string }) => i.itemId === itemId);
+  // The list is a visibility query: the terminated run shows there within visibility's lag.
+  const rows = await readUntil(async () => (await cli('open', '--json')).json().result.openItems as Array<{ itemId: string; ended?: string }>, (r) => r.some((i) => i.itemId === itemId && i.ended === 'TERMINATED'));
+  const listed = rows.find((i) => i.itemId === itemId);
   expect(listed).toMatchObject({ ended: 'TERMINATED', open: false, flowKind: 'fundCard', refs: expect.arrayContaining([item.idempotencyKey]) });
   expect((await cli('open')).stdout).toMatch(/ended: TERMINATED/);
   const registry = createRegistry();

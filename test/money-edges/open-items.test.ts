@@ -16,7 +16,7 @@ import { deleteCardUpdate } from '../../src/shared/messages';
 import { runCli } from '../../src/starter/run';
 import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows';
 import { allowed, uniqueId, type Stack } from '../helpers/stack';
-import { waitUntil } from '../helpers/wait';
+import { readUntil, waitUntil } from '../helpers/wait';
 import { TIMINGS, cardBalance, faults, ledger, requests, stackOn, typedClient } from './helpers';
 
 jest.setTimeout(180_000);
@@ -31,7 +31,11 @@ const cli = async (...args: string[]) => {
   return { code, stdout, stderr, json: () => JSON.parse(stdout.trim()) };
 };
 
-const openRefs = async (): Promise<Array<{ itemId: string; refs: string[]; open: boolean; lastSaid: string }>> => (await cli('open', '--json')).json().result.openItems;
+type OpenRow = { itemId: string; refs: string[]; open: boolean; lastSaid: string };
+const openRefs = async (): Promise<OpenRow[]> => (await cli('open', '--json')).json().result.openItems;
+/** The open list once `ready` holds of it (a visibility query: a CI run under load missed a fresh item on one look). */
+const openRefsWhen = (ready: (rows: OpenRow[]) => boolean) => readUntil(openRefs, ready);
+const listing = (itemId: string) => openRefsWhen((rows) => rows.some((i) => i.itemId === itemId));
 
 async function closedRecord(itemId: string): Promise<ClosedItem> {
   const handle: WorkflowHandle = stack.client.workflow.getHandle(itemId);
@@ -50,7 +54,7 @@ describe('open items', () => {
     expect(unknown.type).toBe('OutcomeUnknown');
 
     // The item is there by the caller's key and by the card update's ID, and lists while open.
-    const listed = (await openRefs()).find((i) => i.refs.includes(idempotencyKey));
+    const listed = (await openRefsWhen((rows) => rows.some((i) => i.refs.includes(idempotencyKey)))).find((i) => i.refs.includes(idempotencyKey));
     expect(listed).toBeDefined();
     expect(listed!.refs).toEqual(expect.arrayContaining([`card/${card.cardId}`, unknown.updateId]));
     // While the provider still works on it, settling changes nothing (exit 4: money may still move).
@@ -70,7 +74,7 @@ describe('open items', () => {
     const later = await cli('settle', unknown.updateId!, '--json');
     expect(later.code).toBe(0);
     expect(later.json().result).toMatchObject({ verdict: 'moved', settledBefore: true });
-    expect((await openRefs()).find((i) => i.itemId === listed!.itemId)).toBeUndefined();
+    expect((await openRefsWhen((rows) => !rows.some((i) => i.itemId === listed!.itemId))).find((i) => i.itemId === listed!.itemId)).toBeUndefined();
     expect((await ledger(stack)).violations).toEqual([]);
   });
 
@@ -109,9 +113,11 @@ describe('open items', () => {
 
     expect((await run()).type).toBe('OutcomeUnknown');
     const second = (await stack.client.workflow.getHandle(workflowId).describe()).runId;
-    const open = await openRefs();
-    expect(open.map((i) => i.itemId)).toContain(openItemId({ workflowId, runId: second }));
-    expect(open.map((i) => i.itemId)).not.toContain(openItemId({ workflowId, runId: first }));
+    const secondItem = openItemId({ workflowId, runId: second });
+    const firstItem = openItemId({ workflowId, runId: first });
+    const open = await openRefsWhen((rows) => rows.some((i) => i.itemId === secondItem) && !rows.some((i) => i.itemId === firstItem));
+    expect(open.map((i) => i.itemId)).toContain(secondItem);
+    expect(open.map((i) => i.itemId)).not.toContain(firstItem);
     // The workflow ID now names the second run's open item, not the first run's settlement.
     const again = await cli('settle', workflowId, '--found', 'moved', '--json');
     expect(again.code).toBe(0);
@@ -134,7 +140,7 @@ describe('open items', () => {
       const { cardId } = detailsOf(failure) as { cardId: string };
       expect(detailsOf(failure)).toMatchObject({ cardId: expect.any(String), mayHaveTakenEffect: true });
       const itemId = openItemId({ workflowId, runId: handle.firstExecutionRunId });
-      expect((await openRefs()).map((i) => i.itemId)).toContain(itemId);
+      expect((await listing(itemId)).map((i) => i.itemId)).toContain(itemId);
       await stack.control('POST', `/cards/${cardId}/provisioning`, { status: 'ENABLE' });
       expect(await closedRecord(itemId)).toMatchObject({ verdict: 'moved', by: 'provider', providerSaid: 'ENABLE', item: { cardId, amount: 1200, reason: 'CardProvisioningTimedOut' } });
     });
@@ -152,7 +158,7 @@ describe('open items', () => {
       expect(failure.type).toBe('PayoutTrackingTimedOut');
       expect(detailsOf(failure)).toMatchObject({ merOrderNo, mayHaveTakenEffect: true });
       const itemId = openItemId({ workflowId, runId: handle.firstExecutionRunId });
-      expect((await openRefs()).find((i) => i.itemId === itemId)?.refs).toContain(merOrderNo);
+      expect((await listing(itemId)).find((i) => i.itemId === itemId)?.refs).toContain(merOrderNo);
       await stack.control('POST', `/payouts/${merOrderNo}/status`, { status: 'COMPLETED' });
       expect(await closedRecord(itemId)).toMatchObject({ verdict: 'moved', by: 'provider', providerSaid: 'COMPLETED', item: { lookup: { resource: 'payout', ref: merOrderNo } } });
     });
@@ -211,7 +217,8 @@ describe('open items', () => {
       expect(failure.type).toBe('OutcomeUnknown');
       expect(failure.details?.[0]).toMatchObject({ cardId, mayHaveTakenEffect: true });
       expect((await ledger(stack)).cards.filter((c) => c.cardId !== cardId)).toHaveLength(0);
-      expect((await openRefs()).map((i) => i.itemId)).toContain(openItemId({ workflowId, runId: second.firstExecutionRunId }));
+      const item = openItemId({ workflowId, runId: second.firstExecutionRunId });
+      expect((await listing(item)).map((i) => i.itemId)).toContain(item);
     });
 
     test('the card read back after a DELETE took effect, refused 403: the update says mayHaveTakenEffect', async () => {

@@ -15,7 +15,7 @@ import { reconcileNow } from '../../src/starter/reconciliation';
 import { issueTestCard, workflowFailure } from '../helpers/flows';
 import { fixtureBins } from '../helpers/provider';
 import { FAST_TIMINGS, startStack, uniqueId, type Stack } from '../helpers/stack';
-import { waitUntil } from '../helpers/wait';
+import { readUntil, waitUntil } from '../helpers/wait';
 import { faults, ledger, requests } from './helpers';
 
 jest.setTimeout(240_000);
@@ -127,7 +127,8 @@ describe('case 8: reconcile-money looks at every flow that may have moved money,
       expect.objectContaining({ kind: 'moved-unaccounted', flowKind: 'fundCard', ids: { idempotencyKey: seeded.legacyKey }, ours: { status: 'TERMINATED' }, provider: { status: 'COMPLETED', amount: 1_200 } }),
     ]);
     // Case 2: a flow that closed without a word while the provider worked, and recorded no attempt, is an open item now, with no look-back window.
-    const open = (await cli('open', '--json')).json().result.openItems.map((i: { refs: string[] }) => i.refs);
+    const listedRefs = async () => ((await cli('open', '--json')).json().result.openItems as Array<{ refs: string[] }>).map((i) => i.refs);
+    const open = await readUntil(listedRefs, (refs) => refs.some((r) => r.includes(seeded.legacyFlow)));
     expect(open).toContainEqual(expect.arrayContaining([seeded.legacyFlow]));
   });
 });
