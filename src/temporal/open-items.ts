@@ -182,10 +182,15 @@ function itemsOn(taskQueue: string): string {
 }
 
 async function rows(client: Client, query: string): Promise<OpenItemRow[]> {
-  // One run per item is listed: the running one, or the completed one that holds its record (earlier runs continued as new).
-  const out: OpenItemRow[] = [];
-  for await (const info of client.workflow.list({ query })) out.push(rowOf(info));
-  return out.sort((a, b) => a.openedAt - b.openedAt);
+  // One run per item: the running one, or the completed one that holds its record (earlier runs continued as new). Within
+  // visibility's lag a run that just continued as new is still listed Running beside its successor (a settle under load
+  // was refused as "several open items" naming one item twice): the latest started is the item.
+  const latest = new Map<string, WorkflowExecutionInfo>();
+  for await (const info of client.workflow.list({ query })) {
+    const seen = latest.get(info.workflowId);
+    if (!seen || info.startTime.getTime() > seen.startTime.getTime()) latest.set(info.workflowId, info);
+  }
+  return [...latest.values()].map(rowOf).sort((a, b) => a.openedAt - b.openedAt);
 }
 
 function rowOf(info: WorkflowExecutionInfo): OpenItemRow {

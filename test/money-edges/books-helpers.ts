@@ -76,7 +76,8 @@ async function openItems(stack: Stack): Promise<Array<{ itemId: string; refs: st
  * records (here its ledger) and gives the finding with a note.
  */
 export async function settleEveryOpenItem(stack: Stack): Promise<void> {
-  const quiet = { stdout: () => undefined, stderr: () => undefined };
+  let said = '';
+  const quiet = { stdout: () => undefined, stderr: (t: string) => void (said = t) };
   for (let turn = 0; ; turn++) {
     const items = await openItems(stack);
     if (items.length === 0) return;
@@ -86,12 +87,12 @@ export async function settleEveryOpenItem(stack: Stack): Promise<void> {
     for (const { itemId, refs } of items) {
       const code = await runCli(['settle', itemId], () => stack.config, quiet);
       if (code !== 1) {
-        if (![0, 4].includes(code)) throw new Error(`settle ${itemId} exited ${code}`);
+        if (![0, 4].includes(code)) throw new Error(`settle ${itemId} exited ${code}: ${said}`);
         continue;
       }
       const found = refs.some((r) => atProvider.has(r)) ? 'moved' : 'not-moved';
       const given = await runCli(['settle', itemId, '--found', found, '--note', 'checked in the provider portal'], () => stack.config, quiet);
-      if (given !== 0) throw new Error(`settle ${itemId} --found ${found} exited ${given}`);
+      if (given !== 0) throw new Error(`settle ${itemId} --found ${found} exited ${given}: ${said}`);
     }
   }
 }
