@@ -1,7 +1,9 @@
 /**
  * A worker in a process of its own, for tests that crash it: tools/processes.ts starts
  * src/worker.ts under node itself (tsx as a loader, no wrapper process) in a process group of
- * its own, so a kill ends every process the worker started and returns once it is gone.
+ * its own, so a kill ends every process the worker started and returns once it is gone. It loads
+ * the run's prebuilt workflow bundle (test/global-setup.ts), as production's image does: bundling
+ * the workflows itself cost each start ≈ 6 core-seconds of webpack (docs/testing.md).
  */
 import { spawnApp, type AppProcess } from '../../tools/processes';
 import type { Stack } from './stack';
@@ -17,6 +19,7 @@ export function spawnWorker(stack: Stack, env: Record<string, string> = {}): App
       PAYLOAD_CODEC_KEY: stack.config.codec.key,
       PAYLOAD_CODEC_KEY_ID: stack.config.codec.keyId,
       ...(stack.config.pin.privateKey ? { PIN_SEAL_PRIVATE_KEY: stack.config.pin.privateKey, PIN_SEAL_KEY_ID: stack.config.pin.keyId } : {}),
+      ...(process.env.TEST_WORKFLOW_BUNDLE ? { WORKFLOW_BUNDLE_PATH: process.env.TEST_WORKFLOW_BUNDLE } : {}),
       ...env,
     },
     '/dev/null',

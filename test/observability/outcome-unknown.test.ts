@@ -35,7 +35,7 @@ describe('a flow that ended OutcomeUnknown', () => {
     // The flows run on a worker process of their own, which serves /metrics.
     await stack.stopWorkers();
     const metricsPort = await freePort();
-    worker = spawnWorker(stack, { METRICS_PORT: String(metricsPort), WORKFLOW_BUNDLE_PATH: process.env.TEST_WORKFLOW_BUNDLE! });
+    worker = spawnWorker(stack, { METRICS_PORT: String(metricsPort) });
     const metricsUrl = `http://127.0.0.1:${metricsPort}`;
     await waitUntil(() => fetch(`${metricsUrl}/ready`).then((r) => r.ok), 90_000, 'the worker ready');
     const run = (workflowId: string, input: Record<string, unknown>) =>
