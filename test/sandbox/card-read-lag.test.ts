@@ -17,11 +17,16 @@ beforeEach(() => reset());
 const LAG = 1000;
 const NEW_CARD = { cardBinId: 'bin_visa_basic', initialAmount: 10_000, firstName: 'Ada', lastName: 'Lovelace' };
 
-/** What GET /cards/{cardId} answers: the status code and, on 200, the card. */
-async function read(cardId: string): Promise<{ status: number; card?: any; at: number }> {
+/**
+ * What GET /cards/{cardId} answers: the status code and, on 200, the card; `at` when the read was
+ * sent and `answeredAt` when its answer came. The sandbox decided at some moment between the two, so
+ * a rule about when it may show a change is checked on `answeredAt`: a fresh-clone CI run under load
+ * saw a read sent 103 ms before the lag ran out reach the sandbox after it, rightly answered 200.
+ */
+async function read(cardId: string): Promise<{ status: number; card?: any; at: number; answeredAt: number }> {
   const at = Date.now();
   const res = await h.api('GET', `/cards/${cardId}`);
-  return { status: res.status, card: res.status === 200 ? res.body.data : undefined, at };
+  return { status: res.status, card: res.status === 200 ? res.body.data : undefined, at, answeredAt: Date.now() };
 }
 
 async function createCard(): Promise<{ cardId: string; before: number; after: number; answer: any }> {
@@ -54,7 +59,7 @@ describe('cardReadLagMs: GET /cards/{cardId} answers the card as it was that lon
     expect(await ledgerBalance(cardId)).toBe(10_000);
 
     // Sequential reads until ENABLE: 404s, then CREATING, then ENABLE, never back.
-    const seen: Array<{ status: number; card?: any; at: number }> = [];
+    const seen: Array<Awaited<ReturnType<typeof read>>> = [];
     await waitFor(
       async () => {
         const r = await read(cardId);
@@ -69,8 +74,8 @@ describe('cardReadLagMs: GET /cards/{cardId} answers the card as it was that lon
     expect(states.every((s, i) => i === 0 || order.indexOf(s) >= order.indexOf(states[i - 1]))).toBe(true);
     expect(new Set(states)).toEqual(new Set(order));
     const firstSeen = seen.find((r) => r.status === 200)!;
-    // A read started before the lag had passed since the card was written is never answered with it.
-    expect(firstSeen.at).toBeGreaterThanOrEqual(before + LAG - 50);
+    // No read is answered with the card before the lag has passed since it was written (after `before`).
+    expect(firstSeen.answeredAt).toBeGreaterThanOrEqual(before + LAG);
     expect(firstSeen.card).toMatchObject({ cardId, status: 'CREATING', availableBalance: 10_000, totalConsumption: 0 });
   });
 
@@ -94,7 +99,7 @@ describe('cardReadLagMs: GET /cards/{cardId} answers the card as it was that lon
     expect(frozen.body.data).toMatchObject({ status: 'DISABLE', availableBalance: 10_500 });
     expect((await read(cardId)).card).toMatchObject({ status: 'ENABLE', availableBalance: 10_000, updatedAt: old.updatedAt });
 
-    const seen: Array<{ status: number; card?: any; at: number }> = [];
+    const seen: Array<Awaited<ReturnType<typeof read>>> = [];
     await waitFor(
       async () => {
         const r = await read(cardId);
@@ -105,7 +110,7 @@ describe('cardReadLagMs: GET /cards/{cardId} answers the card as it was that lon
       10,
     );
     const firstFunded = seen.find((r) => r.card.availableBalance === 10_500)!;
-    expect(firstFunded.at).toBeGreaterThanOrEqual(before + LAG - 50);
+    expect(firstFunded.answeredAt).toBeGreaterThanOrEqual(before + LAG);
     // Seen in the order it happened: the funding (still ENABLE), then the freeze.
     expect(firstFunded.card.status).toBe('ENABLE');
     expect(firstFunded.card.updatedAt).toBeGreaterThan(old.updatedAt);
