@@ -7,7 +7,7 @@
  * provider call.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { freshnessErrors, describeErrors, hasErrors, toCardView } from '../shared/card-rules';
+import { balanceFresh, freshnessErrors, describeErrors, hasErrors, toCardView } from '../shared/card-rules';
 import { cardStateQuery, refreshCardBalanceUpdate } from '../shared/messages';
 import type { CardLifecycleState } from '../shared/types';
 import { CardIssuingError } from './errors';
@@ -42,9 +42,9 @@ export async function freshCardState(temporal: Client, workflowId: string, opts:
   }
 }
 
-/** Read within `maxAgeMs` of `now` and after the card's last movement. */
+/** Read within `maxAgeMs` of `now` and after the card's last movement (shared/card-rules.ts balanceFresh). */
 export function isFresh(state: CardLifecycleState, maxAgeMs: number, now: number): boolean {
-  return state.balanceReadAt !== undefined && !state.movedSinceBalanceRead && now - state.balanceReadAt <= maxAgeMs;
+  return balanceFresh({ readAt: state.balanceReadAt, movedSince: state.movedSinceBalanceRead === true }, maxAgeMs, now);
 }
 
 function assertFreshness(maxAgeMs: number): void {

@@ -97,6 +97,14 @@ export function cardMoneyUpdateErrors(kind: MoneyMovementKind, input: { cardId?:
 /** The largest freshness bound a caller may give: a day (a larger one is no bound at all; leave the read out instead). */
 export const MAX_CARD_VIEW_AGE_MS = 86_400_000;
 
+/**
+ * The one freshness rule of the card's view, for the client's answer from the query and the card
+ * workflow's own check: read within `maxAgeMs` of `now`, and no movement answered since that read.
+ */
+export function balanceFresh(view: { readAt?: number; movedSince: boolean }, maxAgeMs: number, now: number): boolean {
+  return view.readAt !== undefined && !view.movedSince && now - view.readAt <= maxAgeMs;
+}
+
 /** Field errors of a freshness request: `maxAgeMs` an integer from 0 to a day. */
 export function freshnessErrors(request: unknown): FieldErrors {
   const maxAgeMs = (request as { maxAgeMs?: unknown } | undefined)?.maxAgeMs;

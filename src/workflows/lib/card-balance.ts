@@ -12,6 +12,7 @@
  * the view (docs/idempotency.md).
  */
 import { log, patched, sleep } from '@temporalio/workflow';
+import { balanceFresh } from '../../shared/card-rules';
 import type { CardView } from '../../shared/types';
 import type { EntityInbox } from './entity-inbox';
 import { providerCalls } from './provider';
@@ -80,9 +81,9 @@ export class CardBalance {
     return this.lastMovedAt !== undefined && (this.last === undefined || this.last.readAt < this.lastMovedAt);
   }
 
-  /** The view was read within `maxAgeMs` and no movement happened since. */
+  /** The view was read within `maxAgeMs` and no movement happened since (shared/card-rules.ts balanceFresh). */
   freshWithin(maxAgeMs: number): boolean {
-    return !this.stale() && this.last !== undefined && Date.now() - this.last.readAt <= maxAgeMs;
+    return balanceFresh({ readAt: this.last?.readAt, movedSince: this.stale() }, maxAgeMs, Date.now());
   }
 
   /** The idle read's timer under way: when it fires (epoch ms). */
