@@ -53,9 +53,9 @@ test("with versioned workers both of the scaler's queries see the queue's backlo
     return Number(queue.stats?.approximateBacklogCount ?? 0);
   };
   // Each query's stats are the server's approximate counts, refreshed on their own: a CI run under load read build B's
-  // version as 0 just after the queue's own count reached the backlog. Each is read until it counts it (or 30 s).
+  // version as 0 just after the queue's own count reached the backlog. Each is read until it counts it (or 15 s: the test's 150 s holds every wait).
   await waitUntil(async () => (await defaultMode()) === FLOWS, 30_000, 'the backlog counted');
-  expect(await readUntil(() => deploymentMode('build-b'), (n) => n === FLOWS, 30_000)).toBe(FLOWS);
+  expect(await readUntil(() => deploymentMode('build-b'), (n) => n === FLOWS, 15_000)).toBe(FLOWS);
   // Build A has no flow waiting, yet its version reports the queue's backlog too.
-  expect(await readUntil(() => deploymentMode('build-a'), (n) => n === FLOWS, 30_000)).toBe(FLOWS);
+  expect(await readUntil(() => deploymentMode('build-a'), (n) => n === FLOWS, 15_000)).toBe(FLOWS);
 }, 150_000);

@@ -62,7 +62,9 @@ test('an item that continued as new keeps its memo and search attributes: `open`
   expect(now.type).toBe('openItem');
   expect(now.memo?.openItem).toMatchObject({ refs: expect.arrayContaining([item.idempotencyKey, item.owner.workflowId]), flowKind: 'fundCard' });
   expect(now.typedSearchAttributes.get(CARD_ID)).toBe(item.cardId);
-  const row = (await listOpenItems(stack.client, stack.taskQueue)).find((i) => i.itemId === itemId);
+  // The list is a visibility query: read until it shows the new run (within visibility's lag).
+  const openList = () => listOpenItems(stack.client, stack.taskQueue);
+  const row = (await readUntil(openList, (rows) => rows.some((i) => i.itemId === itemId && i.runId === now.runId))).find((i) => i.itemId === itemId);
   expect(row).toMatchObject({ flowKind: 'fundCard', lastSaid: 'NO_RECORD', cardId: item.cardId, open: true });
   const settled = await cli('settle', item.idempotencyKey!, '--found', 'not-moved', '--note', 'test', '--json');
   expect(settled.code).toBe(0);
@@ -97,7 +99,9 @@ test('an item terminated is listed and paged as ended without a record; the next
   expect(reopened).toMatchObject({ type: 'openItem', status: { name: 'RUNNING' } });
   expect(reopened.runId).not.toBe(first);
   expect(reopened.memo?.openItem).toMatchObject({ refs: expect.arrayContaining([item.idempotencyKey]), openedAt: item.openedAt });
-  expect((await listOpenItems(stack.client, stack.taskQueue)).filter((i) => i.itemId === itemId)).toEqual([expect.objectContaining({ open: true, runId: reopened.runId })]);
+  const openList = () => listOpenItems(stack.client, stack.taskQueue);
+  const reopenedRows = await readUntil(openList, (rows) => rows.some((i) => i.itemId === itemId && i.runId === reopened.runId));
+  expect(reopenedRows.filter((i) => i.itemId === itemId)).toEqual([expect.objectContaining({ open: true, runId: reopened.runId })]);
   const [again] = await reconcileNow({ client: stack.client, taskQueue: stack.taskQueue }, ['money'], { since: '1h' });
   expect(again).toMatchObject({ reopenedItems: 0 });
 
@@ -108,7 +112,7 @@ test('an item terminated is listed and paged as ended without a record; the next
   expect(settled.code).toBe(0);
   expect(settled.json().result).toMatchObject({ itemId, verdict: 'not-moved', by: 'operator', settledBefore: false, item: { idempotencyKey: item.idempotencyKey, amount: 700 } });
   expect(((await handle.result()) as ClosedItem).verdict).toBe('not-moved');
-  expect((await listOpenItems(stack.client, stack.taskQueue)).map((i) => i.itemId)).not.toContain(itemId);
+  expect((await readUntil(openList, (rows) => !rows.some((i) => i.itemId === itemId))).map((i) => i.itemId)).not.toContain(itemId);
 });
 
 test('money the provider moved that our record says did not is an item of its own, opened once, that pages until an operator settles it', async () => {
