@@ -37,6 +37,7 @@ function binaries(): Promise<ServerBinaries> {
 async function main(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'upgrade-on-can-'));
   chmodSync(dir, 0o755); // PostgreSQL runs as its own user below it
+  say(`run directory (the server's log): ${dir}`);
   const bin = await binaries();
   const pg = await startPostgres({ dir: join(dir, 'postgres'), port: await freePort(), log: say });
   stoppers.push(() => pg.stop());
@@ -82,7 +83,8 @@ async function main(): Promise<number> {
   const result = (await client.workflow.getHandle(handle.workflowId).result()) as EntityState;
   say(`its runs ran on: ${result.builds.join(' → ')}; deployment ${deploymentName}: current ${(await describeDeployment(target)).current}`);
   say(moved ? `the pinned run continued as new onto v2 by itself: server ${version} upgrades on continue-as-new` : `the run stayed on v1: server ${version} does not tell a pinned run of a new current build`);
-  return moved ? 0 : 1;
+  // Moved, and the state carried: the first run's build, then the new one's.
+  return moved && result.builds.join(',') === 'v1,v2' ? 0 : 1;
 }
 
 function quiet() {
