@@ -10,7 +10,7 @@ import { loadConfig } from '../src/config';
 import { ensureTemporalCli } from '../tools/temporal-cli';
 import { startDevServer } from '../tools/dev-server';
 import { BUNDLE_CONVERTERS } from '../src/codec/payload-codec';
-import { bundleNexusWorkflows, nexusBundlePathOf } from '../src/fleet/nexus-bundle';
+import { BUNDLER_LOGGER, bundleNexusWorkflows, nexusBundlePathOf } from '../src/fleet/nexus-bundle';
 
 export default async function globalSetup(): Promise<void> {
   // The tests run on a developer's footing: public development defaults for the secrets a test leaves unset.
@@ -19,7 +19,7 @@ export default async function globalSetup(): Promise<void> {
   const cliPath = await ensureTemporalCli(loadConfig().temporal.cliPath);
   const [server, bundle, nexusBundle] = await Promise.all([
     startDevServer({ cliPath, headless: true }),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), ...BUNDLE_CONVERTERS, logger: quietLogger() }),
+    bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), ...BUNDLE_CONVERTERS, logger: BUNDLER_LOGGER }),
     bundleNexusWorkflows(),
   ]);
   const dir = mkdtempSync(join(tmpdir(), 'card-issuing-test-'));
@@ -30,9 +30,4 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_WORKFLOW_BUNDLE = bundlePath;
   (globalThis as Record<string, unknown>).__temporalDevServer = server;
   process.stderr.write(`\nTemporal dev server (${cliPath}) serving on ${server.address}\n`);
-}
-
-function quietLogger() {
-  const noop = () => undefined;
-  return { trace: noop, debug: noop, info: noop, warn: (m: string) => process.stderr.write(`${m}\n`), error: (m: string) => process.stderr.write(`${m}\n`), log: noop };
 }

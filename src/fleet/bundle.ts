@@ -14,18 +14,16 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { BUNDLE_CONVERTERS } from '../codec/payload-codec';
 import { WORKFLOW_TRACING_MODULE } from '../observability/tracing';
 import { WORKFLOW_PRELOAD_MODULES } from './workers';
-import { bundleNexusWorkflows, nexusBundlePathOf } from './nexus-bundle';
+import { BUNDLER_LOGGER, bundleNexusWorkflows, nexusBundlePathOf } from './nexus-bundle';
 
 /** Bundles src/workflows (or dist/workflows once compiled) with the failure converter (and the tracing interceptors when asked); resolves the written path. */
 export async function buildWorkflowBundle(outPath: string, opts: { tracing?: boolean } = {}): Promise<string> {
-  const noop = () => undefined;
-  const warn = (m: string) => process.stderr.write(`${m}\n`);
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../workflows'),
     ...BUNDLE_CONVERTERS,
     preloadModules: [...WORKFLOW_PRELOAD_MODULES],
     workflowInterceptorModules: opts.tracing ? [WORKFLOW_TRACING_MODULE] : [],
-    logger: { trace: noop, debug: noop, info: noop, log: noop, warn, error: warn },
+    logger: BUNDLER_LOGGER,
   });
   const path = resolve(outPath);
   mkdirSync(dirname(path), { recursive: true });

@@ -15,10 +15,13 @@ export function nexusBundlePathOf(bundlePath: string): string {
   return `${bundlePath.replace(/\.js$/, '')}.nexus.js`;
 }
 
+const noop = () => undefined;
+const warn = (m: string) => process.stderr.write(`${m}\n`);
+/** The bundler's logger for every bundle we build: its warnings and errors on stderr, nothing else. */
+export const BUNDLER_LOGGER = { trace: noop, debug: noop, info: noop, log: noop, warn, error: warn };
+
 export async function bundleNexusWorkflows(): Promise<string> {
-  const noop = () => undefined;
-  const warn = (m: string) => process.stderr.write(`${m}\n`);
-  const { code } = await bundleWorkflowCode({ workflowsPath: NEXUS_WORKFLOWS_PATH, logger: { trace: noop, debug: noop, info: noop, log: noop, warn, error: warn } });
+  const { code } = await bundleWorkflowCode({ workflowsPath: NEXUS_WORKFLOWS_PATH, logger: BUNDLER_LOGGER });
   return code;
 }
 

@@ -13,6 +13,7 @@ import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { BUNDLER_LOGGER } from '../../src/fleet/nexus-bundle';
 import { freePort } from '../../src/ports';
 import { describeDeployment, promoteBuild, type DeploymentTarget } from '../../src/temporal/deployments';
 import { pause, runToExit, serverVersion, stoppers, until } from './cluster';
@@ -55,7 +56,7 @@ async function main(): Promise<number> {
   const client = new Client({ connection, namespace: NAMESPACE });
   const deploymentName = `upgrade-on-can-${randomUUID().slice(0, 8)}`;
   const target: DeploymentTarget = { connection, namespace: NAMESPACE, deploymentName, identity: 'upgrade-on-can-check' };
-  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./builds/upgrade-on-can'), logger: quiet() });
+  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./builds/upgrade-on-can'), logger: BUNDLER_LOGGER });
   const startBuild = async (buildId: string) => {
     const worker = await Worker.create({ connection: native, namespace: NAMESPACE, taskQueue: TASK_QUEUE, workflowBundle: bundle, workerDeploymentOptions: { useWorkerVersioning: true, version: { deploymentName, buildId }, defaultVersioningBehavior: 'PINNED' } });
     const running = worker.run();
@@ -85,11 +86,6 @@ async function main(): Promise<number> {
   say(moved ? `the pinned run continued as new onto v2 by itself: server ${version} upgrades on continue-as-new` : `the run stayed on v1: server ${version} does not tell a pinned run of a new current build`);
   // Moved, and the state carried: the first run's build, then the new one's.
   return moved && result.builds.join(',') === 'v1,v2' ? 0 : 1;
-}
-
-function quiet() {
-  const noop = () => undefined;
-  return { trace: noop, debug: noop, info: noop, log: noop, warn: (m: string) => process.stderr.write(`${m}\n`), error: (m: string) => process.stderr.write(`${m}\n`) };
 }
 
 runToExit(main, say);

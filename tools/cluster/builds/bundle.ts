@@ -10,18 +10,17 @@ import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { BUNDLE_CONVERTERS } from '../../../src/codec/payload-codec';
 import { WORKFLOW_PRELOAD_MODULES } from '../../../src/fleet/workers';
+import { BUNDLER_LOGGER } from '../../../src/fleet/nexus-bundle';
 
 export const BUILDS = { v2: require.resolve('./v2'), v3: require.resolve('./v3') } as const;
 
 /** Bundles `build`'s entry module into `dir`; resolves the file's path and size. */
 export async function bundleBuild(build: keyof typeof BUILDS, dir: string): Promise<{ path: string; bytes: number }> {
-  const noop = () => undefined;
-  const warn = (m: string) => process.stderr.write(`${m}\n`);
   const { code } = await bundleWorkflowCode({
     workflowsPath: BUILDS[build],
     ...BUNDLE_CONVERTERS,
     preloadModules: [...WORKFLOW_PRELOAD_MODULES, BUILDS[build]],
-    logger: { trace: noop, debug: noop, info: noop, log: noop, warn, error: warn },
+    logger: BUNDLER_LOGGER,
   });
   const path = join(dir, `workflow-bundle-${build}.js`);
   writeFileSync(path, code);
