@@ -34,6 +34,13 @@ export const subscribeSignal = defineSignal<[{ workflowId: string; watch?: Watch
 /** Entity workflow → subscriber: the entity's latest state. */
 export const entityStateSignal = defineSignal<[EntityState]>('entityState');
 /**
+ * Asks a pinned long-lived workflow to look whether its deployment has a new target build (release 3,
+ * docs/versioning.md): the server tells a run so only in a workflow task and never wakes one for it, so
+ * a promotion sends this to the runs pinned to other builds (temporal/roll-over.ts). It carries nothing
+ * and authorises nothing: a run moves only when the server says its target changed.
+ */
+export const rollOverSignal = defineSignal('rollOver');
+/**
  * Legacy (docs/versioning.md, one-way waiting): a flow started before entity workflows polled
  * by themselves tells the entity what its own poll saw. New flows never send it.
  */

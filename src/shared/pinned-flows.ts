@@ -18,3 +18,13 @@ export const PINNED_FLOWS = [
   'operationRecord',
   'settleOutcome',
 ] as const satisfies readonly FlowName[];
+
+/**
+ * Release 3's long-lived types (docs/versioning.md, "Release 3"): pinned to the build each run runs
+ * on, and moved to a new build at a continue-as-new (workflows/lib/entity-loop.ts), so a run never
+ * changes code mid-history. Until no run of release 2 is left they still take its markers (a run of
+ * release 2 auto-upgrades onto this build and is pinned here from then on), so they are not among
+ * PINNED_FLOWS, which take every change unmarked. A promotion asks their runs on other builds to
+ * look at the new target (temporal/roll-over.ts).
+ */
+export const ROLLING_FLOWS = ['cardLifecycle', 'providerEntity'] as const satisfies readonly string[];

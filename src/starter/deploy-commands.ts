@@ -18,6 +18,7 @@ import {
   type DeploymentTarget,
 } from '../temporal/deployments';
 import { rollOut } from '../temporal/rollout';
+import { rollOverAfterPromotion } from '../temporal/roll-over';
 import { runIds } from '../temporal/run-ids';
 import { workflowQueues } from '../shared/task-queues';
 import { describeGate, releaseGate } from '../temporal/release-gate';
@@ -117,8 +118,11 @@ const deploy: Command<DeployPlan> = {
           ctx.progress(`ramping build ${buildId}: ${plan.percent} % of new flows (and of auto-upgrading flows), the rest on ${state.current ?? 'unversioned workers'}`);
           return shown(await rampBuild(target, buildId, plan.percent, state));
         }
-        case 'promote':
-          return shown(await promoteBuild(target, plan.buildId));
+        case 'promote': {
+          const state = await promoteBuild(target, plan.buildId);
+          if (state.current) await rollOverAfterPromotion(target, state.current, ctx.progress);
+          return shown(state);
+        }
         case 'rollback':
           return await rollback(target, plan.movePinned, ctx);
         case 'rollout':

@@ -146,10 +146,11 @@ export async function rollbackBuild(t: DeploymentTarget, state?: DeploymentState
 
 /**
  * The release this code is (CHANGELOG): release 2 dropped the pinned flows' markers, so a build of
- * release 1 cannot replay a pinned flow of release 2. A version's workers record their release in
+ * release 1 cannot replay a pinned flow of release 2; release 3 pins the entity workflows and moves
+ * them at a continue-as-new, which a build of release 2 would not replay. A version's workers record their release in
  * the version's metadata (`recordRelease`); a version without it is release 1.
  */
-export const RELEASE = 2;
+export const RELEASE = 3;
 const RELEASE_KEY = 'card-issuing-release';
 
 /** The release of a version, from its metadata: 1 when it records none (release 1 recorded nothing). */

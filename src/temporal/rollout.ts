@@ -10,6 +10,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { pendingTaskAttempt, runIds, type RunId } from './run-ids';
+import { rollOverAfterPromotion } from './roll-over';
 import { DeploymentNotFound, DeploymentRefused, describeDeployment, isMomentary, movePinnedFlows, promoteBuild, rampBuild, rollbackBuild, type DeploymentState, type DeploymentTarget, type Rollback } from './deployments';
 
 export interface RolloutPlan {
@@ -59,6 +60,7 @@ export async function rollOut(target: DeploymentTarget, client: Client, plan: Ro
   }
   const state = await acceptedWithin(plan.waitForWorkersMs, () => promoteBuild(target, plan.buildId));
   progress(`gate passed: build ${plan.buildId} is current`);
+  await rollOverAfterPromotion(target, plan.buildId, progress);
   return { outcome: 'promoted', state };
 }
 

@@ -5,7 +5,7 @@
  * an update whose validator refuses bad input before it is accepted, answers the card's state
  * and recent transactions by query, and continues-as-new before its history grows large.
  */
-import { ApplicationFailure, continueAsNew, currentUpdateInfo, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, currentUpdateInfo, makeContinueAsNewFunc, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { cardMoneyUpdateErrors, contactErrors, freshnessErrors, hasErrors, isDeleteUnderWay, toCardView } from '../shared/card-rules';
 import { revealRequestErrors, sealedPinErrors } from '../shared/card-secrets';
 import { capabilityErrors, UsedOnce, type CardAction, type WithCapability } from '../shared/card-capability';
@@ -325,8 +325,8 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
     isFinal: () => inbox.state.status === 'DELETED',
     lingerMs: input.lingerMs,
     maxHistoryEvents: input.maxHistoryEvents,
-    continueAsNew: () =>
-      continueAsNew<typeof cardLifecycle>({
+    continueAsNew: (options) =>
+      makeContinueAsNewFunc<typeof cardLifecycle>(options)({
         ...input,
         snapshot: carriedSnapshot(inbox.snapshot(), cardId),
         watch: watch.plan,
@@ -351,5 +351,5 @@ function contactOf(request: WithCapability<ContactInput> | undefined): ContactIn
   return contact;
 }
 
-// docs/versioning.md: lives as long as its card: it moves to each new build (across continue-as-new too) and keeps markers and replay tests.
-declareVersioning('AUTO_UPGRADE', cardLifecycle);
+// docs/versioning.md: lives as long as its card, pinned to each run's build; moves to a new build at a continue-as-new (lib/entity-loop.ts).
+declareVersioning('PINNED', cardLifecycle);

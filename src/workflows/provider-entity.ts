@@ -6,7 +6,7 @@
  * only subscribe and wait: data flows from the provider through the entity to them. A late event for an entity closed long ago starts a fresh run
  * that records it, is searchable, and closes after its linger: no error loop.
  */
-import { continueAsNew, upsertSearchAttributes } from '@temporalio/workflow';
+import { makeContinueAsNewFunc, upsertSearchAttributes } from '@temporalio/workflow';
 import type { EntityKind } from '../shared/ids';
 import { FLOW_KIND } from '../shared/search-attributes';
 import { isFinal } from '../shared/statuses';
@@ -43,10 +43,10 @@ export async function providerEntity(started: ProviderEntityInput): Promise<Enti
     isFinal: () => isFinal(input.kind, inbox.state.status),
     lingerMs: input.lingerMs,
     maxHistoryEvents: input.maxHistoryEvents,
-    continueAsNew: () => continueAsNew<typeof providerEntity>({ ...input, snapshot: inbox.snapshot(), watch: watch.plan, ...(esim ? { esim: esim.state } : {}) }),
+    continueAsNew: (options) => makeContinueAsNewFunc<typeof providerEntity>(options)({ ...input, snapshot: inbox.snapshot(), watch: watch.plan, ...(esim ? { esim: esim.state } : {}) }),
   });
   return inbox.state;
 }
 
-// docs/versioning.md: lives as long as its entity: it moves to each new build and keeps markers and replay tests.
-declareVersioning('AUTO_UPGRADE', providerEntity);
+// docs/versioning.md: lives as long as its entity, pinned to each run's build; moves to a new build at a continue-as-new (lib/entity-loop.ts).
+declareVersioning('PINNED', providerEntity);

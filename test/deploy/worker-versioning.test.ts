@@ -1,7 +1,7 @@
 /**
  * Worker Deployments on the dev server (issue 33, docs/versioning.md): a pinned flow started on
  * build A runs to its end on A while build B is current, a new start runs on B, and the card
- * workflow (auto-upgrade) moves to B. Both builds run the same code here: what is proven is the
+ * workflow (pinned, release 3) is asked to roll over by the promotion. Both builds run the same code here: what is proven is the
  * routing, which is what lets a later build change a pinned flow without a marker.
  */
 import { randomUUID } from 'node:crypto';
@@ -49,9 +49,8 @@ async function deployCli(args: string[]) {
 }
 
 const PINNED = 1;
-const AUTO_UPGRADE = 2;
 
-test('a pinned fundCard started on build A completes on A while B is current; a new one runs on B; the card workflow moves to B; a rollback makes A current again', async () => {
+test('a pinned fundCard started on build A completes on A while B is current; a new one runs on B; the card workflow, pinned to A, is asked to roll over; a rollback makes A current again', async () => {
   const target: DeploymentTarget = { connection: stack.client.connection as Connection, namespace: stack.config.temporal.namespace, deploymentName };
   // Build A bootstrapped itself: the deployment had no current version.
   await waitUntil(async () => (await describeDeployment(target).catch(() => undefined))?.current === 'build-a', 30_000, 'build A current');
@@ -97,11 +96,15 @@ test('a pinned fundCard started on build A completes on A while B is current; a 
   const tasksB = await tasksOf(stack.client, onB.workflowId);
   expect(tasksB.every((t) => t.buildId === 'build-b' && t.behavior === PINNED)).toBe(true);
 
-  // The card workflow auto-upgrades: its next workflow task (the movement's tell, a freeze) runs on B.
+  // Release 3: the card workflow is pinned to A. The promotion asked it to look at its target build (the
+  // rollOver batch); this dev server (1.29.1) never tells a run its target changed, so it stays on A and
+  // answers there. Its move at a continue-as-new needs server 1.30.2+: `npm run cluster-deploy` shows it.
+  const cardId = entityWorkflowId('card', card.cardId);
+  await waitUntil(async () => (await stack.client.workflow.getHandle(cardId).fetchHistory()).events!.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'rollOver'), 30_000, "the promotion's rollOver signal at the card workflow");
   await client.freeze(card.cardId);
-  const cardTasks = await tasksOf(stack.client, entityWorkflowId('card', card.cardId));
-  expect(cardTasks[0]).toEqual({ buildId: 'build-a', behavior: AUTO_UPGRADE });
-  expect(cardTasks[cardTasks.length - 1]).toEqual({ buildId: 'build-b', behavior: AUTO_UPGRADE });
+  const cardTasks = await tasksOf(stack.client, cardId);
+  expect(cardTasks.length).toBeGreaterThanOrEqual(2);
+  expect(cardTasks.every((t) => t.buildId === 'build-a' && t.behavior === PINNED)).toBe(true);
 
   // Rollback: A, current before B, is current again, and a new flow runs on it.
   const rolledBack = await deployCli(['rollback']);
@@ -132,7 +135,7 @@ test('deploy refuses bad input before any call, naming the argument and the rule
   }
 });
 
-test('pinned flows of release 2 are never moved to a build of an earlier release: refused before anything is listed or moved', async () => {
+test('pinned flows of this release are never moved to a build of an earlier release: refused before anything is listed or moved', async () => {
   const target: DeploymentTarget = { connection: stack.client.connection as Connection, namespace: stack.config.temporal.namespace, deploymentName };
   // Each build's workers record their release in the version's metadata.
   await waitUntil(async () => (await releaseOf(target, 'build-a')) === RELEASE && (await releaseOf(target, 'build-b')) === RELEASE, 30_000, 'both builds to record their release');
@@ -141,9 +144,9 @@ test('pinned flows of release 2 are never moved to a build of an earlier release
   expect(await releaseOf(target, 'build-a')).toBe(1);
   const listed: string[] = [];
   const list = (query: string) => (listed.push(query), stack.client.workflow.list({ query }));
-  await expect(movePinnedFlows(target, 'build-b', 'build-a', list)).rejects.toThrow(/pinned to build build-b \(release 2\) were not moved to build build-a \(release 1\)/);
+  await expect(movePinnedFlows(target, 'build-b', 'build-a', list)).rejects.toThrow(new RegExp(`pinned to build build-b \\(release ${RELEASE}\\) were not moved to build build-a \\(release 1\\)`));
   expect(listed).toEqual([]);
-  // Forward, release 1 to release 2, they move as before.
+  // Forward, release 1 to this release, they move as before.
   await expect(movePinnedFlows(target, 'build-a', 'build-b', list)).resolves.toEqual(expect.any(Array));
   expect(listed).toHaveLength(1);
 });

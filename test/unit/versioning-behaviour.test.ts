@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import * as workflows from '../../src/workflows';
 
 import type { DeclaresVersioning } from '../../src/workflows/lib/versioning';
-import { PINNED_FLOWS } from '../../src/shared/pinned-flows';
+import { PINNED_FLOWS, ROLLING_FLOWS } from '../../src/shared/pinned-flows';
 
 const declared = Object.entries(workflows).map(([type, fn]) => [type, (fn as DeclaresVersioning).versioningBehaviour] as const);
 
@@ -30,14 +30,15 @@ test('every registered workflow type declares PINNED or AUTO_UPGRADE', () => {
   expect(declared.filter(([, behaviour]) => behaviour !== 'PINNED' && behaviour !== 'AUTO_UPGRADE')).toEqual([]);
 });
 
-test('the short flows are pinned and the long-lived ones auto-upgrade', () => {
+test('the short flows and the entity workflows are pinned, the other long-lived ones auto-upgrade', () => {
   const of = Object.fromEntries(declared);
-  for (const type of ['fundCard', 'withdrawFromCard', 'issueCard', 'purchaseEsim', 'rechargeEsim']) expect([type, of[type]]).toEqual([type, 'PINNED']);
-  for (const type of ['cardLifecycle', 'providerEntity', 'reconcile-money', 'reconcileMoney', 'sendPayout', 'onboardCardholder']) expect([type, of[type]]).toEqual([type, 'AUTO_UPGRADE']);
+  for (const type of ['fundCard', 'withdrawFromCard', 'issueCard', 'purchaseEsim', 'rechargeEsim', 'cardLifecycle', 'providerEntity']) expect([type, of[type]]).toEqual([type, 'PINNED']);
+  for (const type of ['reconcile-money', 'reconcileMoney', 'sendPayout', 'onboardCardholder']) expect([type, of[type]]).toEqual([type, 'AUTO_UPGRADE']);
 });
 
-test("the release gate's list of pinned flows is every type that declares PINNED", () => {
-  expect([...PINNED_FLOWS].sort()).toEqual(declared.filter(([, behaviour]) => behaviour === 'PINNED').map(([type]) => type).sort());
+test("the release gate's short flows and release 3's rolling ones are every type that declares PINNED, each in one list", () => {
+  expect([...PINNED_FLOWS, ...ROLLING_FLOWS].sort()).toEqual(declared.filter(([, behaviour]) => behaviour === 'PINNED').map(([type]) => type).sort());
+  expect(PINNED_FLOWS.filter((type) => (ROLLING_FLOWS as readonly string[]).includes(type))).toEqual([]);
 });
 
 test('docs/versioning.md names every type with the behaviour it declares', () => {

@@ -3,7 +3,7 @@ import type { temporal } from '@temporalio/proto';
 import type { DeploymentTarget } from '../../src/temporal/deployments';
 import { startWorkers, type Cluster, type Restartable } from './cluster';
 import type { DeployFlows, Tracked } from './deploy-flows';
-import { fetchHistory, placementOf, type Placement } from './deploy-history';
+import { chainOf, fetchHistory, holdsUpdate, placementOf, type Placement } from './deploy-history';
 
 const began = Date.now();
 
@@ -54,20 +54,35 @@ export function buildOfPid(r: Pick<Rollout, 'workers'>): (pid: number) => string
 
 export const pids = (workers: Restartable[]) => workers.map((w) => w.process.pid).join(', ');
 
-/** Where each of `tracked` ran, from histories read now (each workflow's once). */
+/**
+ * Where each of `tracked` ran, from histories read now (each workflow's once). A card update is
+ * looked for in every run of its card workflow's chain: the run that took it may have continued as new since.
+ */
 export async function placements(r: Rollout, tracked: Tracked[]): Promise<Map<Tracked, Placement>> {
-  const histories = await historiesOf(r, [...new Set(tracked.map((t) => t.workflowId).filter(Boolean))]);
+  const ids = (updates: boolean) => [...new Set(tracked.filter((t) => !!t.update === updates).map((t) => t.workflowId).filter(Boolean))];
+  const [histories, chains] = await Promise.all([historiesOf(r, ids(false)), chainsOf(r, ids(true))]);
   const empty = { events: [] };
-  return new Map(tracked.map((t) => [t, placementOf(histories.get(t.workflowId) ?? empty, buildOfPid(r), t.update)]));
+  const historyOf = (t: Tracked) => (t.update ? chains.get(t.workflowId)?.find((h) => holdsUpdate(h, t.update!)) : histories.get(t.workflowId));
+  return new Map(tracked.map((t) => [t, placementOf(historyOf(t) ?? empty, buildOfPid(r), t.update)]));
 }
 
-/** Histories read a few at a time (the machine has two cores, shared with the cluster). */
-export async function historiesOf(r: Pick<Rollout, 'cluster'>, workflowIds: string[]): Promise<Map<string, temporal.api.history.v1.IHistory>> {
-  const client = r.cluster.client.temporal.client;
-  const out = new Map<string, temporal.api.history.v1.IHistory>();
+type History = temporal.api.history.v1.IHistory;
+
+/** Histories of the latest runs, read a few at a time (the machine has two cores, shared with the cluster). */
+export function historiesOf(r: Pick<Rollout, 'cluster'>, workflowIds: string[]): Promise<Map<string, History>> {
+  return fewAtATime(workflowIds, (id) => fetchHistory(r.cluster.client.temporal.client, id));
+}
+
+/** Each workflow ID's whole continue-as-new chain, oldest run first. */
+export function chainsOf(r: Pick<Rollout, 'cluster'>, workflowIds: string[]): Promise<Map<string, History[]>> {
+  return fewAtATime(workflowIds, (id) => chainOf(r.cluster.client.temporal.client, id));
+}
+
+async function fewAtATime<T>(workflowIds: string[], read: (id: string) => Promise<T>): Promise<Map<string, T>> {
+  const out = new Map<string, T>();
   for (let i = 0; i < workflowIds.length; i += 16) {
     const batch = workflowIds.slice(i, i + 16);
-    const got = await Promise.all(batch.map((id) => fetchHistory(client, id)));
+    const got = await Promise.all(batch.map(read));
     batch.forEach((id, k) => out.set(id, got[k]));
   }
   return out;

@@ -21,7 +21,9 @@ export interface Tracked {
   /** Pinned flows must end on the build they started on (or be moved). */
   pinned: boolean;
   /** A card update: found in the card workflow's history by its update ID (known once answered) or by its updates' names. */
-  update?: { id?: string; names?: string[] };
+  update?: { id?: string; names?: string[]; status?: string };
+  /** A money update: the same request sent again (same idempotency key, so the same update ID); resolves its answer's update ID and status. */
+  repeat?: () => Promise<{ updateId: string; status: string }>;
   row: Promise<FlowRow>;
   /** Set once the row settled: how many are in flight at each step. */
   done: boolean;
@@ -39,7 +41,7 @@ export const INITIAL = 1000;
 export const FUND = 2500;
 export const WITHDRAW = 100;
 
-type Started = { workflowId: string; update?: Tracked['update']; outcome: Promise<string> };
+type Started = { workflowId: string; update?: Tracked['update']; outcome: Promise<string> } & Pick<Tracked, 'repeat'>;
 
 export class DeployFlows {
   readonly tracked: Tracked[] = [];
@@ -64,7 +66,7 @@ export class DeployFlows {
       (err: unknown) => ({ flow, workflowId: started.workflowId, outcome: failure(err), ok: false, ms: Date.now() - began }),
     );
     void row.then((r) => !r.ok && this.run.log(`FAIL ${phase} ${flow} ${r.workflowId}: ${r.outcome}`));
-    return this.add({ phase, flow, workflowId: started.workflowId, pinned, update: started.update, row, done: false });
+    return this.add({ phase, flow, workflowId: started.workflowId, pinned, update: started.update, repeat: started.repeat, row, done: false });
   }
 
   private add(tracked: Tracked): Tracked {
@@ -107,18 +109,18 @@ export class DeployFlows {
     });
   }
 
-  /** A money update of the card's own workflow through the typed client (the card workflow auto-upgrades). */
+  /** A money update of the card's own workflow through the typed client (the card workflow is pinned to each run's build and moves at a continue-as-new). */
   moneyUpdate(phase: Phase, verb: 'fund' | 'withdraw', card: Card): Promise<Tracked> {
     const amount = verb === 'fund' ? FUND : WITHDRAW;
+    const input = { cardId: card.cardId, amount, timings: this.timings, idempotencyKey: this.key(verb) };
+    const send = () => (verb === 'fund' ? this.client.fundCard(input) : this.client.withdrawFromCard(input)).then((r) => ({ updateId: r.updateId, status: r.status }));
     return this.track(phase, `${verb} update`, false, async () => {
-      const input = { cardId: card.cardId, amount, timings: this.timings, idempotencyKey: this.key(verb) };
-      const answer = verb === 'fund' ? this.client.fundCard(input) : this.client.withdrawFromCard(input);
       const update: Tracked['update'] = {};
-      const outcome = answer.then((r) => {
-        update.id = r.updateId;
+      const outcome = send().then((r) => {
+        Object.assign(update, { id: r.updateId, status: r.status });
         return this.moved(card, verb === 'fund' ? amount : -amount, r.status);
       });
-      return { workflowId: entityWorkflowId('card', card.cardId), update, outcome };
+      return { workflowId: entityWorkflowId('card', card.cardId), update, outcome, repeat: send };
     });
   }
 

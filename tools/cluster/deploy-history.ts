@@ -33,8 +33,38 @@ export const last = (p: Placement) => p.builds[p.builds.length - 1] ?? '-';
 /** The build a worker's identity (`pid@host`, the SDK's default) belongs to. */
 export type BuildOfPid = (pid: number) => string | undefined;
 
-export async function fetchHistory(client: Client, workflowId: string): Promise<History> {
-  return client.workflow.getHandle(workflowId).fetchHistory();
+export async function fetchHistory(client: Client, workflowId: string, runId?: string): Promise<History> {
+  return client.workflow.getHandle(workflowId, runId).fetchHistory();
+}
+
+/** Every run of a workflow ID's continue-as-new chain, oldest first: from the latest run back through each run's predecessor. */
+export async function chainOf(client: Client, workflowId: string): Promise<History[]> {
+  const runs = [await fetchHistory(client, workflowId)];
+  for (let before = startedOf(runs[0])?.continuedExecutionRunId; before; before = startedOf(runs[0])?.continuedExecutionRunId) {
+    runs.unshift(await fetchHistory(client, workflowId, before));
+  }
+  return runs;
+}
+
+const startedOf = (history: History) => history.events?.[0]?.workflowExecutionStartedEventAttributes;
+
+/**
+ * Whether a run ended by continuing as new, and whether the server had told it, in that last workflow
+ * task, that its target build changed (the WorkflowTaskStarted event records it; the continue-as-new
+ * event does not record the new run's initial behaviour).
+ */
+export function continuedAsNew(history: History): { targetChanged: boolean } | undefined {
+  const events = history.events ?? [];
+  if (!events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes) return undefined;
+  const started = events.filter((e) => e.workflowTaskStartedEventAttributes).pop()?.workflowTaskStartedEventAttributes;
+  return { targetChanged: started?.targetWorkerDeploymentVersionChanged === true };
+}
+
+/** Whether a run's history holds the update (by ID, or by name when its ID is not known). */
+export function holdsUpdate(history: History, update: NonNullable<Tracked['update']>): boolean {
+  const events = history.events ?? [];
+  const tasks = events.flatMap((e, i) => (e.workflowTaskCompletedEventAttributes ? [i] : []));
+  return updateTasks(events, tasks, update).length > 0;
 }
 
 /** A flow's placement; a card update's is that of the tasks that accepted and completed it. */

@@ -1,20 +1,22 @@
 /**
  * What must hold once v2 is current and every flow started so far has ended: pinned flows
- * stayed where they started, new ones ran on v2 (and did what v2 changed), card workflows moved to
- * v2 and replay on its bundle, a v1 history does not replay on v2 (why pinning was needed), v1 drained.
+ * stayed where they started, new ones ran on v2 (and did what v2 changed), card workflows continued
+ * as new onto v2 and their answers held, a v1 history does not replay on v2 (why pinning was needed), v1 drained.
  */
 import type { FlowRow } from '../flows';
 import { entityWorkflowId } from '../../src/shared/ids';
 import { V2_MEMO } from './builds/constants';
-import { buildOfPid, historiesOf, pids, placements, say, type Build, type Rollout } from './deploy-context';
+import { buildOfPid, chainsOf, historiesOf, pids, placements, say, type Build, type Rollout } from './deploy-context';
 import type { Phase, Tracked } from './deploy-flows';
-import { first, last, placementOf, replay, type Placement } from './deploy-history';
+import { continuedAsNew, first, last, placementOf, replay, type Placement } from './deploy-history';
+import { until } from './cluster';
+import { cardMovementsQuery } from '../../src/shared/messages';
 import type { Drainage } from './deploy-rollout';
 import { countBy } from './deploy-report';
 
 type Placed = { t: Tracked; p: Placement; row: FlowRow };
 
-export async function checkV2Rollout(r: Rollout, drainage: Drainage, pinnedInFlight: number): Promise<void> {
+export async function checkV2Rollout(r: Rollout, drainage: Drainage, pinnedInFlight: number, cardsWithMoneyInFlight: ReadonlySet<string>): Promise<void> {
   const phases: Phase[] = ['v1 current', 'v2 ramping', 'v2 current'];
   const tracked = r.flows.tracked.filter((t) => phases.includes(t.phase));
   const rows = await Promise.all(tracked.map((t) => t.row));
@@ -24,7 +26,8 @@ export async function checkV2Rollout(r: Rollout, drainage: Drainage, pinnedInFli
   pinnedStayedOnV1(r, placed.filter((x) => x.t.phase === 'v1 current'), pinnedInFlight);
   rampFlows(r, placed.filter((x) => x.t.phase === 'v2 ramping'));
   afterPromotion(r, placed.filter((x) => x.t.phase === 'v2 current'));
-  await cardWorkflowsMoved(r);
+  await cardWorkflowsMoved(r, cardsWithMoneyInFlight);
+  await updatesStillAnswered(r);
   await v1HistoryBreaksOnV2(r, placed);
   const seen = drainage.seen.map((s) => `${s.status} (+${(s.atMs / 1000).toFixed(1)} s)`).join(' then ');
   r.checks.that(drainage.drained && drainage.seen.some((s) => s.status === 'DRAINING'), `v1 drained: describeDeployment reported it ${seen} after the promotion`);
@@ -51,20 +54,57 @@ function afterPromotion(r: Rollout, placed: Placed[]): void {
   r.checks.that(v2Money.length > 0 && v2Money.every((x) => x.p.timerFirst && x.p.behaviours.every((b) => b === 'PINNED')), `v2's unmarked change ran: each of the ${v2Money.length} standalone money flows started on v2 started its timer before its first activity, and declared PINNED (v2's own setWorkflowOptions)`);
 }
 
-/** Card workflows auto-upgrade: their last task on v2; those started on v2 carry its marked memo; all replay on v2's bundle. */
-async function cardWorkflowsMoved(r: Rollout): Promise<void> {
+/**
+ * Release 3: card workflows are pinned to each run's build. Each run ran on one build; a card
+ * started on v1 ran there until v2 was current, then continued as new onto v2 (AUTO_UPGRADE for the
+ * new run's first task), also those with a money update in flight at the promotion (the run waits for
+ * it, then rolls over); every card's latest run is v2's and carries v2's unmarked memo; and every
+ * run replays on the bundle of its own build.
+ */
+async function cardWorkflowsMoved(r: Rollout, inFlightAtPromotion: ReadonlySet<string>): Promise<void> {
   const ids = r.flows.cards.map((c) => entityWorkflowId('card', c.cardId));
-  const histories = await historiesOf(r, ids);
-  const placed = ids.map((id) => ({ id, p: placementOf(histories.get(id)!, buildOfPid(r)) }));
-  const moved = placed.filter((x) => first(x.p) === 'v1');
-  const onV2 = placed.filter((x) => last(x.p) === 'v2' && x.p.behaviours.every((b) => b === 'AUTO_UPGRADE'));
-  r.checks.that(onV2.length === placed.length, `card workflows (AUTO_UPGRADE): ${onV2.length} of ${placed.length} ran their last workflow task on v2, ${moved.length} of them started on v1 and moved`);
+  const chains = await chainsOf(r, ids);
+  const runs = ids.map((id) => ({ id, chain: chains.get(id)!, placed: chains.get(id)!.map((h) => placementOf(h, buildOfPid(r))) }));
+  const oneBuildEach = runs.filter((x) => x.placed.every((p) => p.builds.length > 0 && p.builds.every((b) => b === first(p)) && p.behaviours.every((b) => b === 'PINNED')));
+  r.checks.that(oneBuildEach.length === runs.length, `card workflows (PINNED): in ${oneBuildEach.length} of ${runs.length}, each run ran all its workflow tasks on one build and declared PINNED (${countBy(runs.map((x) => x.placed.map(first).join(' → ')))})`);
+  const moved = runs.filter((x) => first(x.placed[0]) === 'v1');
+  const rolled = moved.filter((x) => x.placed.some((p, i) => first(p) === 'v1' && first(x.placed[i + 1] ?? p) === 'v2' && continuedAsNew(x.chain[i])?.targetChanged === true));
+  const withMoney = rolled.filter((x) => inFlightAtPromotion.has(x.id)).length;
+  r.checks.that(moved.length > 0 && rolled.length === moved.length, `the ${moved.length} card workflows started on v1 each continued as new from a v1 run onto v2, in the workflow task where the server said their target build changed: ${rolled.length}; ${withMoney} of them had a money update in flight when v2 was promoted`);
+  const onV2 = runs.filter((x) => first(x.placed[x.placed.length - 1]) === 'v2');
   const client = r.cluster.client.temporal.client;
   const memos = await Promise.all(ids.map(async (id) => (await client.workflow.getHandle(id).describe()).memo?.clusterDeploy));
-  const marked = placed.filter((x, i) => (memos[i] === V2_MEMO.clusterDeploy) === (first(x.p) === 'v2'));
-  r.checks.that(marked.length === placed.length, `v2's marked change: the ${placed.filter((x) => first(x.p) === 'v2').length} card workflows started on v2 carry its memo, the ${moved.length} started on v1 took the old branch on replay`);
-  const failures = (await replay(r.bundles.v2, r.cluster.config.codec, ids.map((id) => ({ workflowId: id, history: histories.get(id)! })))).filter((x) => x.error);
-  r.checks.that(failures.length === 0, `the ${ids.length} card workflow histories replay on v2's bundle (Worker.runReplayHistories)${failures.length ? `: ${failures.map((f) => `${f.workflowId}: ${f.error!.message}`).join('; ')}` : ''}`);
+  r.checks.that(onV2.length === runs.length && memos.every((m) => m === V2_MEMO.clusterDeploy), `every card workflow's latest run is on v2 (${onV2.length} of ${runs.length}) and carries v2's unmarked memo (${memos.filter((m) => m === V2_MEMO.clusterDeploy).length})`);
+  const latest = runs.map((x) => ({ workflowId: x.id, history: x.chain[x.chain.length - 1] }));
+  const failures = (await replay(r.bundles.v2, r.cluster.config.codec, latest)).filter((x) => x.error);
+  r.checks.that(failures.length === 0, `the ${latest.length} latest card runs replay on v2's bundle${failures.length ? `: ${failures.map((f) => `${f.workflowId}: ${f.error!.message}`).join('; ')}` : ''}`);
+  const sample = moved[0];
+  if (sample) {
+    const history = [{ workflowId: sample.id, history: sample.chain[0] }];
+    const [v1, v2] = [(await replay(r.cluster.env.WORKFLOW_BUNDLE_PATH, r.cluster.config.codec, history))[0].error, (await replay(r.bundles.v2, r.cluster.config.codec, history))[0].error];
+    r.checks.that(v1 === undefined && v2?.name === 'DeterminismViolationError', `a card workflow's v1 run replays on v1's bundle and fails on v2's with ${v2?.name ?? 'no error'}: without a marker, only pinning and the continue-as-new kept it off v2`);
+  }
+}
+
+/**
+ * The card updates answered on v1 are answered again, the same, by the card's v2 run (its carried
+ * outcomes): the same request under the same key gets the same update ID and status and moves
+ * nothing (the books at the end say so), and the v2 run lists each among the card's movements.
+ */
+export async function updatesStillAnswered(r: Rollout): Promise<void> {
+  const v1 = r.flows.tracked.filter((t) => t.phase === 'v1 current' && t.repeat && t.update?.id);
+  const again = await Promise.all(v1.map(async (t) => ({ t, answer: await t.repeat!().catch((err: unknown) => ({ updateId: '', status: `${(err as Error).name}: ${(err as Error).message}` })) })));
+  const same = again.filter(({ t, answer }) => answer.updateId === t.update!.id && answer.status === t.update!.status);
+  const client = r.cluster.client.temporal.client;
+  const listed = await Promise.all(v1.map(async (t) => (await client.workflow.getHandle(t.workflowId).query(cardMovementsQuery)).some((m) => m.updateId === t.update!.id)));
+  r.checks.that(v1.length > 0 && same.length === v1.length && listed.every(Boolean), `the ${v1.length} card money updates answered on v1, sent again under their keys once their cards ran on v2: ${same.length} answered with the same update ID and status${same.length < v1.length ? ` (${again.filter((x) => !same.includes(x)).slice(0, 3).map((x) => x.answer.status).join('; ')})` : ''}, ${listed.filter(Boolean).length} listed among the v2 run's movements`);
+}
+
+/** Waits until every card workflow's latest run is on v2 (it rolled over, or started there). */
+export async function cardsOnV2(r: Rollout): Promise<void> {
+  const client = r.cluster.client.temporal.client;
+  const build = async (cardId: string) => (await client.workflow.getHandle(entityWorkflowId('card', cardId)).describe()).raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId;
+  await until('every card workflow on v2', async () => (await Promise.all(r.flows.cards.map((c) => build(c.cardId)))).every((b) => b === 'v2'), 240_000);
 }
 
 /** The change v2 made without a marker would break a v1 history: the reason v1's flows stayed pinned to v1. */

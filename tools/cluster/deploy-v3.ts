@@ -75,9 +75,11 @@ async function showStuck(r: Rollout, stuck: Tracked[]): Promise<void> {
 async function moveFromV3(r: Rollout, pinnedToV3: string[]): Promise<Set<string>> {
   const moved = new Set<string>();
   const client = r.cluster.client.temporal.client;
-  await until(`movePinnedFlows finds the ${pinnedToV3.length} flows pinned to v3`, async () => {
-    for (const id of await movePinnedFlows(r.target, 'v3', 'v2', (query) => running(client, query))) moved.add(id);
-    return pinnedToV3.every((id) => moved.has(id));
+  // Card workflows that continued as new onto v3 while it ramped are pinned there too, and listed a moment after.
+  await until(`movePinnedFlows finds the ${pinnedToV3.length} flows pinned to v3, and then none more`, async () => {
+    const now = await movePinnedFlows(r.target, 'v3', 'v2', (query) => running(client, query));
+    for (const id of now) moved.add(id);
+    return now.length === 0 && pinnedToV3.every((id) => moved.has(id));
   }, 60_000);
   return moved;
 }
@@ -98,7 +100,7 @@ async function checkNoneLost(r: Rollout, started: Tracked[], landed: Map<Tracked
   r.checks.that(others.every((t) => now.get(t)!.builds.every((b) => b === 'v2')), `the other ${others.length} ran on v2 only`);
 }
 
-/** After v3 is gone, each card workflow answers an update on v2 (some ran tasks on v3 while it ramped: they auto-upgrade). */
+/** After v3 is gone, each card workflow answers an update on v2 (some continued as new onto v3 while it ramped: the rollback moved them back). */
 async function touchEveryCard(r: Rollout): Promise<void> {
   const P: Phase = 'v3 rolled back';
   say(`step 6: v3 stopped; a fund update to each of the ${r.flows.cards.length} card workflows`);

@@ -5,10 +5,12 @@
  *
  * 1. Build v1 (the real code) runs as 2 worker processes and makes itself current (bootstrap).
  *    200 mixed flows start on it while the sandbox holds every write PROCESSING.
- * 2. Build v2 (builds/v2.ts: an unmarked change to the pinned money flows, a marked one to the
- *    card workflow) starts as 2 more processes, is ramped to 10 % and promoted; flows start during
- *    the ramp and after. Pinned v1 flows end on v1, new ones run on v2, card workflows move to v2
- *    and replay on its bundle, v1 drains (DRAINING, then DRAINED) and its processes stop.
+ * 2. Build v2 (builds/v2.ts: unmarked changes to the pinned money flows and to the card workflow)
+ *    starts as 2 more processes, is ramped to 10 % and promoted; flows start during the ramp and
+ *    after. Pinned v1 flows end on v1, new ones run on v2; card workflows (pinned, release 3) finish
+ *    what they hold on v1, money in flight included, and continue as new onto v2 when the promotion
+ *    asks (src/temporal/roll-over.ts), their updates still answered; v1 drains (DRAINING, then
+ *    DRAINED) and its processes stop.
  * 3. Build v3 (builds/v3.ts: a bug) is ramped to 40 %; the flows that land on it are stuck; the
  *    rollback stops the ramp, movePinnedFlows moves the ones pinned to v3 to v2, every flow completes,
  *    v3 drains and stops.
@@ -29,7 +31,7 @@ import { bundleBuild } from './builds/bundle';
 import { DeployFlows, type Phase } from './deploy-flows';
 import { Checks, elapsed, pids, say, startBuild, times, type Rollout } from './deploy-context';
 import { deploymentTarget, describeState, watchDrainage } from './deploy-rollout';
-import { checkV2Rollout, stopBuild } from './deploy-v2-checks';
+import { cardsOnV2, checkV2Rollout, stopBuild } from './deploy-v2-checks';
 import { rollOutBadV3 } from './deploy-v3';
 import { report } from './deploy-report-run';
 
@@ -134,14 +136,17 @@ async function rollOutV2(r: Rollout): Promise<void> {
 
   const pinnedInFlight = r.flows.inFlight('v1 current', true);
   const promoted = await rollout;
+  // Card workflows with a money update still held PROCESSING: each finishes it on v1, then continues as new onto v2.
+  const cardsWithMoneyInFlight = new Set(r.flows.tracked.filter((t) => t.repeat && !t.done).map((t) => t.workflowId));
   const drainage = watchDrainage(r.target, 'v1', 600_000);
   r.checks.that(promoted.outcome === 'promoted' && promoted.state.current === 'v2', `rollOut's gate passed and it promoted v2 by itself: ${promoted.outcome === 'promoted' ? describeState(promoted.state) : `rolled back (${promoted.failing.length} failing)`}`);
   say(`${pinnedInFlight} pinned flows started on v1 before the ramp still in flight`);
   await r.cluster.control.configure({ operationProcessingMs: 0 });
   say('the sandbox answers new writes at once again (the held ones keep their hold)');
 
+  say(`${cardsWithMoneyInFlight.size} card workflows had a money update in flight at the promotion`);
   await v2CurrentFlows(r);
-  await checkV2Rollout(r, await drainage, pinnedInFlight);
+  await checkV2Rollout(r, await drainage, pinnedInFlight, cardsWithMoneyInFlight);
   await stopBuild(r, 'v1');
 }
 
@@ -160,8 +165,10 @@ async function v2CurrentFlows(r: Rollout): Promise<void> {
     ...payouts.map((p) => r.flows.trackPayout(P, p.workflowId)),
   ]);
   say(`${r.flows.tracked.filter((t) => t.phase === P).length} flows started after the promotion; ${r.flows.inFlight()} flows in flight`);
-  // Cards issued before the promotion: each gets a fund update once its earlier operations are done (a freeze first).
+  // Cards issued before the promotion: each gets a fund update once its workflow runs on v2 (a held movement finishes on v1 first).
   await Promise.all(r.flows.tracked.filter((t) => t.flow === 'issueCard' && t.phase !== P).map((t) => t.row));
+  await cardsOnV2(r);
+  say(`every card workflow issued before the promotion now runs on v2 (continued as new onto it when asked: the promotion's rollOver batch)`);
   const freezes = new Map(r.flows.tracked.filter((t) => t.flow === 'freeze+unfreeze').map((t) => [t.workflowId, t.row]));
   const earlier = r.flows.cards.filter((c) => c.phase !== P);
   await Promise.all(earlier.map(async (c) => (await freezes.get(entityWorkflowId('card', c.cardId)), r.flows.moneyUpdate(P, 'fund', c))));

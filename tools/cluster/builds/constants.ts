@@ -3,9 +3,7 @@
  * and for deploy.ts's checks (no workflow imports: the run's own process loads this).
  */
 
-/** v2's marked change to the card workflow (builds/v2.ts). */
-export const CLUSTER_DEPLOY_V2_PATCH = 'cluster-deploy-v2';
-/** The memo a card workflow run started on v2 carries. */
+/** The memo a card workflow run started on v2 carries (v2's unmarked change to it, builds/v2.ts). */
 export const V2_MEMO = { clusterDeploy: 'started on v2' } as const;
 /** v2's unmarked change: a pause before the money moves (a TimerStarted where v1 upserted and scheduled). */
 export const V2_PAUSE_MS = 500;
