@@ -17,7 +17,7 @@ module.exports = {
     '<rootDir>/test/provider/**/*.test.ts',
     '<rootDir>/test/sandbox/**/*.test.ts',
     '<rootDir>/test/codec/{codec-audit,codec-auth,codec-server,key-rotation-config,payload-codec}.test.ts',
-    '<rootDir>/test/bridge/{fuzz,refusals,client-close}.test.ts',
+    '<rootDir>/test/bridge/{fuzz,refusals,client-close,close-in-flight}.test.ts',
     '<rootDir>/test/reconciliation/report-metrics.test.ts',
   ],
 };

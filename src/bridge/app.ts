@@ -75,6 +75,21 @@ export function buildBridge(opts: BridgeOptions): FastifyInstance {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
+  // Closing: fastify answers requests that arrive from then on with `Connection: close`, but one in
+  // flight when close began is answered keep-alive, and server.close() then waits until its client
+  // drops the now idle socket: the provider's client keeps it for our Keep-Alive hint, 72 s (undici:
+  // 70 s), and a SIGTERM or a test's close waited that long. Answered with `Connection: close`, the
+  // socket ends with its answer.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
+
   app.get('/health', async () => ({ ok: true }));
 
   // Where an accepted webhook's time goes (bridge_webhook_step_seconds): from the request's arrival, each step's lap.
