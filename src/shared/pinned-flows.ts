@@ -27,4 +27,17 @@ export const PINNED_FLOWS = [
  * PINNED_FLOWS, which take every change unmarked. A promotion asks their runs on other builds to
  * look at the new target (temporal/roll-over.ts).
  */
-export const ROLLING_FLOWS = ['cardLifecycle', 'providerEntity'] as const satisfies readonly string[];
+export const ROLLING_FLOWS = [
+  'cardLifecycle',
+  'providerEntity',
+  'openItem',
+  // The reconciliation runs, under their schedule names and their former ones (workflows/index.ts).
+  'reconcile-money',
+  'reconcileMoney',
+  'reconcile-cards',
+  'reconcileCards',
+  'refresh-bins',
+  'refreshBins',
+  'sweep-stuck',
+  'sweepStuck',
+] as const satisfies readonly string[];

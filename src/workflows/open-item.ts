@@ -7,7 +7,7 @@
  * OpenItemOpenTooLong) and what `starter open` lists; `starter settle REF` settles it by any reference.
  * It reads only, on reconciliation's budget; it never moves money.
  */
-import { allHandlersFinished, condition, continueAsNew, log, patched, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { allHandlersFinished, condition, log, makeContinueAsNewFunc, patched, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { FailureType } from '../shared/failures';
 import { describeErrors, hasErrors } from '../shared/card-rules';
 import { attemptSettledSignal, closeOpenItemUpdate, openItemQuery } from '../shared/messages';
@@ -21,6 +21,7 @@ import { isCardMovement } from '../shared/reconcile-checks';
 import { applicationCause, failWith, providerCalls } from './lib/provider';
 import { providerSide } from './reconciliation/reconcile-money';
 import { declareVersioning } from './lib/versioning';
+import { rollOverOptions, targetBuildChanged, wakeOnRollOver } from './lib/roll-over';
 
 const DEFAULT_FIRST_ASK_MS = 5 * 60_000;
 const DEFAULT_MAX_ASK_INTERVAL_MS = 6 * 3_600_000;
@@ -125,9 +126,13 @@ export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
     { validator: (settlement: OpenItemSettlement) => rejectIfInvalid(settlement) },
   );
 
+  wakeOnRollOver();
   let waitMs = item.nextAskMs ?? item.cadence?.firstAskMs ?? DEFAULT_FIRST_ASK_MS;
   for (let asks = 0; asks < (item.asksPerRun ?? ASKS_PER_RUN); asks++) {
-    if (await condition(() => closed !== undefined, waitMs)) return closed!;
+    if (await condition(() => closed !== undefined || targetBuildChanged(), waitMs)) {
+      if (closed) return closed;
+      break; // onto the new build, its next ask a whole wait from now
+    }
     // A read that fails for good (a 403, the provider down for minutes) is asked again at the next turn: the item never ends on it.
     const verdict = await askOnce().catch((err: unknown) => {
       log.warn('an open item could not ask the provider; asking again later', { itemId, failure: applicationCause(err)?.type ?? 'unknown' });
@@ -139,7 +144,7 @@ export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
   }
   // An operator's settlement under way finishes before the run continues as new.
   await condition(allHandlersFinished);
-  return continueAsNew<typeof openItem>({ ...item, lastSaid, nextAskMs: waitMs, ...(seenRecord ? { seenRecord } : {}) });
+  return makeContinueAsNewFunc<typeof openItem>(rollOverOptions())({ ...item, lastSaid, nextAskMs: waitMs, ...(seenRecord ? { seenRecord } : {}) });
 }
 
 /**
@@ -174,5 +179,5 @@ function rejectIfInvalid(settlement: OpenItemSettlement): void {
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid settlement: ${describeErrors(errors)}`, [{ errors }]);
 }
 
-// docs/versioning.md: stays open for days or longer: it moves to each new build and keeps markers and replay tests.
-declareVersioning('AUTO_UPGRADE', openItem);
+// docs/versioning.md: stays open for days or longer, pinned to each run's build; moves to a new build at a continue-as-new (lib/roll-over.ts).
+declareVersioning('PINNED', openItem);

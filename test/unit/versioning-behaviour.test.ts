@@ -30,10 +30,10 @@ test('every registered workflow type declares PINNED or AUTO_UPGRADE', () => {
   expect(declared.filter(([, behaviour]) => behaviour !== 'PINNED' && behaviour !== 'AUTO_UPGRADE')).toEqual([]);
 });
 
-test('the short flows and the entity workflows are pinned, the other long-lived ones auto-upgrade', () => {
+test('the short flows, the entity workflows, open items and reconciliation runs are pinned; the other long-lived ones auto-upgrade', () => {
   const of = Object.fromEntries(declared);
-  for (const type of ['fundCard', 'withdrawFromCard', 'issueCard', 'purchaseEsim', 'rechargeEsim', 'cardLifecycle', 'providerEntity']) expect([type, of[type]]).toEqual([type, 'PINNED']);
-  for (const type of ['reconcile-money', 'reconcileMoney', 'sendPayout', 'onboardCardholder']) expect([type, of[type]]).toEqual([type, 'AUTO_UPGRADE']);
+  for (const type of ['fundCard', 'withdrawFromCard', 'issueCard', 'purchaseEsim', 'rechargeEsim', 'cardLifecycle', 'providerEntity', 'openItem', 'reconcile-money', 'reconcileMoney']) expect([type, of[type]]).toEqual([type, 'PINNED']);
+  for (const type of ['sendPayout', 'onboardCardholder', 'trackPayout', 'moneyAttempt']) expect([type, of[type]]).toEqual([type, 'AUTO_UPGRADE']);
 });
 
 test("the release gate's short flows and release 3's rolling ones are every type that declares PINNED, each in one list", () => {

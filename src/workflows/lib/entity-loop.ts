@@ -2,17 +2,11 @@
  * The life of an entity workflow: wire the inbox to its signals and query, poll the provider
  * for subscribers that ask for it (entity-watch.ts), notify subscribers after every change, continue-as-new before the history grows large (carrying the inbox, so
  * de-duplication survives) or onto its deployment's new build, and close after a quiet linger once the entity is final.
- *
- * Release 3 (docs/versioning.md): the entity workflows are pinned to the build that runs them and
- * move to a new one only at a continue-as-new, when the server says the run's target build changed
- * (`targetWorkerDeploymentVersionChanged`, set for pinned runs only). The new run's first task goes
- * to the new build (AUTO_UPGRADE for that task) and is pinned there. A run looks at every workflow
- * task: any event, or the rollOver signal a promotion sends (temporal/roll-over.ts), since the
- * server never wakes a run for it. A run that is not pinned never sees the flag, so the histories of
- * release 2 replay as they ran: no marker.
+ * The run looks at its target build at every workflow task (lib/roll-over.ts).
  */
 import { allHandlersFinished, condition, setHandler, upsertSearchAttributes, workflowInfo, type ContinueAsNewOptions } from '@temporalio/workflow';
-import { entityEventQuery, entityObservedSignal, entityStateQuery, providerEventSignal, rollOverSignal, subscribeSignal } from '../../shared/messages';
+import { entityEventQuery, entityObservedSignal, entityStateQuery, providerEventSignal, subscribeSignal } from '../../shared/messages';
+import { rollOverOptions, targetBuildChanged, wakeOnRollOver } from './roll-over';
 import { PROVIDER_STATUS } from '../../shared/search-attributes';
 import type { ProviderEvent, WatchPlan } from '../../shared/types';
 import { encryptedSignal, trustedSignal } from './trusted-signal';
@@ -33,9 +27,6 @@ export interface EntityLoopOptions {
   continueAsNew: (options: ContinueAsNewOptions) => Promise<never>;
 }
 
-/** The server says this pinned run's deployment has another target build: the next run goes there. */
-const targetBuildChanged = (): boolean => workflowInfo().targetWorkerDeploymentVersionChanged === true;
-
 export function wireInbox(inbox: EntityInbox, watch: EntityWatch, onEvent?: (event: ProviderEvent) => void): void {
   setHandler(providerEventSignal, trustedSignal('providerEvent', (event: ProviderEvent) => {
     if (inbox.accept(event)) onEvent?.(event);
@@ -46,8 +37,7 @@ export function wireInbox(inbox: EntityInbox, watch: EntityWatch, onEvent?: (eve
     if (plan) watch.request(plan);
   }));
   setHandler(entityObservedSignal, trustedSignal('entityObserved', ({ status, data }: { status: string; data: Record<string, unknown> }) => inbox.observe(status, data, Date.now())));
-  // Only wakes the run: the loop's wait looks at the target build on every task.
-  setHandler(rollOverSignal, () => undefined);
+  wakeOnRollOver();
   setHandler(entityStateQuery, () => inbox.state);
   // A query leaves no trace in history: adding it changes no replay.
   setHandler(entityEventQuery, (eventId) => ({ applied: inbox.hasSeen(eventId), state: inbox.state }));
@@ -72,7 +62,7 @@ export async function runEntityLoop(inbox: EntityInbox, opts: EntityLoopOptions)
     if (shouldRoll()) {
       // Updates in flight finish here; signals that arrive meanwhile are handled before the new run starts.
       await condition(allHandlersFinished);
-      await opts.continueAsNew(targetBuildChanged() ? { initialVersioningBehavior: 'AUTO_UPGRADE' } : {});
+      await opts.continueAsNew(rollOverOptions());
     }
     if (!woke && opts.isFinal()) return;
   }

@@ -27,5 +27,5 @@ export async function reconcileCards(input: ReconcileInput = {}): Promise<DriftR
   });
 }
 
-// docs/versioning.md: continued as new over hours: it moves to each new build.
-declareVersioning('AUTO_UPGRADE', reconcileCards);
+// docs/versioning.md: a schedule's run continued as new over hours, pinned to each run's build; moves to a new build between pages (run.ts, lib/roll-over.ts).
+declareVersioning('PINNED', reconcileCards);

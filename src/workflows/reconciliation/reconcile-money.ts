@@ -107,5 +107,5 @@ export async function providerSide(reads: ProviderCalls<'reconcile'>, claim: Pic
   }
 }
 
-// docs/versioning.md: a schedule's run continued as new over hours: it moves to each new build and keeps markers and replay tests.
-declareVersioning('AUTO_UPGRADE', reconcileMoney);
+// docs/versioning.md: a schedule's run continued as new over hours, pinned to each run's build; moves to a new build between pages (run.ts, lib/roll-over.ts).
+declareVersioning('PINNED', reconcileMoney);

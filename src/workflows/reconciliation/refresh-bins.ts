@@ -32,5 +32,5 @@ export async function refreshBins(input: ReconcileInput = {}): Promise<DriftRepo
   return bins === undefined ? report : { ...report, bins };
 }
 
-// docs/versioning.md: continued as new over hours: it moves to each new build.
-declareVersioning('AUTO_UPGRADE', refreshBins);
+// docs/versioning.md: a schedule's run continued as new over hours, pinned to each run's build; moves to a new build between pages (run.ts, lib/roll-over.ts).
+declareVersioning('PINNED', refreshBins);

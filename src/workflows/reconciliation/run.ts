@@ -5,7 +5,8 @@
  * (its state is its history). The progress query says how far it is. The report is the last
  * run's result, and its metrics and summary line are recorded by an activity.
  */
-import { continueAsNew, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { makeContinueAsNewFunc, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { rollOverOptions, targetBuildChanged, wakeOnRollOver } from '../lib/roll-over';
 import type { Activities } from '../../activities';
 import {
   MAX_REPORTED_DIFFERENCES,
@@ -69,12 +70,14 @@ export async function runReconciliation(kind: ReconcileKind, input: ReconcileInp
   };
   let done = false;
   setHandler(reconcileProgressQuery, () => ({ kind, pages: progress.pages, checked: progress.checked, differences: progress.differences.length, corrected: progress.corrected, done }));
+  wakeOnRollOver();
   const pageSize = input?.pageSize ?? DEFAULT_PAGE_SIZE;
   const pacer = patched(PACED_READS) ? new ReadPacer(await temporalSide.readReconcileBudget({ reconciliation: RECONCILIATIONS[kind].scheduleId }), progress.nextReadAt, patched(PACED_BY_RESET)) : undefined;
   let pagesThisRun = 0;
   while (progress.pageToken !== null) {
-    if (pagesThisRun >= (input?.pagesPerRun ?? PAGES_PER_RUN) || workflowInfo().continueAsNewSuggested) {
-      await continueAsNew<(i: ReconcileInput) => Promise<DriftReport>>({ ...input, resume: { ...progress, nextReadAt: pacer?.nextReadAt } });
+    // Also onto a new target build, between pages (lib/roll-over.ts).
+    if (pagesThisRun >= (input?.pagesPerRun ?? PAGES_PER_RUN) || workflowInfo().continueAsNewSuggested || targetBuildChanged()) {
+      await makeContinueAsNewFunc<(i: ReconcileInput) => Promise<DriftReport>>(rollOverOptions())({ ...input, resume: { ...progress, nextReadAt: pacer?.nextReadAt } });
     }
     const page = await checkPage({ query: progress.query, pageToken: progress.pageToken, pageSize, ...(progress.sinceMs === undefined ? {} : { sinceMs: progress.sinceMs }) }, pacer?.paced ?? unpaced);
     progress.pages++;
