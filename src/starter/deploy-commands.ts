@@ -1,8 +1,9 @@
 /**
- * `deploy status | ramp PERCENT | promote | rollback | rollout | release-gate` (docs/versioning.md,
+ * `deploy status | ramp PERCENT | promote | rollback | rollout | release-gate | marker-gate` (docs/versioning.md,
  * "Rollout and rollback"): the operator's moves on the Worker Deployment (TEMPORAL_DEPLOYMENT_NAME)
  * through temporal/deployments.ts, and release 2's gate (temporal/release-gate.ts: exit 1
- * `ReleaseGateClosed` while a short flow that ran unversioned is open). A move the deployment's state does not allow changes nothing and exits 1
+ * `ReleaseGateClosed` while a short flow that ran unversioned is open), and release 3's (temporal/marker-gate.ts:
+ * exit 1 `MarkerGateClosed` while a long-lived pinned type has a running run that is not pinned). A move the deployment's state does not allow changes nothing and exits 1
  * (`DeploymentRefused`); a deployment no versioned worker has joined yet, likewise (`DeploymentNotFound`).
  */
 import type { Connection } from '@temporalio/client';
@@ -22,6 +23,7 @@ import { rollOverAfterPromotion } from '../temporal/roll-over';
 import { runIds } from '../temporal/run-ids';
 import { workflowQueues } from '../shared/task-queues';
 import { describeGate, releaseGate } from '../temporal/release-gate';
+import { describeMarkerGate, markerGate, type MarkerGate } from '../temporal/marker-gate';
 import { UsageError, flag, type Flags } from './args';
 import { bool, str, type Command, type CommandContext, type CommandOutcome } from './command-kit';
 import { renderTable } from './output';
@@ -32,7 +34,8 @@ type DeployPlan =
   | { action: 'promote'; buildId?: string }
   | { action: 'rollback'; movePinned: boolean }
   | { action: 'rollout'; buildId?: string; steps: number[]; soakMs: number; failingAttempts: number; waitForWorkersMs: number }
-  | { action: 'release-gate' };
+  | { action: 'release-gate' }
+  | { action: 'marker-gate' };
 
 const ROLLOUT_FLAGS = ['build', 'steps', 'soak', 'failing-attempts', 'wait-for-workers'];
 
@@ -68,8 +71,8 @@ function percentArg(word: string | undefined): number {
 }
 
 const deploy: Command<DeployPlan> = {
-  usage: 'deploy status | deploy ramp PERCENT [--build ID] | deploy promote [--build ID] | deploy rollback [--move-pinned] | deploy rollout [--build ID] [--steps 10,50] [--soak SECONDS] [--failing-attempts N] [--wait-for-workers SECONDS] | deploy release-gate',
-  description: 'Show or move the Worker Deployment: status, ramp, promote, rollback, rollout, release-gate (docs/versioning.md).',
+  usage: 'deploy status | deploy ramp PERCENT [--build ID] | deploy promote [--build ID] | deploy rollback [--move-pinned] | deploy rollout [--build ID] [--steps 10,50] [--soak SECONDS] [--failing-attempts N] [--wait-for-workers SECONDS] | deploy release-gate | deploy marker-gate',
+  description: 'Show or move the Worker Deployment: status, ramp, promote, rollback, rollout, release-gate, marker-gate (docs/versioning.md).',
   example: 'deploy ramp 10 --build 2026-11-23.1',
   options: { build: str, 'move-pinned': bool, steps: str, soak: str, 'failing-attempts': str, 'wait-for-workers': str },
   positional: 'ACTION [PERCENT]',
@@ -83,6 +86,7 @@ const deploy: Command<DeployPlan> = {
     switch (action) {
       case 'status':
       case 'release-gate':
+      case 'marker-gate':
         only([]);
         return { action };
       case 'ramp':
@@ -101,12 +105,13 @@ const deploy: Command<DeployPlan> = {
         return { action, buildId: buildFlag(flags), steps: stepsFlag(flags), soakMs: secondsFlag(flags, 'soak', 60), failingAttempts: Number(attempts), waitForWorkersMs: secondsFlag(flags, 'wait-for-workers', 300) };
       }
       default:
-        throw new UsageError(`ACTION must be status, ramp, promote, rollback, rollout or release-gate${action ? ` (got "${action}")` : ''}`);
+        throw new UsageError(`ACTION must be status, ramp, promote, rollback, rollout, release-gate or marker-gate${action ? ` (got "${action}")` : ''}`);
     }
   },
   async run(plan, ctx) {
     const { client } = (await ctx.client()).temporal;
     if (plan.action === 'release-gate') return gate(await releaseGate(client, { taskQueue: ctx.config().temporal.taskQueue }));
+    if (plan.action === 'marker-gate') return markersGate(await markerGate(client, { taskQueues: workflowQueues(ctx.config().temporal.taskQueue, ctx.config().nexus.callers.map((c) => c.name)) }));
     const target: DeploymentTarget = { connection: client.connection as Connection, namespace: client.options.namespace, deploymentName: ctx.config().temporal.deploymentName, identity: `starter-deploy@${process.pid}` };
     try {
       switch (plan.action) {
@@ -163,6 +168,13 @@ function gate(state: Awaited<ReturnType<typeof releaseGate>>): CommandOutcome {
   const text = [describeGate(state), ...(state.flows.length > 0 ? [renderTable(state.flows.map((f) => ({ ...f })), ['type', 'workflowId', 'startedAt'])] : [])].join('\n');
   if (state.passes) return { ok: true, result: state, text };
   return { ok: false, result: state, failure: { type: 'ReleaseGateClosed', message: describeGate(state), details: [state] } };
+}
+
+/** Release 3's gate: passes (exit 0) or names the long-lived runs that are not pinned (exit 1 `MarkerGateClosed`). */
+function markersGate(state: MarkerGate): CommandOutcome {
+  const text = [describeMarkerGate(state), ...(state.runs.length > 0 ? [renderTable(state.runs.map((r) => ({ ...r })), ['type', 'workflowId', 'startedAt'])] : [])].join('\n');
+  if (state.passes) return { ok: true, result: state, text };
+  return { ok: false, result: state, failure: { type: 'MarkerGateClosed', message: describeMarkerGate(state), details: [state] } };
 }
 
 /** The build a ramp means when none is named: the newest one that is not current. */

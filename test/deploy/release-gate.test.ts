@@ -4,7 +4,8 @@
  * naming it and a versioned worker of release 2 refuses to start, naming it; once none is open, the
  * gate passes and the worker starts (a flow whose first workflow task has not completed does not
  * count). On the dev server, with the stack's unversioned worker as the
- * release-1 fleet.
+ * release-1 fleet. And release 3's marker gate (temporal/marker-gate.ts): `deploy marker-gate` exits 1
+ * while a long-lived pinned type has a running run that is not pinned.
  */
 import { randomUUID } from 'node:crypto';
 import { createWorkers, type WorkerFleet } from '../../src/fleet/workers';
@@ -14,6 +15,7 @@ import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';
 import { issueTestCard } from '../helpers/flows';
 import { waitUntil } from '../helpers/wait';
 import { requests } from '../money-edges/helpers';
+import { entityWorkflowId } from '../../src/shared/ids';
 
 jest.setTimeout(120_000);
 
@@ -60,4 +62,26 @@ test('an unversioned short flow open: the gate names it and release 2 refuses to
   fleet.shutdown();
   await running;
   await waiting.terminate('test over');
+});
+
+test("release 3's marker gate: a card workflow that is not pinned (here: on the unversioned worker) closes it, naming the run; once it ended, the gate passes", async () => {
+  stack ??= await startStack({ cardProvisioningMs: 50 });
+  await stack.control('PUT', '/config', { operationProcessingMs: 0 });
+  const card = await issueTestCard(stack, 1000);
+  const cardWorkflow = entityWorkflowId('card', card.cardId);
+  const markerCli = async () => {
+    const run = await runInProcess(stack, ['deploy', 'marker-gate', '--json']);
+    return { code: run.code, json: JSON.parse(run.stdout) };
+  };
+  await waitUntil(async () => (await markerCli()).code === 1, 30_000, 'visibility to list the card workflow');
+  const closed = await markerCli();
+  expect(closed.json.error.type).toBe('MarkerGateClosed');
+  expect(closed.json.error.message).toContain(`cardLifecycle ${cardWorkflow}`);
+  // Only the long-lived pinned types count: the card workflows (this test's and the first test's), none of the short flows.
+  const listed: Array<{ type: string; workflowId: string }> = closed.json.error.details[0].runs;
+  expect(new Set(listed.map((r) => r.type))).toEqual(new Set(['cardLifecycle']));
+
+  for (const run of listed) await stack.client.workflow.getHandle(run.workflowId).terminate('test: the unpinned run ended');
+  await waitUntil(async () => (await markerCli()).code === 0, 30_000, 'the marker gate to pass');
+  expect((await markerCli()).json.result).toEqual({ passes: true, open: 0, runs: [] });
 });

@@ -105,6 +105,8 @@ test('a pinned fundCard started on build A completes on A while B is current; a 
   const cardTasks = await tasksOf(stack.client, cardId);
   expect(cardTasks.length).toBeGreaterThanOrEqual(2);
   expect(cardTasks.every((t) => t.buildId === 'build-a' && t.behavior === PINNED)).toBe(true);
+  // Release 3's marker gate: the card run is pinned, so a build without its markers would never replay it.
+  await waitUntil(async () => (await deployCli(['marker-gate'])).code === 0, 30_000, 'the marker gate to pass');
 
   // Rollback: A, current before B, is current again, and a new flow runs on it.
   const rolledBack = await deployCli(['rollback']);
@@ -127,7 +129,7 @@ test('deploy refuses bad input before any call, naming the argument and the rule
     [['status', 'now'], 'deploy status takes no argument'],
     [['release-gate', '--soak', '5'], 'deploy release-gate takes no --soak'],
     [['release-gate', 'now'], 'deploy release-gate takes no argument'],
-    [['upgrade'], 'ACTION must be status, ramp, promote, rollback, rollout or release-gate'],
+    [['upgrade'], 'ACTION must be status, ramp, promote, rollback, rollout, release-gate or marker-gate'],
   ] as const) {
     const run = await deployCli([...args]);
     expect([run.code, run.json.error.type]).toEqual([2, 'UsageError']);
