@@ -31,6 +31,10 @@ export const ROLLING_FLOWS = [
   'cardLifecycle',
   'providerEntity',
   'openItem',
+  // Moves at its one continue-as-new, when it becomes its open item (on the current build).
+  'moneyAttempt',
+  // The Nexus relay: its workers are unversioned today (fleet/nexus-bundle.ts), so it is never pinned yet.
+  'onboardingRelay',
   // The reconciliation runs, under their schedule names and their former ones (workflows/index.ts).
   'reconcile-money',
   'reconcileMoney',

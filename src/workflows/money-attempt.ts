@@ -16,6 +16,7 @@ import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes
 import type { openItem } from './open-item';
 import { trustedSignal } from './lib/trusted-signal';
 import { declareVersioning } from './lib/versioning';
+import { wakeOnRollOver } from './lib/roll-over';
 
 const { attemptOwnerState } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -38,6 +39,8 @@ export async function moneyAttempt(attempt: MoneyAttempt): Promise<AttemptRecord
     }),
   );
   setHandler(attemptOpenedSignal, trustedSignal<OpenItem>('attemptOpened', (asOpened) => void (opened ??= withoutAddress(asOpened))));
+  // Pinned, it moves only at its one continue-as-new (becoming its item, on the current build): a promotion's ask just wakes it.
+  wakeOnRollOver();
 
   // Started after a delay of one watch (temporal/attempts.ts): what arrived meanwhile is handled first.
   let wait = watchMs;
@@ -84,5 +87,5 @@ function withoutAddress(item: OpenItem & { to?: string }): OpenItem {
   return rest;
 }
 
-// docs/versioning.md: lives as long as its call (at most the movement's deadline, a day): new code applies to new attempts.
-declareVersioning('AUTO_UPGRADE', moneyAttempt);
+// docs/versioning.md: lives as long as its call (at most the movement's deadline), pinned to its build; its item starts on the current one.
+declareVersioning('PINNED', moneyAttempt);

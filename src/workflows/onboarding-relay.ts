@@ -14,10 +14,11 @@
  * and the same key later waits for that cardholder's review instead of submitting again). The
  * relay then waits for our flow to end: cancelled, or completed if the review came first.
  */
-import { ActivityFailure, ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, CancelledFailure, isCancellation, makeContinueAsNewFunc, proxyActivities, sleep } from '@temporalio/workflow';
 import type { OnboardingSeen, RelayActivities } from '../nexus/relay-activities';
 import type { OnboardCardholderResult } from '../shared/types';
 import { declareVersioning } from './lib/versioning';
+import { rollOverOptions, targetBuildChanged, wakeOnRollOver } from './lib/roll-over';
 
 export interface OnboardingRelayInput {
   /** The caller's key: our onboarding flow is the one under it (the client's ID rule), and only such a flow is read. */
@@ -62,11 +63,13 @@ const CANCELLED = Symbol('cancelled');
 /** Looks until the run ended: its outcome, or CANCELLED; continues as new (keeping `cancelling`) when the history has grown. */
 async function untilEnded(input: OnboardingRelayInput): Promise<OnboardCardholderResult | typeof CANCELLED> {
   const first = input.looks ?? 0;
+  wakeOnRollOver();
   for (let look = first; ; look++) {
     const seen: OnboardingSeen = await relayed(lookAtOnboarding(input));
     if (seen.state === 'completed') return seen.result;
     if (seen.state === 'cancelled') return CANCELLED;
-    if (look - first >= LOOKS_PER_RUN) await continueAsNew<typeof onboardingRelay>({ ...input, looks: look + 1 });
+    // Also onto a new target build, between looks (lib/roll-over.ts).
+    if (look - first >= LOOKS_PER_RUN || targetBuildChanged()) await makeContinueAsNewFunc<typeof onboardingRelay>(rollOverOptions())({ ...input, looks: look + 1 });
     await sleep(Math.min(1000 * 2 ** look, 120_000));
   }
 }
@@ -80,5 +83,5 @@ async function relayed<T>(call: Promise<T>): Promise<T> {
   }
 }
 
-// docs/versioning.md: waits as long as the onboarding it relays (days).
-declareVersioning('AUTO_UPGRADE', onboardingRelay);
+// docs/versioning.md: waits as long as the onboarding it relays (days), pinned to each run's build; moves to a new one between looks.
+declareVersioning('PINNED', onboardingRelay);

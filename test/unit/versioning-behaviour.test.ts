@@ -6,11 +6,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as workflows from '../../src/workflows';
+import { onboardingRelay } from '../../src/workflows/onboarding-relay';
 
 import type { DeclaresVersioning } from '../../src/workflows/lib/versioning';
 import { PINNED_FLOWS, ROLLING_FLOWS } from '../../src/shared/pinned-flows';
 
-const declared = Object.entries(workflows).map(([type, fn]) => [type, (fn as DeclaresVersioning).versioningBehaviour] as const);
+// The Nexus relay runs from the Nexus workers' own bundle (fleet/nexus-bundle.ts), not from src/workflows' index.
+const declared = [...Object.entries(workflows), ['onboardingRelay', onboardingRelay] as const].map(([type, fn]) => [type, (fn as DeclaresVersioning).versioningBehaviour] as const);
 
 /** The doc's table: each row's types (in backticks) and its behaviour. */
 function documented(): Map<string, string> {
@@ -30,10 +32,10 @@ test('every registered workflow type declares PINNED or AUTO_UPGRADE', () => {
   expect(declared.filter(([, behaviour]) => behaviour !== 'PINNED' && behaviour !== 'AUTO_UPGRADE')).toEqual([]);
 });
 
-test('the short flows, the entity workflows, open items and reconciliation runs are pinned; the other long-lived ones auto-upgrade', () => {
+test('the short flows, the entity workflows, open items, attempts, the relay and reconciliation runs are pinned; payouts and onboarding auto-upgrade', () => {
   const of = Object.fromEntries(declared);
-  for (const type of ['fundCard', 'withdrawFromCard', 'issueCard', 'purchaseEsim', 'rechargeEsim', 'cardLifecycle', 'providerEntity', 'openItem', 'reconcile-money', 'reconcileMoney']) expect([type, of[type]]).toEqual([type, 'PINNED']);
-  for (const type of ['sendPayout', 'onboardCardholder', 'trackPayout', 'moneyAttempt']) expect([type, of[type]]).toEqual([type, 'AUTO_UPGRADE']);
+  for (const type of ['fundCard', 'withdrawFromCard', 'issueCard', 'purchaseEsim', 'rechargeEsim', 'cardLifecycle', 'providerEntity', 'openItem', 'moneyAttempt', 'onboardingRelay', 'reconcile-money', 'reconcileMoney']) expect([type, of[type]]).toEqual([type, 'PINNED']);
+  for (const type of ['sendPayout', 'onboardCardholder', 'trackPayout']) expect([type, of[type]]).toEqual([type, 'AUTO_UPGRADE']);
 });
 
 test("the release gate's short flows and release 3's rolling ones are every type that declares PINNED, each in one list", () => {
