@@ -102,19 +102,37 @@ async function settleItem(client: Client, taskQueue: string, row: OpenItemRow, p
     row = { ...row, open: true };
   }
   let record: ClosedItem;
+  let before = !row.open;
   try {
-    record = row.open
-      ? await client.workflow.getHandle(row.itemId).executeUpdate(closeOpenItemUpdate, { args: [{ ...(plan.found ? { found: plan.found } : {}), ...(plan.note ? { note: plan.note } : {}) }] })
-      : await closedItem(client, row);
+    if (row.open) {
+      const settled = await settleOpenItem(client, row, plan);
+      record = settled ?? (await closedItem(client, row));
+      before = settled === undefined;
+    } else {
+      record = await closedItem(client, row);
+    }
   } catch (err) {
     throw toCardIssuingError(err, { workflowId: row.itemId });
   }
-  const before = !row.open;
   if (before && plan.found !== undefined && plan.found !== record.verdict) {
     const message = `${row.itemId}: found says ${plan.found}, its record says ${record.verdict} (closed ${record.closedAt} by ${record.by === 'provider' ? "the provider's answer" : "an operator's word"}); nothing recorded`;
     return { ok: false, workflowId: row.itemId, result: { ...record, settledBefore: true }, failure: { type: 'SettlementContradicted', message, details: [{ itemId: row.itemId, found: plan.found, verdict: record.verdict }] } };
   }
   return { ok: true, workflowId: row.itemId, result: { ...record, settledBefore: before }, text: itemText(record, before) };
+}
+
+/**
+ * The operator's settlement of an item listed open; undefined when it closed in the meantime (the
+ * provider's answer came between the list and the update: the server says its run has completed,
+ * and its record is what the operator gets, as for one closed before).
+ */
+export async function settleOpenItem(client: Client, row: Pick<OpenItemRow, 'itemId'>, plan: Pick<SettlePlan, 'found' | 'note'>): Promise<ClosedItem | undefined> {
+  try {
+    return await client.workflow.getHandle(row.itemId).executeUpdate(closeOpenItemUpdate, { args: [{ ...(plan.found ? { found: plan.found } : {}), ...(plan.note ? { note: plan.note } : {}) }] });
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
 }
 
 /** Several closed items by one reference (the runs of one workflow ID, say): each one's record. */

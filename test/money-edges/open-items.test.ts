@@ -14,6 +14,8 @@ import type { ClosedItem } from '../../src/shared/open-items';
 import { openItemId } from '../../src/shared/open-items';
 import { deleteCardUpdate } from '../../src/shared/messages';
 import { runCli } from '../../src/starter/run';
+import { settleOpenItem } from '../../src/starter/settle-command';
+import { closedItem, listOpenItems } from '../../src/temporal/open-items';
 import { clientFailure, issueTestCard, workflowFailure } from '../helpers/flows';
 import { allowed, uniqueId, type Stack } from '../helpers/stack';
 import { readUntil, waitUntil } from '../helpers/wait';
@@ -95,9 +97,14 @@ describe('open items', () => {
     const refused = await cli('settle', workflowId, '--json');
     expect(refused.code).toBe(1);
     expect(refused.json().error.message).toMatch(/silence proves nothing/);
+    const listed = (await readUntil(() => listOpenItems(stack.client, stack.taskQueue), (rows) => rows.some((r) => r.refs.includes(workflowId)))).find((r) => r.refs.includes(workflowId))!;
     const settled = await cli('settle', workflowId, '--found', 'moved', '--note', 'seen in the provider portal', '--json');
     expect(settled.code).toBe(0);
     expect(settled.json().result).toMatchObject({ verdict: 'moved', by: 'operator', note: 'seen in the provider portal', item: { flowKind: 'rechargeEsim' } });
+    // A settle whose list still showed the item open, after it closed (the books-soak race): no update lands, its record is the answer.
+    expect(listed.open).toBe(true);
+    await expect(settleOpenItem(stack.client, listed, { found: 'not-moved' })).resolves.toBeUndefined();
+    expect(await closedItem(stack.client, listed)).toMatchObject({ verdict: 'moved', by: 'operator', note: 'seen in the provider portal' });
     expect((await ledger(stack)).violations).toEqual([]);
   });
 
