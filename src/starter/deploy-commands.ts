@@ -23,7 +23,7 @@ import { rollOverAfterPromotion } from '../temporal/roll-over';
 import { runIds } from '../temporal/run-ids';
 import { workflowQueues } from '../shared/task-queues';
 import { describeGate, releaseGate } from '../temporal/release-gate';
-import { describeMarkerGate, markerGate, type MarkerGate } from '../temporal/marker-gate';
+import { describeMarkerGate, markerGate } from '../temporal/marker-gate';
 import { UsageError, flag, type Flags } from './args';
 import { bool, str, type Command, type CommandContext, type CommandOutcome } from './command-kit';
 import { renderTable } from './output';
@@ -110,8 +110,14 @@ const deploy: Command<DeployPlan> = {
   },
   async run(plan, ctx) {
     const { client } = (await ctx.client()).temporal;
-    if (plan.action === 'release-gate') return gate(await releaseGate(client, { taskQueue: ctx.config().temporal.taskQueue }));
-    if (plan.action === 'marker-gate') return markersGate(await markerGate(client, { taskQueues: workflowQueues(ctx.config().temporal.taskQueue, ctx.config().nexus.callers.map((c) => c.name)) }));
+    if (plan.action === 'release-gate') {
+      const state = await releaseGate(client, { taskQueue: ctx.config().temporal.taskQueue });
+      return gateAnswer(state, describeGate(state), 'ReleaseGateClosed');
+    }
+    if (plan.action === 'marker-gate') {
+      const state = await markerGate(client, { taskQueues: workflowQueues(ctx.config().temporal.taskQueue, ctx.config().nexus.callers.map((c) => c.name)) });
+      return gateAnswer(state, describeMarkerGate(state), 'MarkerGateClosed');
+    }
     const target: DeploymentTarget = { connection: client.connection as Connection, namespace: client.options.namespace, deploymentName: ctx.config().temporal.deploymentName, identity: `starter-deploy@${process.pid}` };
     try {
       switch (plan.action) {
@@ -163,18 +169,13 @@ async function rollout(target: DeploymentTarget, plan: Extract<DeployPlan, { act
   return { ok: false, result, failure: { type: 'DeploymentGateFailed', message: `build ${buildId} was rolled back at ${done.atPercent} %: ${done.failing.length} flow(s) kept failing their workflow tasks`, details: [result] } };
 }
 
-/** Release 2's gate: passes (exit 0) or names the open flows (exit 1 `ReleaseGateClosed`). */
-function gate(state: Awaited<ReturnType<typeof releaseGate>>): CommandOutcome {
-  const text = [describeGate(state), ...(state.flows.length > 0 ? [renderTable(state.flows.map((f) => ({ ...f })), ['type', 'workflowId', 'startedAt'])] : [])].join('\n');
-  if (state.passes) return { ok: true, result: state, text };
-  return { ok: false, result: state, failure: { type: 'ReleaseGateClosed', message: describeGate(state), details: [state] } };
-}
-
-/** Release 3's gate: passes (exit 0) or names the long-lived runs that are not pinned (exit 1 `MarkerGateClosed`). */
-function markersGate(state: MarkerGate): CommandOutcome {
-  const text = [describeMarkerGate(state), ...(state.runs.length > 0 ? [renderTable(state.runs.map((r) => ({ ...r })), ['type', 'workflowId', 'startedAt'])] : [])].join('\n');
-  if (state.passes) return { ok: true, result: state, text };
-  return { ok: false, result: state, failure: { type: 'MarkerGateClosed', message: describeMarkerGate(state), details: [state] } };
+/**
+ * A gate's answer: passes (exit 0), or closed (exit 1 `failureType`), its sentence naming what holds
+ * it: release 2's (`ReleaseGateClosed`: short flows that ran unversioned) and release 3's
+ * (`MarkerGateClosed`: long-lived runs that are not pinned), the whole list in the details.
+ */
+function gateAnswer(state: { passes: boolean }, sentence: string, failureType: string): CommandOutcome {
+  return state.passes ? { ok: true, result: state, text: sentence } : { ok: false, result: state, failure: { type: failureType, message: sentence, details: [state] } };
 }
 
 /** The build a ramp means when none is named: the newest one that is not current. */

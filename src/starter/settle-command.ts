@@ -12,9 +12,8 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { SETTLE_WORKFLOW_TYPE, settleInputErrors, settlementWorkflowId, type SettleInput, type Settlement } from '../shared/settlement';
 import type { ClosedItem } from '../shared/open-items';
-import { closeOpenItemUpdate } from '../shared/messages';
 import { unsettledOutcomes } from '../temporal/settlements';
-import { closedItem, itemsNamed, listOpenItems, reopenEndedItem, type OpenItemRow } from '../temporal/open-items';
+import { closedItem, itemsNamed, listOpenItems, reopenEndedItem, settleOpenItem, type OpenItemRow } from '../temporal/open-items';
 import { UsageError, assertNoErrors, flag, type Flags } from './args';
 import { leftRunning, type Command, type CommandContext, type CommandOutcome } from './command-kit';
 import { renderTable } from './output';
@@ -105,7 +104,7 @@ async function settleItem(client: Client, taskQueue: string, row: OpenItemRow, p
   let before = !row.open;
   try {
     if (row.open) {
-      const settled = await settleOpenItem(client, row, plan);
+      const settled = await settleOpenItem(client, row, { ...(plan.found ? { found: plan.found } : {}), ...(plan.note ? { note: plan.note } : {}) });
       record = settled ?? (await closedItem(client, row));
       before = settled === undefined;
     } else {
@@ -119,20 +118,6 @@ async function settleItem(client: Client, taskQueue: string, row: OpenItemRow, p
     return { ok: false, workflowId: row.itemId, result: { ...record, settledBefore: true }, failure: { type: 'SettlementContradicted', message, details: [{ itemId: row.itemId, found: plan.found, verdict: record.verdict }] } };
   }
   return { ok: true, workflowId: row.itemId, result: { ...record, settledBefore: before }, text: itemText(record, before) };
-}
-
-/**
- * The operator's settlement of an item listed open; undefined when it closed in the meantime (the
- * provider's answer came between the list and the update: the server says its run has completed,
- * and its record is what the operator gets, as for one closed before).
- */
-export async function settleOpenItem(client: Client, row: Pick<OpenItemRow, 'itemId'>, plan: Pick<SettlePlan, 'found' | 'note'>): Promise<ClosedItem | undefined> {
-  try {
-    return await client.workflow.getHandle(row.itemId).executeUpdate(closeOpenItemUpdate, { args: [{ ...(plan.found ? { found: plan.found } : {}), ...(plan.note ? { note: plan.note } : {}) }] });
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return undefined;
-    throw err;
-  }
 }
 
 /** Several closed items by one reference (the runs of one workflow ID, say): each one's record. */

@@ -9,6 +9,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { ROLLING_FLOWS } from '../shared/pinned-flows';
+import { literal } from '../shared/reconciliation';
 import { runIds } from './run-ids';
 
 export interface UnpinnedRun {
@@ -32,10 +33,7 @@ const MAX_LISTED = 1000;
 
 /** Running runs of the pinned long-lived types on the deployment's workflow queues that are not pinned. */
 export function markerGateQuery(taskQueues: string[]): string {
-  for (const queue of taskQueues) if (/['\\]/.test(queue)) throw new Error(`task queue ${JSON.stringify(queue)} cannot be quoted in a visibility query`);
-  const queues = taskQueues.map((queue) => `'${queue}'`).join(', ');
-  const types = ROLLING_FLOWS.map((type) => `'${type}'`).join(', ');
-  return `ExecutionStatus = 'Running' AND TaskQueue IN (${queues}) AND WorkflowType IN (${types}) AND (TemporalWorkflowVersioningBehavior IS NULL OR TemporalWorkflowVersioningBehavior != 'Pinned')`;
+  return `ExecutionStatus = 'Running' AND TaskQueue IN (${taskQueues.map(literal).join(', ')}) AND WorkflowType IN (${ROLLING_FLOWS.map(literal).join(', ')}) AND (TemporalWorkflowVersioningBehavior IS NULL OR TemporalWorkflowVersioningBehavior != 'Pinned')`;
 }
 
 export async function markerGate(client: Client, { taskQueues, limit = 20 }: { taskQueues: string[]; limit?: number }): Promise<MarkerGate> {

@@ -9,7 +9,8 @@ import type { SearchAttributePair } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { literal } from '../shared/reconciliation';
 import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
-import { MONEY_ATTEMPT_WORKFLOW_TYPE, OPEN_ITEM_MEMO, OPEN_ITEM_WORKFLOW_TYPE, type MoneyAttempt, openItemId, openItemMemo, type ClosedItem, type OpenItem, type OpenItemOwner } from '../shared/open-items';
+import { MONEY_ATTEMPT_WORKFLOW_TYPE, OPEN_ITEM_MEMO, OPEN_ITEM_WORKFLOW_TYPE, type MoneyAttempt, openItemId, openItemMemo, type ClosedItem, type OpenItem, type OpenItemOwner, type OpenItemSettlement } from '../shared/open-items';
+import { closeOpenItemUpdate } from '../shared/messages';
 import { openPendingAttempt } from './attempts';
 
 export interface OpenItemRow {
@@ -173,6 +174,20 @@ export async function itemsNamed(client: Client, taskQueue: string, ref: string)
 }
 
 /** A closed item's record (its result). */
+/**
+ * The operator's settlement of an item listed open; undefined when it closed in the meantime (the
+ * provider's answer came between the list and the update: the server says its run has completed,
+ * and its record is what the operator gets, as for one closed before).
+ */
+export async function settleOpenItem(client: Client, row: Pick<OpenItemRow, 'itemId'>, plan: OpenItemSettlement): Promise<ClosedItem | undefined> {
+  try {
+    return await client.workflow.getHandle(row.itemId).executeUpdate(closeOpenItemUpdate, { args: [plan] });
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+}
+
 export async function closedItem(client: Client, row: OpenItemRow): Promise<ClosedItem> {
   return (await client.workflow.getHandle(row.itemId, row.runId).result()) as ClosedItem;
 }

@@ -9,13 +9,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
+import { rollOverSignal } from '../shared/messages';
 import { ROLLING_FLOWS } from '../shared/pinned-flows';
+import { literal } from '../shared/reconciliation';
 import type { DeploymentTarget } from './deployments';
 
 const { BatchOperationState } = temporal.api.enums.v1;
-
-/** The signal's name (shared/messages.ts rollOverSignal): this module runs outside workflows and does not import their definitions. */
-export const ROLL_OVER_SIGNAL = 'rollOver';
 
 export interface RollOverJob {
   jobId: string;
@@ -32,8 +31,7 @@ export interface RollOverProgress {
 
 /** The running long-lived runs of the deployment pinned to a build other than `buildId`. */
 export function rollOverQuery(deploymentName: string, buildId: string): string {
-  const types = ROLLING_FLOWS.map((type) => `'${type}'`).join(', ');
-  return `ExecutionStatus = 'Running' AND TemporalWorkflowVersioningBehavior = 'Pinned' AND TemporalWorkerDeployment = '${deploymentName}' AND TemporalWorkerDeploymentVersion != '${deploymentName}:${buildId}' AND WorkflowType IN (${types})`;
+  return `ExecutionStatus = 'Running' AND TemporalWorkflowVersioningBehavior = 'Pinned' AND TemporalWorkerDeployment = ${literal(deploymentName)} AND TemporalWorkerDeploymentVersion != ${literal(`${deploymentName}:${buildId}`)} AND WorkflowType IN (${ROLLING_FLOWS.map(literal).join(', ')})`;
 }
 
 /** Starts the batch that signals them; resolves once the server accepted it (it runs on in the server). */
@@ -46,7 +44,7 @@ export async function askToRollOver(t: DeploymentTarget, buildId: string): Promi
     jobId,
     visibilityQuery: query,
     reason: `build ${buildId} is current: pinned long-lived runs move to it at a continue-as-new`,
-    signalOperation: { signal: ROLL_OVER_SIGNAL, identity },
+    signalOperation: { signal: rollOverSignal.name, identity },
   });
   return { jobId, query };
 }

@@ -3,9 +3,10 @@
  * workflow pinned to the build that runs it, which wakes once a second (the server does not wake a
  * run when its target version changes) and, once the server says a new build is current, continues
  * as new onto it (AUTO_UPGRADE for the new run's first task, pinned from then on). Its state is the
- * builds its runs ran on. Release 3's pattern for the long-lived workflows (docs/versioning.md).
+ * builds its runs ran on. Release 3's rule, from the long-lived workflows' own module (src/workflows/lib/roll-over.ts).
  */
 import { condition, defineSignal, makeContinueAsNewFunc, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import { rollOverOptions, targetBuildChanged } from '../../../src/workflows/lib/roll-over';
 
 export const stopEntity = defineSignal('stop');
 
@@ -20,9 +21,7 @@ export async function upgradeOnCanEntity(state: EntityState): Promise<EntityStat
   setHandler(stopEntity, () => void (stopped = true));
   for (;;) {
     if (await condition(() => stopped, '1s')) return carried;
-    if (workflowInfo().targetWorkerDeploymentVersionChanged) {
-      return makeContinueAsNewFunc<typeof upgradeOnCanEntity>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(carried);
-    }
+    if (targetBuildChanged()) return makeContinueAsNewFunc<typeof upgradeOnCanEntity>(rollOverOptions())(carried);
   }
 }
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, upgradeOnCanEntity);
