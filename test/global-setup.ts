@@ -18,7 +18,8 @@ export default async function globalSetup(): Promise<void> {
   if (process.env.SKIP_TEMPORAL === '1') return;
   const cliPath = await ensureTemporalCli(loadConfig().temporal.cliPath);
   const [server, bundle, nexusBundle] = await Promise.all([
-    startDevServer({ cliPath, headless: true }),
+    // stopWithParent: a jest killed outright (SIGKILL, a crash) takes its server with it, instead of leaving it to pid 1.
+    startDevServer({ cliPath, headless: true, stopWithParent: true }),
     bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), ...BUNDLE_CONVERTERS, logger: BUNDLER_LOGGER }),
     bundleNexusWorkflows(),
   ]);

@@ -27,6 +27,11 @@ export interface DevServerOptions {
   stdio?: 'inherit' | 'ignore';
   /** SQLite pragmas (`--sqlite-pragma NAME=VALUE`); defaults to DEV_SQLITE_PRAGMAS, {} leaves SQLite's own defaults. */
   sqlitePragmas?: Record<string, string>;
+  /**
+   * The server stops when this process ends, however it ends (a SIGKILL, a crash, an OOM kill), not only
+   * through stop(): the test run's server would otherwise be left to pid 1 by a jest that was killed (stopWithParent).
+   */
+  stopWithParent?: boolean;
 }
 
 /**
@@ -77,6 +82,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const child = spawn(opts.cliPath, args, { stdio: opts.stdio ?? 'ignore', detached: true });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const address = `${ip}:${port}`;
+  const guard = opts.stopWithParent && child.pid !== undefined ? stopWithParent(child.pid) : undefined;
+  void exited.then(() => guard?.release());
   await waitUntilServing(address, exited);
   // `--search-attribute` registers on a new database only: one kept from an earlier release gets those it lacks.
   if (opts.dbFile) await prepareNamespace(address, opts.namespace ?? 'default');
@@ -84,7 +91,42 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     address,
     uiUrl: uiPort === undefined ? undefined : `http://${ip}:${uiPort}`,
     process: child,
-    stop: () => stopProcessGroup(child, exited),
+    stop: async () => {
+      guard?.release();
+      await stopProcessGroup(child, exited);
+    },
+  };
+}
+
+/**
+ * A watchdog that ends process group `pgid` when this process ends, however it ends. A `sh` of its own
+ * (a process group of its own too, so a terminal's Ctrl-C does not end it first) reads a pipe whose only
+ * writing end this process holds (Node opens its pipes close-on-exec, so no child inherits it): the
+ * kernel closes that end when this process dies, even by SIGKILL, and the read ends. Then SIGTERM to the
+ * group, and SIGKILL after 10 s if it is still there (as stopProcessGroup). Node has no
+ * parent-death signal (prctl PR_SET_PDEATHSIG) to give the server, and the server cannot watch us.
+ */
+export function stopWithParent(pgid: number): { pid: number | undefined; release(): void } {
+  const script = [
+    'cat >/dev/null',
+    'kill -s TERM -- -"$1" 2>/dev/null || exit 0',
+    'i=0',
+    'while [ $i -lt 20 ] && kill -s 0 -- -"$1" 2>/dev/null; do sleep 0.5; i=$((i+1)); done',
+    'kill -s KILL -- -"$1" 2>/dev/null',
+    'exit 0',
+  ].join('\n');
+  const watchdog = spawn('sh', ['-c', script, 'dev-server-watchdog', String(pgid)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  watchdog.on('error', () => undefined);
+  watchdog.stdin!.on('error', () => undefined);
+  // Neither the watchdog nor its pipe keeps this process alive.
+  watchdog.unref();
+  (watchdog.stdin as unknown as { unref(): void }).unref();
+  return {
+    pid: watchdog.pid,
+    // Stopped on purpose (or gone by itself): the watchdog goes first, so it never signals a group id used again.
+    release: () => {
+      if (watchdog.exitCode === null && watchdog.signalCode === null) watchdog.kill('SIGKILL');
+    },
   };
 }
 
