@@ -4,16 +4,9 @@
  */
 import { join } from 'node:path';
 import { cacheRoot, isExecutable, stderrLine, withDirLock } from '../cache';
-import { checkGo, goInstall, TemporalCliUnavailable } from '../temporal-cli';
+import { checkGo, goInstall, TEMPORAL_SERVER_VERSION, TemporalCliUnavailable } from '../temporal-cli';
 
 export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server';
-/**
- * The oldest line that moves a pinned run to a new current build at continue-as-new (server
- * 1.30.2+: it tells the run `targetWorkerDeploymentVersionChanged`; 1.29.1, which our CLI v1.5.1
- * embeds, never does: `npm run upgrade-on-can-check`), and the newest tag of it that builds with
- * the Go here (v1.30.9, v1.31.5 and v1.32.x declare `go 1.26.10`). docs/versioning.md, "Release 3".
- */
-export const TEMPORAL_SERVER_VERSION = 'v1.30.8';
 
 export interface ServerBinaries {
   version: string;
