@@ -14,6 +14,7 @@ import type { ReconciliationMetrics } from '../observability/metrics';
 import type { PROVIDER_CALLS } from '../shared/task-queues';
 import { createAttemptActivities } from './attempts';
 import { createCardActivities } from './cards';
+import { createDeploymentActivities } from './deployment';
 import { createEarlierRunActivities } from './earlier-runs';
 import { createEntityActivities } from './entities';
 import { createEsimActivities } from './esim';
@@ -42,6 +43,8 @@ export interface ActivityDeps {
   reconcileBudget: { windowMs: number; share: number };
   /** The soonest an open item asks the provider (OPEN_ITEM_MIN_ASK_MS). */
   openItemMinAskMs: number;
+  /** The Worker Deployment the workers belong to (TEMPORAL_DEPLOYMENT_NAME); unset on unversioned workers. */
+  deploymentName?: string;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -59,6 +62,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createEarlierRunActivities(deps),
     ...createReconciliationActivities(deps),
     ...createReconciliationVisibilityActivities(deps),
+    ...createDeploymentActivities(deps),
   };
 }
 

@@ -13,7 +13,7 @@
  * | key | none sent (the spec takes none) | none |
  * | retry | none by Temporal (one attempt): the workflow decides from the failure | the same |
  * | worker crash, 5xx, timeout, lost or cut answer | SubmissionOutcomeUnknown: may have taken effect, not sent again in that run | the same |
- * | restart of the workflow ID after a deploy | an earlier run's cardholder (its memo) is waited for; after an earlier run that scheduled it and did not learn the outcome (unknown, or lost mid-call), not sent again: OutcomeUnknown with the endpoint and workflow ID, for an operator to settle (marker kyc-restart-never-resubmits; before it, sent again) | the same (marker kyc-restart-never-resubmits; before it, hosted-kyc-at-most-once refused after an unknown outcome only) |
+ * | restart of the workflow ID after a deploy | an earlier run's cardholder (its memo) is waited for; after an earlier run that scheduled it and did not learn the outcome (unknown, or lost mid-call), not sent again: OutcomeUnknown with the endpoint and workflow ID, for an operator to settle | the same |
  * | restart after a submission that was in fact REJECTED (issue 29, case 6) | not sent again, as above: the duplicate check ignores REJECTED cardholders, so a second one would be accepted and charged; a new submission is a caller's new request (a new workflow ID) | the same |
  */
 import { recordAttemptOfRun, settleAttemptOfRun, type AttemptDeps } from './attempts';

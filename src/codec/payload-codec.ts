@@ -191,6 +191,17 @@ export function createDataConverter(keys: CodecKeys, options: { refuseUnencrypte
   return { payloadCodecs: [new EncryptionCodec(keys, options)], ...BUNDLE_CONVERTERS };
 }
 
+/**
+ * The workers' data converter: with a real payload key, a payload not encrypted with it (anyone's
+ * plain-JSON signal) is refused (shared/refused-payload.ts); what the workers write carries the signal
+ * MAC, and what they read counts as ours only with it (shared/signal-origin.ts). A replay of their
+ * histories needs the same: without the MAC keyring every signal of the bridge's or a worker's would
+ * read as a stranger's and be dropped, which the live run did not do.
+ */
+export function workerDataConverter(config: { codec: CodecKeys & { isDevelopmentKey: boolean }; signalMac?: CodecKeys }): DataConverter {
+  return createDataConverter(config.codec, { refuseUnencrypted: !config.codec.isDevelopmentKey, signalMac: config.signalMac });
+}
+
 /** What an unencrypted payload decodes to when refused: a JSON value workflows recognise (isRefusedPayload). */
 function refusedPayload(): Payload {
   return { metadata: { [METADATA_ENCODING_KEY]: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify(REFUSED_PAYLOAD)) };

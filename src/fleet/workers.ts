@@ -14,7 +14,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { assertPinKeys, type Config } from '../config';
 import { createActivities } from '../activities';
 import { DocumentStore } from '../documents/store';
-import { createDataConverter } from '../codec/payload-codec';
+import { workerDataConverter } from '../codec/payload-codec';
 import { PinOpener } from '../codec/card-secrets';
 import { CardActionVerifier } from '../codec/card-capability';
 import { BinCache } from '../provider/bin-cache';
@@ -88,9 +88,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
       await Promise.allSettled([connection.close(), native.close()]);
       throw err;
     });
-  // With a real payload key, a payload not encrypted with it (anyone's plain-JSON signal) is refused (shared/refused-payload.ts).
-  // What the workers write carries the signal MAC; what they read counts as ours only with it (shared/signal-origin.ts).
-  const dataConverter = createDataConverter(config.codec, { refuseUnencrypted: !config.codec.isDevelopmentKey, signalMac: config.signalMac });
+  const dataConverter = workerDataConverter(config);
   const provider = createProviderClient(config.provider, { observer: setup.providerObserver });
   const temporalClient = new Client({ connection, namespace: config.temporal.namespace, dataConverter, interceptors: tracing?.clientInterceptors() });
   const activities = createActivities({
@@ -103,6 +101,7 @@ export async function createWorkers(setup: WorkerSetup): Promise<WorkerFleet> {
     reconciliationMetrics: setup.reconciliationMetrics,
     reconcileBudget: { windowMs: config.provider.rateWindowMs, share: config.provider.reconcileBudgetShare },
     openItemMinAskMs: config.provider.openItemMinAskMs,
+    deploymentName: config.temporal.deployment?.name,
   });
   const connected: Partial<WorkerOptions> = {
     connection: native,

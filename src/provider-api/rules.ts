@@ -118,7 +118,7 @@ export class Body<T> implements Composite {
  * us, signed with our key. Their values are the provider's 400 to judge.
  */
 export const EXTRA_FIELD = 'extra';
-/** The start of the rule an `extra` name outside the endpoint's list breaks (withoutCallerFieldErrors finds it by it). */
+/** The start of the rule an `extra` name outside the endpoint's list breaks. */
 const EXTRA_NOT_ALLOWED = 'is not a field extra may carry';
 export function withExtra(fields: Fields, allowed: readonly string[]): Fields {
   const modelled = Object.keys(fields);
@@ -164,20 +164,6 @@ export function callerUrlScheme(url: string): 'https' | 'loopback-http' | undefi
 export function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase();
   return h === 'localhost' || h === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
-
-/** True when one of `errors` is a refusal of an `extra` name or a caller's URL (the rules above). */
-export function hasCallerFieldErrors(errors: FieldErrors): boolean {
-  return Object.values(errors).some(isCallerFieldRule);
-}
-
-/** `errors` without those refusals: the rules as they were before `extra` names and caller URLs were allow-listed. */
-export function withoutCallerFieldErrors(errors: FieldErrors): FieldErrors {
-  return Object.fromEntries(Object.entries(errors).filter(([, rule]) => !isCallerFieldRule(rule)));
-}
-
-function isCallerFieldRule(rule: string): boolean {
-  return rule === CALLER_URL_RULE || rule.startsWith(EXTRA_NOT_ALLOWED);
 }
 
 /** The body as sent: the modelled fields with the caller's `extra` fields beside them. */

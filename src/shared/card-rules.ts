@@ -46,11 +46,11 @@ export function createCardBody(input: IssueCardRequestInput): CreateCardRequest 
 }
 
 /** Field errors of an issueCard input; `bin` adds the BIN's conditions when known, `now` the sealed PIN's expiry. */
-export function issueCardErrors(input: IssueCardInput, bin?: BinConditions, now?: number, unboundPinAllowed = false): FieldErrors {
+export function issueCardErrors(input: IssueCardInput, bin?: BinConditions, now?: number): FieldErrors {
   // The PIN is sealed (shared/card-secrets.ts): its digits are checked by the caller before sealing and by the activity after opening.
   const { pin, ...rest } = input;
   const errors = createCardRequest.errors(createCardBody(rest));
-  if (pin !== undefined) Object.assign(errors, sealedPinErrors(pin, 'pin', now, unboundPinAllowed));
+  if (pin !== undefined) Object.assign(errors, sealedPinErrors(pin, 'pin', now));
   if (input.idempotencyKey !== undefined) Object.assign(errors, keyErrors(input.idempotencyKey));
   if (bin) {
     for (const [field, rule] of Object.entries(cardBinRequirementErrors(bin, input as Partial<CreateCardRequest>))) errors[field] ??= rule;
@@ -148,16 +148,6 @@ function waitTimingsErrors(timings: unknown, maxMs: number, fields: Partial<Reco
     }
   }
   return errors;
-}
-
-/** True when one of `errors` is about `timings` (moneyTimingsErrors). */
-export function hasTimingsErrors(errors: FieldErrors): boolean {
-  return Object.keys(errors).some((field) => field === TIMINGS_FIELD || field.startsWith(`${TIMINGS_FIELD}.`));
-}
-
-/** `errors` without those about `timings`: the rule as it was before timings were checked. */
-export function withoutTimingsErrors(errors: FieldErrors): FieldErrors {
-  return Object.fromEntries(Object.entries(errors).filter(([field]) => field !== TIMINGS_FIELD && !field.startsWith(`${TIMINGS_FIELD}.`)));
 }
 
 /** A card a delete reached: DELETING until the provider has returned its balance to the wallet, then DELETED. */

@@ -28,7 +28,7 @@ export const PLAINTEXT_PIN_RULE =
   "must be sealed to the workers' PIN key ({ keyId, enc, sealed }: the typed client and the CLI seal it from PIN_SEAL_PUBLIC_KEY); a PIN in clear would stay in history for every payload key holder to read";
 
 /** Field errors of a sealed PIN (and, given `now`, of its expiry); a PIN in clear is refused without ever being echoed. */
-export function sealedPinErrors(pin: unknown, field = 'pin', now?: number, unboundAllowed = false): FieldErrors {
+export function sealedPinErrors(pin: unknown, field = 'pin', now?: number): FieldErrors {
   if (typeof pin === 'string' || typeof pin === 'number') return { [field]: PLAINTEXT_PIN_RULE };
   if (typeof pin !== 'object' || pin === null || Array.isArray(pin)) return { [field]: 'must be a sealed PIN { keyId, enc, sealed }' };
   const box = pin as Partial<Record<keyof SealedPin, unknown>>;
@@ -36,7 +36,6 @@ export function sealedPinErrors(pin: unknown, field = 'pin', now?: number, unbou
   if (typeof box.keyId !== 'string' || !KEY_ID_PATTERN.test(box.keyId)) errors[`${field}.keyId`] = KEY_ID_RULE;
   if (typeof box.enc !== 'string' || !KEY_32.test(box.enc)) errors[`${field}.enc`] = 'must be the 32-byte encapsulated key in base64';
   if (typeof box.sealed !== 'string' || !PIN_BOX.test(box.sealed)) errors[`${field}.sealed`] = 'must be a sealed 4-digit PIN (20 bytes in base64)';
-  if (box.exp === undefined && unboundAllowed) return errors;
   if (typeof box.exp !== 'number' || !Number.isSafeInteger(box.exp)) errors[`${field}.exp`] = 'must be the box expiry in epoch milliseconds: seal the PIN with a current client, which binds it to its card and an expiry';
   else if (now !== undefined && box.exp <= now) errors[`${field}.exp`] = 'has passed: seal the PIN again';
   else if (now !== undefined && box.exp > now + PIN_BOX_MAX_TTL_MS) errors[`${field}.exp`] = `must be at most ${PIN_BOX_MAX_TTL_MS / 60000} minutes ahead`;

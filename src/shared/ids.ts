@@ -54,8 +54,8 @@ export function derivesSha256Keys(changeVersions: readonly unknown[], ranOnVersi
 }
 
 /**
- * The keys of flows started before the SHA-256 keys: a running flow must keep using the key
- * its history already sent (workflows/lib/keys.ts chooses by patch marker).
+ * The keys of flows started before the SHA-256 keys: a restart of such a flow's workflow ID keeps
+ * the key its earlier run sent (activities/earlier-key.ts).
  */
 export function legacyIdempotencyKey(purpose: string, workflowId: string): string {
   return `${purpose}_${hash128(`${purpose}\u0000${workflowId}`)}`.slice(0, 64);

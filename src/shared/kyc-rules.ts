@@ -67,11 +67,11 @@ export function kycFormBody(input: OnboardCardholderInput, tokens: Record<string
 }
 
 /** Field errors of any onboarding input, by its mode. */
-export function onboardErrors(input: OnboardInput, legacyPaths = false): FieldErrors {
+export function onboardErrors(input: OnboardInput): FieldErrors {
   const mode = kycModeOf(input);
-  if (mode === 'manual') return manualKycErrors(input as ManualKycInput, legacyPaths);
+  if (mode === 'manual') return manualKycErrors(input as ManualKycInput);
   if (mode === 'hosted') return kycAutoRequest.errors(hostedKycBody(input as HostedKycInput));
-  return onboardCardholderErrors(input as OnboardCardholderInput, legacyPaths);
+  return onboardCardholderErrors(input as OnboardCardholderInput);
 }
 
 /** The manual submission's attachments: PDF reports, uploaded like the form's. */
@@ -90,7 +90,7 @@ export function hostedKycBody(input: HostedKycInput): KycAutoRequest {
   return { firstName, lastName, email, ...(redirectUrl === undefined ? {} : { redirectUrl }), ...(extra === undefined ? {} : { extra }) } as KycAutoRequest;
 }
 
-function manualKycErrors(input: ManualKycInput, legacyPaths: boolean): FieldErrors {
+function manualKycErrors(input: ManualKycInput): FieldErrors {
   const slots = manualDocumentSlots(input);
   const placeholders = Object.fromEntries(slots.map((s, i) => [s.field, `placeholder${i}`]));
   const errors: FieldErrors = {};
@@ -98,14 +98,14 @@ function manualKycErrors(input: ManualKycInput, legacyPaths: boolean): FieldErro
     errors[documentField(field)] ??= rule.replace('fileTokens', 'documents');
   }
   for (const slot of slots) {
-    Object.assign(errors, documentRefErrors(slot.field, slot.ref, legacyPaths));
+    Object.assign(errors, documentRefErrors(slot.field, slot.ref));
     if (slot.ref?.contentType !== undefined && slot.ref.contentType !== 'application/pdf') errors[`${slot.field}.contentType`] = 'must be application/pdf (a report)';
   }
   return errors;
 }
 
 /** Field errors of an onboardCardholder input, documents named by their place in the input (documents.idBack, …). */
-export function onboardCardholderErrors(input: OnboardCardholderInput, legacyPaths = false): FieldErrors {
+export function onboardCardholderErrors(input: OnboardCardholderInput): FieldErrors {
   const errors: FieldErrors = {};
   const documents = isObject(input?.documents) ? (input.documents as KycDocuments) : undefined;
   if (!documents) errors.documents = 'is required: an object of document references';
@@ -115,7 +115,7 @@ export function onboardCardholderErrors(input: OnboardCardholderInput, legacyPat
   for (const [field, rule] of Object.entries(kycFormRequest.errors(kycFormBody(input, placeholders)))) {
     errors[documentField(field)] ??= rule.replace('fileTokens', 'documents');
   }
-  for (const slot of slots) Object.assign(errors, documentRefErrors(slot.field, slot.ref, legacyPaths));
+  for (const slot of slots) Object.assign(errors, documentRefErrors(slot.field, slot.ref));
   return errors;
 }
 
@@ -164,22 +164,14 @@ export function notThisApplicantsRule(onboarding: string): string {
   return `must name a document stored for this applicant (in this onboarding's folder ${onboarding}/ of the documents store, or in a folder the store handed out that no other onboarding used)`;
 }
 
-/**
- * Field errors of one document reference. `legacyPaths`: the rule of runs that began before the
- * documents store (marker kyc-documents-store), kept so that their histories replay; the worker's
- * documents store refuses their paths all the same.
- */
-function documentRefErrors(field: string, ref: unknown, legacyPaths = false): FieldErrors {
-  if (!isObject(ref)) return { [field]: `must be a document reference { ${legacyPaths ? 'path' : 'name'}, contentType, fileName? }` };
+/** Field errors of one document reference: a name inside the workers' documents store, never a path. */
+function documentRefErrors(field: string, ref: unknown): FieldErrors {
+  if (!isObject(ref)) return { [field]: 'must be a document reference { name, contentType, fileName? }' };
   const r = ref as Partial<DocumentRef> & { path?: unknown };
   const errors: FieldErrors = {};
-  if (legacyPaths) {
-    if (typeof r.path !== 'string' || r.path.length === 0) errors[`${field}.path`] = 'must be the path of a file the workers can read';
-  } else {
-    if (r.path !== undefined) errors[`${field}.path`] = 'is no longer accepted: name the document inside the workers\' documents store (name), never a path on a worker';
-    const rule = documentNameRule(r.name);
-    if (rule) errors[`${field}.name`] = rule;
-  }
+  if (r.path !== undefined) errors[`${field}.path`] = 'is no longer accepted: name the document inside the workers\' documents store (name), never a path on a worker';
+  const rule = documentNameRule(r.name);
+  if (rule) errors[`${field}.name`] = rule;
   if (!(UPLOAD_CONTENT_TYPES as readonly unknown[]).includes(r.contentType)) errors[`${field}.contentType`] = `must be one of ${UPLOAD_CONTENT_TYPES.join(', ')}`;
   if (r.fileName !== undefined && (typeof r.fileName !== 'string' || r.fileName.length === 0 || r.fileName.length > MAX_FILE_NAME)) {
     errors[`${field}.fileName`] = `must be a string of 1 to ${MAX_FILE_NAME} characters`;

@@ -20,12 +20,12 @@ export const PINNED_FLOWS = [
 ] as const satisfies readonly FlowName[];
 
 /**
- * Release 3's long-lived types (docs/versioning.md, "Release 3"): pinned to the build each run runs
- * on, and moved to a new build at a continue-as-new (workflows/lib/entity-loop.ts), so a run never
- * changes code mid-history. Until no run of release 2 is left they still take its markers (a run of
- * release 2 auto-upgrades onto this build and is pinned here from then on), so they are not among
- * PINNED_FLOWS, which take every change unmarked. A promotion asks their runs on other builds to
- * look at the new target (temporal/roll-over.ts).
+ * The long-lived types (docs/versioning.md, "Releases 3 and 4"): pinned to the build each run runs
+ * on, and moved to a new build at a continue-as-new (workflows/lib/roll-over.ts), so a run never
+ * changes code mid-history and no change needs a marker. A promotion asks their runs on other
+ * builds to look at the new target (temporal/roll-over.ts). Release 3 pinned all but the last
+ * three; those auto-upgraded there, so a build of release 4 may run only once none of their runs
+ * of release 3 can reach it (temporal/marker-gate.ts).
  */
 export const ROLLING_FLOWS = [
   'cardLifecycle',
@@ -44,4 +44,8 @@ export const ROLLING_FLOWS = [
   'refreshBins',
   'sweep-stuck',
   'sweepStuck',
+  // Days-long waits (a payout's terminal status, a KYC review): they move while they wait (lib/await-outcome.ts).
+  'sendPayout',
+  'trackPayout',
+  'onboardCardholder',
 ] as const satisfies readonly string[];

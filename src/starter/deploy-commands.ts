@@ -2,8 +2,9 @@
  * `deploy status | ramp PERCENT | promote | rollback | rollout | release-gate | marker-gate` (docs/versioning.md,
  * "Rollout and rollback"): the operator's moves on the Worker Deployment (TEMPORAL_DEPLOYMENT_NAME)
  * through temporal/deployments.ts, and release 2's gate (temporal/release-gate.ts: exit 1
- * `ReleaseGateClosed` while a short flow that ran unversioned is open), and release 3's (temporal/marker-gate.ts:
- * exit 1 `MarkerGateClosed` while a long-lived pinned type has a running run that is not pinned). A move the deployment's state does not allow changes nothing and exits 1
+ * `ReleaseGateClosed` while a short flow that ran unversioned is open), and the marker gate (temporal/marker-gate.ts:
+ * exit 1 `MarkerGateClosed` while a long-lived type has a running run that is not pinned; a ramp or promotion of a
+ * markerless build passes through it). A move the deployment's state does not allow changes nothing and exits 1
  * (`DeploymentRefused`); a deployment no versioned worker has joined yet, likewise (`DeploymentNotFound`).
  */
 import type { Connection } from '@temporalio/client';
@@ -23,7 +24,7 @@ import { rollOverAfterPromotion } from '../temporal/roll-over';
 import { runIds } from '../temporal/run-ids';
 import { workflowQueues } from '../shared/task-queues';
 import { describeGate, releaseGate } from '../temporal/release-gate';
-import { describeMarkerGate, markerGate } from '../temporal/marker-gate';
+import { describeMarkerGate, markerGate, throughMarkerGate } from '../temporal/marker-gate';
 import { UsageError, flag, type Flags } from './args';
 import { bool, str, type Command, type CommandContext, type CommandOutcome } from './command-kit';
 import { renderTable } from './output';
@@ -114,8 +115,10 @@ const deploy: Command<DeployPlan> = {
       const state = await releaseGate(client, { taskQueue: ctx.config().temporal.taskQueue });
       return gateAnswer(state, describeGate(state), 'ReleaseGateClosed');
     }
+    // The deployment's workflow task queues: the gates look at flows there only (a shared namespace holds other services' flows).
+    const queues = () => workflowQueues(ctx.config().temporal.taskQueue, ctx.config().nexus.callers.map((c) => c.name));
     if (plan.action === 'marker-gate') {
-      const state = await markerGate(client, { taskQueues: workflowQueues(ctx.config().temporal.taskQueue, ctx.config().nexus.callers.map((c) => c.name)) });
+      const state = await markerGate(client, { taskQueues: queues() });
       return gateAnswer(state, describeMarkerGate(state), 'MarkerGateClosed');
     }
     const target: DeploymentTarget = { connection: client.connection as Connection, namespace: client.options.namespace, deploymentName: ctx.config().temporal.deploymentName, identity: `starter-deploy@${process.pid}` };
@@ -127,10 +130,13 @@ const deploy: Command<DeployPlan> = {
           const state = await describeDeployment(target);
           const buildId = plan.buildId ?? newestNotCurrent(state);
           ctx.progress(`ramping build ${buildId}: ${plan.percent} % of new flows (and of auto-upgrading flows), the rest on ${state.current ?? 'unversioned workers'}`);
-          return shown(await rampBuild(target, buildId, plan.percent, state));
+          return shown(await throughMarkerGate(target, client, buildId, queues(), () => rampBuild(target, buildId, plan.percent)));
         }
         case 'promote': {
-          const state = await promoteBuild(target, plan.buildId);
+          const before = await describeDeployment(target);
+          const buildId = plan.buildId ?? before.ramping?.buildId;
+          const promote = () => promoteBuild(target, buildId);
+          const state = buildId === undefined ? await promote() : await throughMarkerGate(target, client, buildId, queues(), promote);
           if (state.current) await rollOverAfterPromotion(target, state.current, ctx.progress);
           return shown(state);
         }
@@ -171,7 +177,7 @@ async function rollout(target: DeploymentTarget, plan: Extract<DeployPlan, { act
 
 /**
  * A gate's answer: passes (exit 0), or closed (exit 1 `failureType`), its sentence naming what holds
- * it: release 2's (`ReleaseGateClosed`: short flows that ran unversioned) and release 3's
+ * it: release 2's (`ReleaseGateClosed`: short flows that ran unversioned) and the marker gate
  * (`MarkerGateClosed`: long-lived runs that are not pinned), the whole list in the details.
  */
 function gateAnswer(state: { passes: boolean }, sentence: string, failureType: string): CommandOutcome {

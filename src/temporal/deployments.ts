@@ -4,6 +4,7 @@
  * first-deploy bootstrap. Each move carries the conflict token of the description it was decided
  * on, so two operators (or an operator and a bootstrapping worker) cannot overwrite each other.
  */
+import { RELEASE } from '../shared/release';
 import type { Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -144,21 +145,21 @@ export async function rollbackBuild(t: DeploymentTarget, state?: DeploymentState
   return { from: before.current, to: previous.buildId, state: await describeDeployment(t) };
 }
 
-/**
- * The release this code is (CHANGELOG): release 2 dropped the pinned flows' markers, so a build of
- * release 1 cannot replay a pinned flow of release 2; release 3 pins the entity workflows and moves
- * them at a continue-as-new, which a build of release 2 would not replay. A version's workers record their release in
- * the version's metadata (`recordRelease`); a version without it is release 1.
- */
-export const RELEASE = 3;
+/** This code's release (shared/release.ts); a version's workers record it in the version's metadata (`recordRelease`), and a version without it is release 1. */
+export { RELEASE };
 const RELEASE_KEY = 'card-issuing-release';
 
 /** The release of a version, from its metadata: 1 when it records none (release 1 recorded nothing). */
 export async function releaseOf(t: DeploymentTarget, buildId: string): Promise<number> {
+  return (await recordedRelease(t, buildId)) ?? 1;
+}
+
+/** The release a version's workers recorded (`recordRelease`); undefined until they did (and for release 1). */
+export async function recordedRelease(t: DeploymentTarget, buildId: string): Promise<number | undefined> {
   const described = await t.connection.workflowService.describeWorkerDeploymentVersion({ namespace: t.namespace, deploymentVersion: { deploymentName: t.deploymentName, buildId } });
   const entry = described.workerDeploymentVersionInfo?.metadata?.entries?.[RELEASE_KEY];
   const release = entry ? defaultPayloadConverter.fromPayload<unknown>(entry) : undefined;
-  return typeof release === 'number' ? release : 1;
+  return typeof release === 'number' ? release : undefined;
 }
 
 /**
@@ -192,18 +193,23 @@ export async function movePinnedFlows(t: DeploymentTarget, fromBuild: string, to
   const moved: string[] = [];
   const query = `TemporalWorkerDeploymentVersion = '${t.deploymentName}:${fromBuild}' AND ExecutionStatus = 'Running' AND TemporalWorkflowVersioningBehavior = 'Pinned'`;
   for await (const flow of list(query)) {
-    await t.connection.workflowService.updateWorkflowExecutionOptions({
-      namespace: t.namespace,
-      workflowExecution: { workflowId: flow.workflowId, runId: flow.runId },
-      workflowExecutionOptions: {
-        versioningOverride: { pinned: { behavior: temporal.api.workflow.v1.VersioningOverride.PinnedOverrideBehavior.PINNED_OVERRIDE_BEHAVIOR_PINNED, version: { deploymentName: t.deploymentName, buildId: toBuild } } },
-      },
-      updateMask: { paths: ['versioning_override'] },
-      identity: t.identity,
-    });
+    await pinRun(t, flow, toBuild);
     moved.push(flow.workflowId);
   }
   return moved;
+}
+
+/** Pins one run to `buildId` (a pinned override): its tasks go to that build's workers until it ends. */
+export async function pinRun(t: DeploymentTarget, run: { workflowId: string; runId: string }, buildId: string): Promise<void> {
+  await t.connection.workflowService.updateWorkflowExecutionOptions({
+    namespace: t.namespace,
+    workflowExecution: { workflowId: run.workflowId, runId: run.runId },
+    workflowExecutionOptions: {
+      versioningOverride: { pinned: { behavior: temporal.api.workflow.v1.VersioningOverride.PinnedOverrideBehavior.PINNED_OVERRIDE_BEHAVIOR_PINNED, version: { deploymentName: t.deploymentName, buildId } } },
+    },
+    updateMask: { paths: ['versioning_override'] },
+    identity: t.identity,
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Release 3 (docs/versioning.md): once a build is current, the long-lived runs pinned to the
+ * Releases 3 and 4 (docs/versioning.md): once a build is current, the long-lived runs pinned to the
  * deployment's other builds are asked to look at their new target (the `rollOver` signal,
  * shared/messages.ts). The server tells a pinned run its target changed only inside a workflow task
  * and never schedules one for it, so an idle card would otherwise stay on the old build, and keep

@@ -11,6 +11,7 @@
 import type { Client } from '@temporalio/client';
 import { pendingTaskAttempt, runIds, type RunId } from './run-ids';
 import { rollOverAfterPromotion } from './roll-over';
+import { throughMarkerGate } from './marker-gate';
 import { DeploymentNotFound, DeploymentRefused, describeDeployment, isMomentary, movePinnedFlows, promoteBuild, rampBuild, rollbackBuild, type DeploymentState, type DeploymentTarget, type Rollback } from './deployments';
 
 export interface RolloutPlan {
@@ -47,7 +48,7 @@ export async function rollOut(target: DeploymentTarget, client: Client, plan: Ro
   }
   const since = new Date();
   for (const percent of plan.steps) {
-    await acceptedWithin(plan.waitForWorkersMs, () => rampBuild(target, plan.buildId, percent));
+    await acceptedWithin(plan.waitForWorkersMs, () => throughMarkerGate(target, client, plan.buildId, plan.taskQueues, () => rampBuild(target, plan.buildId, percent)));
     progress(`build ${plan.buildId} ramped to ${percent} %: holding ${Math.round(plan.soakMs / 1000)} s while the gate watches`);
     await sleep(plan.soakMs);
     const failing = await failingFlows(client, target, { ...plan, since });
@@ -58,7 +59,7 @@ export async function rollOut(target: DeploymentTarget, client: Client, plan: Ro
       return { outcome: 'rolled-back', atPercent: percent, failing, rollback, moved };
     }
   }
-  const state = await acceptedWithin(plan.waitForWorkersMs, () => promoteBuild(target, plan.buildId));
+  const state = await acceptedWithin(plan.waitForWorkersMs, () => throughMarkerGate(target, client, plan.buildId, plan.taskQueues, () => promoteBuild(target, plan.buildId)));
   progress(`gate passed: build ${plan.buildId} is current`);
   await rollOverAfterPromotion(target, plan.buildId, progress);
   return { outcome: 'promoted', state };

@@ -5,7 +5,7 @@
  * an update whose validator refuses bad input before it is accepted, answers the card's state
  * and recent transactions by query, and continues-as-new before its history grows large.
  */
-import { ApplicationFailure, currentUpdateInfo, makeContinueAsNewFunc, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, currentUpdateInfo, makeContinueAsNewFunc, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { cardMoneyUpdateErrors, contactErrors, freshnessErrors, hasErrors, isDeleteUnderWay, toCardView } from '../shared/card-rules';
 import { revealRequestErrors, sealedPinErrors } from '../shared/card-secrets';
 import { capabilityErrors, UsedOnce, type CardAction, type WithCapability } from '../shared/card-capability';
@@ -32,10 +32,10 @@ import { EntityInbox, emptySnapshot, type InboxSnapshot } from './lib/entity-inb
 import { DEFAULT_MAX_HISTORY_EVENTS, runEntityLoop, wireInbox } from './lib/entity-loop';
 import { EntityWatch } from './lib/entity-watch';
 import { moveMoney } from './lib/money-movement';
-import { BALANCE_ON_DEMAND_PATCH, BALANCE_READ_AFTER_ANSWER_PATCH, CardBalance, type BalanceRead } from './lib/card-balance';
+import { CardBalance, type BalanceRead } from './lib/card-balance';
 import { DeletionFollower, deleteAttempt, openDeleteItem, type DeletionFollow } from './lib/card-deletion';
 import { applicationCause, providerCalls } from './lib/provider';
-import { OPEN_ITEMS_PATCH, openItem } from './lib/open-items';
+import { openItem } from './lib/open-items';
 import { itemOf } from './lib/open-item-of';
 import { isUnknownOutcomeType } from '../shared/outcome-unknown';
 import { declareVersioning } from './lib/versioning';
@@ -44,29 +44,12 @@ import { answerAgain, carriedSnapshot, idleReadMsOf, recordTransaction, refuseUn
 
 /** Money movements answered by update ID, carried across continue-as-new; the oldest are forgotten first. */
 const MAX_REMEMBERED_UPDATES = 500;
-/**
- * docs/versioning.md: a keyless movement's key comes from its update ID (what the caller repeats
- * on retry), no longer from a counter that a failed movement did not advance.
- */
-export const UPDATE_ID_KEYS_PATCH = 'money-keys-from-update-id';
-/** Marker: a settled money update sets the MoneyMovedHour search attribute (reconcile-money lists the card workflows by it). */
-export const MONEY_MOVED_HOUR_PATCH = 'card-money-moved-hour';
 
 /**
  * Updates refused locally: only a DELETED card ("permanently close"; the workflow ends there). A
  * DELETING card's updates go to the provider, which decides (the spec shows no transitions).
  */
 const CLOSED_STATUSES = ['DELETED'];
-/**
- * docs/versioning.md: a card action's answer is not read (its shape is not shown; any 2xx is
- * success); the card's state comes from GET /cards/{cardId} after it.
- */
-export const CARD_STATE_FROM_GET_PATCH = 'card-state-from-get';
-/**
- * docs/versioning.md: a delete whose DELETE failed reads the card back (and answers DELETING or
- * DELETED); before, the update failed unread. `patched()` is called only on that failure.
- */
-export const DELETE_READ_BACK_PATCH = 'card-delete-read-back';
 
 export interface CardLifecycleInput {
   cardId: string;
@@ -110,7 +93,7 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
     if (outcomes.size > MAX_REMEMBERED_UPDATES) outcomes.delete(outcomes.keys().next().value as string);
     // The hour this card last moved money: reconcile-money finds the card workflows to ask (cardMovementsQuery).
     const hour = hourOf(Date.now());
-    if (patched(MONEY_MOVED_HOUR_PATCH) && workflowInfo().typedSearchAttributes.get(MONEY_MOVED_HOUR) !== hour) upsertSearchAttributes([{ key: MONEY_MOVED_HOUR, value: hour }]);
+    if (workflowInfo().typedSearchAttributes.get(MONEY_MOVED_HOUR) !== hour) upsertSearchAttributes([{ key: MONEY_MOVED_HOUR, value: hour }]);
   };
   const general = providerCalls('general');
   const sensitive = providerCalls('sensitive');
@@ -125,7 +108,7 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
   // A standalone fundCard/withdrawFromCard on this card completed: like the card's own movements, it marks the view stale.
   setHandler(
     cardMoneyMovedSignal,
-    trustedSignal('cardMoneyMoved', () => (patched(BALANCE_ON_DEMAND_PATCH) ? balance.moved() : void balance.refresh())),
+    trustedSignal('cardMoneyMoved', () => balance.moved()),
   );
   setHandler(cardReadSignal, trustedSignal('cardRead', ({ card, readAt }: { card: CardView; readAt: number }) => balance.apply(card, readAt)));
   upsertSearchAttributes([
@@ -174,12 +157,8 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
   };
   const change = (request: CardChange) =>
     serialise(async () => {
-      let card: CardView;
-      if (patched(CARD_STATE_FROM_GET_PATCH)) {
-        card = await applyThenRead(request);
-      } else {
-        card = await general.changeCard(request);
-      }
+      // A card action's answer is not read (its shape is not shown; any 2xx is success): the card's state comes from GET /cards/{cardId} after it.
+      const card = await applyThenRead(request);
       inbox.set(card.status, { ...card }, Date.now());
       operationsApplied++;
       return card;
@@ -196,7 +175,7 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
       await general.applyCardChange(request);
     } catch (err) {
       // A refused capability reached no provider: nothing to read back.
-      if (request.action !== 'delete' || applicationCause(err)?.type === FailureType.Unauthorized || !patched(DELETE_READ_BACK_PATCH)) throw err;
+      if (request.action !== 'delete' || applicationCause(err)?.type === FailureType.Unauthorized) throw err;
       // What it reads settles the delete's attempt (activities/cards.ts getCard); a delete that may have taken effect and reads nothing is an open item.
       const card = await general.getCard({ cardId, ...(request.attempt ? { deleteAttempt: request.attempt.owner } : {}) }).catch(() => undefined);
       if (!card || !isDeleteUnderWay(card.status)) {
@@ -227,24 +206,23 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
     return serialise(async () => {
       const earlier = updateId === undefined ? undefined : outcomes.get(updateId);
       if (earlier) return answerAgain(earlier);
+      // A keyless movement's key comes from its update ID, what the caller repeats on retry.
       const scope =
-        patched(UPDATE_ID_KEYS_PATCH) && updateId !== undefined
+        updateId !== undefined
           ? `${workflowInfo().workflowId}/${kind}/update/${updateId}`
           : `${workflowInfo().workflowId}/${kind}/${args.idempotencyKey ?? operationsApplied}`;
       try {
         const owner = { workflowId: workflowInfo().workflowId, runId: workflowInfo().runId, updateId: updateId ?? `key/${args.idempotencyKey ?? operationsApplied}` };
         const result = await moveMoney(kind, { ...args, cardId }, scope, { owner });
         // The answer goes once the money moved; the view is read when someone asks for it (card-balance.ts).
-        if (patched(BALANCE_ON_DEMAND_PATCH)) balance.moved();
-        else if (patched(BALANCE_READ_AFTER_ANSWER_PATCH)) balance.refreshSoon();
-        else await balance.refresh();
+        balance.moved();
         remember(updateId, { result, request });
         operationsApplied++;
         return result;
       } catch (err) {
         if (err instanceof ApplicationFailure) remember(updateId, { failure: { type: err.type ?? undefined, message: err.message, details: [...(err.details ?? [])] }, request });
         // docs/idempotency.md "Open items": a movement that ends not knowing what moved opens its item, settled by update ID or key.
-        if (err instanceof ApplicationFailure && isUnknownOutcomeType(err.type) && patched(OPEN_ITEMS_PATCH)) {
+        if (err instanceof ApplicationFailure && isUnknownOutcomeType(err.type)) {
           const flowKind = kind === 'funding' ? 'fundCard' : 'withdrawFromCard';
           const owner = { workflowId: workflowInfo().workflowId, updateId: updateId ?? `key/${args.idempotencyKey ?? operationsApplied}` };
           await openItem(itemOf({ flowKind, owner, input: { ...args, cardId }, details: err.details ?? [], reason: err.type!, keyScope: scope }));

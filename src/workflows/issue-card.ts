@@ -4,7 +4,7 @@
  * CARD_CREATED webhook (which may have come before POST /cards even answered) or, when no
  * webhook comes in time, from its polls of GET /cards/{cardId}.
  */
-import { log, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { log, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { CardBinAnswer } from '../provider/answers';
 import { describeErrors, hasErrors, issueCardErrors, toCardView } from '../shared/card-rules';
 import { FailureType } from '../shared/failures';
@@ -26,18 +26,10 @@ const CARD_POST_WINDOW = '20 hours';
  */
 const CARD_POST_BY_MS = 23 * 3_600_000;
 
-/**
- * docs/versioning.md: a PIN box must carry its expiry (issue 50). Pinned flows need no marker, but an
- * unversioned worker (development, compose) replays runs of the build before; asked only of a box without one.
- */
-export const PIN_BOX_BOUND_PATCH = 'pin-box-bound';
-
 export async function issueCard(input: IssueCardInput): Promise<CardView> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'issueCard' }]);
   // The sealed PIN's expiry is checked once, as the flow starts: the box opens only for this flow (codec/card-secrets.ts).
-  // A box from before the binding, in a run an unversioned worker replays, keeps the rule it was started under.
-  const unboundPinAllowed = typeof input?.pin === 'object' && input.pin !== null && input.pin.exp === undefined && !patched(PIN_BOX_BOUND_PATCH);
-  assertValid(input, undefined, Date.now(), unboundPinAllowed);
+  assertValid(input, undefined, Date.now());
   const general = providerCalls('general');
   const bin = await loadBin(input, false);
   if (bin.requireKycCardholder) await assertCardholderApproved(input.cardholderId!);
@@ -66,7 +58,7 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
       const errors = { cardBinId: 'is not a BIN available to this project (GET /card-bins)' };
       failWith(FailureType.ValidationFailed, describeErrors(errors), [{ errors }]);
     }
-    assertValid(req, found, undefined, unboundPinAllowed);
+    assertValid(req, found);
     return found;
   }
 
@@ -107,8 +99,8 @@ export async function issueCard(input: IssueCardInput): Promise<CardView> {
   }
 }
 
-function assertValid(input: IssueCardInput, bin?: CardBinAnswer, now?: number, unboundPinAllowed = false): void {
-  const errors = issueCardErrors(input ?? ({} as IssueCardInput), bin, now, unboundPinAllowed);
+function assertValid(input: IssueCardInput, bin?: CardBinAnswer, now?: number): void {
+  const errors = issueCardErrors(input ?? ({} as IssueCardInput), bin, now);
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid card request: ${describeErrors(errors)}`, [{ errors }]);
 }
 

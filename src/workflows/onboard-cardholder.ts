@@ -17,13 +17,11 @@
  *   workflow ID reads earlier runs' memos (and whether they scheduled a submission) first: a
  *   known cardholder is waited for, not submitted again; after an outcome no run could learn
  *   (unknown, or a run lost mid-submission) it is not submitted again either, and the run ends
- *   OutcomeUnknown for an operator to settle (marker kyc-restart-never-resubmits). The
- *   provider's duplicate check cannot stand in: it ignores REJECTED cardholders, so a restart
- *   after a REJECTED submission would charge a second fee. A new submission is a new workflow ID.
- *   (Before the marker: after an unknown outcome it submitted, and DuplicateCardholder then said
- *   that the earlier submission evidently went through.)
+ *   OutcomeUnknown for an operator to settle. The provider's duplicate check cannot stand in: it
+ *   ignores REJECTED cardholders, so a restart after a REJECTED submission would charge a second
+ *   fee. A new submission is a new workflow ID.
  */
-import { CancellationScope, log, patched, setHandler, sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, log, setHandler, sleep, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { KycSubmitted } from '../activities/kyc';
 import { describeErrors, hasErrors } from '../shared/card-rules';
 import { FailureType, isFailureType, type FieldErrors } from '../shared/failures';
@@ -32,12 +30,12 @@ import {
   type DocumentSlot,
 } from '../shared/kyc-rules';
 import { onboardingQuery } from '../shared/messages';
-import { hasCallerFieldErrors, withoutCallerFieldErrors } from '../provider-api/rules';
 import { FLOW_KIND, PROVIDER_STATUS } from '../shared/search-attributes';
 import type { HostedKycInput, ManualKycInput, OnboardCardholderInput, OnboardCardholderResult, OnboardInput, OnboardingProgress } from '../shared/types';
 import { awaitOutcome } from './lib/await-outcome';
 import { applicationCause, failWith, providerCalls, unmeteredActivities, type ProviderCalls } from './lib/provider';
 import { declareVersioning } from './lib/versioning';
+import { carriedOver, rollOverWith } from './lib/roll-over';
 
 /** Memo key under which a run records what became of its submission. */
 export const KYC_SUBMISSION_MEMO = 'kycSubmission';
@@ -47,13 +45,13 @@ interface SubmissionRecord {
   verificationUrl?: string;
   /** The submission failed in a way that may have taken effect. */
   outcomeUnknown?: boolean;
-  /** The submission failed in a way that certainly did not take effect (marker kyc-restart-never-resubmits). */
+  /** The submission failed in a way that certainly did not take effect: a restart may submit. */
   notSubmitted?: boolean;
 }
 
 /** What earlier runs left: a cardholder to wait for, or whether one of them may have submitted. */
 interface EarlierSubmission extends SubmissionRecord {
-  /** Some earlier run scheduled a submission whose outcome it did not learn (recorded only under the marker). */
+  /** Some earlier run scheduled a submission whose outcome it did not learn. */
   mayHaveSubmitted?: boolean;
 }
 
@@ -63,33 +61,29 @@ const SUBMIT_ACTIVITIES = ['submitKycForm', 'submitKycManual', 'startHostedKyc']
 /** Tries of a submission whose failures certainly did not reach the provider (refused connection, reused nonce). */
 const SUBMIT_TRIES = 5;
 
-export async function onboardCardholder(input: OnboardInput): Promise<OnboardCardholderResult> {
-  upsertSearchAttributes([{ key: FLOW_KIND, value: 'onboardCardholder' }]);
-  const progress: OnboardingProgress = { mode: kycModeOf(input), warnings: [] };
-  setHandler(onboardingQuery, () => progress);
-  // A run from before the documents store keeps its rule, so that its history replays; the store refuses its paths.
-  let errors = onboardErrors(input, !patched(KYC_DOCUMENTS_STORE_PATCH));
-  // Likewise a hosted run from before its redirectUrl and extra were allow-listed (the provider client refuses them all the same).
-  if (hasCallerFieldErrors(errors) && !patched(HOSTED_KYC_FIELDS_ALLOWLISTED_PATCH)) errors = withoutCallerFieldErrors(errors);
-  assertValid(errors);
-  if (progress.mode === 'manual') {
-    log.warn(MANUAL_KYC_DEPRECATION);
-    progress.warnings.push(MANUAL_KYC_DEPRECATION);
-  }
-  // Asked before the lookup it chooses: a run that took the new lookup holds the marker before it.
-  const neverResubmit = patched(KYC_RESTART_NEVER_RESUBMITS_PATCH);
-  const earlier = neverResubmit ? await earlierSubmissions() : await earlierSubmission();
-  if (neverResubmit) {
-    if (!earlier.cardholderId && earlier.mayHaveSubmitted) refuseResubmission(progress.mode);
-  } else if (!earlier.cardholderId && earlier.outcomeUnknown && progress.mode === 'hosted' && patched(HOSTED_KYC_ONCE_PATCH)) refuseHostedResubmission();
-  const known = earlier.cardholderId
-    ? { id: earlier.cardholderId, verificationUrl: earlier.verificationUrl }
-    : await submit(input, earlier.outcomeUnknown === true, neverResubmit);
-  const cardholderId = known.id;
-  Object.assign(progress, { cardholderId, ...(known.verificationUrl ? { verificationUrl: known.verificationUrl } : {}) });
-  upsertSearchAttributes([{ key: PROVIDER_STATUS, value: 'PENDING' }]);
+/**
+ * Where a review's wait stands, handed across a continue-as-new onto a new build (lib/roll-over.ts):
+ * the next run waits for the same cardholder until the same deadline, and carries none of the
+ * applicant's identity or documents, which it no longer needs.
+ */
+export interface AwaitingReview {
+  progress: OnboardingProgress & { cardholderId: string };
+  deadlineAt: number;
+}
 
-  const outcome = await awaitOutcome({ kind: 'kyc', entityId: cardholderId, timings: input.timings });
+/** The flow's own input: a caller's submission, or, from the run before it, only the wait it continues. */
+export type OnboardFlowInput = OnboardInput | { timings?: OnboardInput['timings']; awaiting: AwaitingReview };
+
+export async function onboardCardholder(input: OnboardFlowInput): Promise<OnboardCardholderResult> {
+  upsertSearchAttributes([{ key: FLOW_KIND, value: 'onboardCardholder' }]);
+  const awaiting = carriedOver((input as { awaiting?: AwaitingReview } | undefined)?.awaiting);
+  const progress = awaiting?.progress ?? (await submitted(input as OnboardInput));
+  const cardholderId = progress.cardholderId;
+  setHandler(onboardingQuery, () => progress);
+  const outcome = await awaitOutcome({
+    kind: 'kyc', entityId: cardholderId, timings: input?.timings, deadlineAt: awaiting?.deadlineAt,
+    rollOver: (deadlineAt) => rollOverWith<typeof onboardCardholder>({ timings: input?.timings, awaiting: { progress, deadlineAt } }),
+  });
   if (!outcome) {
     failWith(FailureType.KycReviewTimedOut, `cardholder ${cardholderId} was still PENDING when the deadline passed`, [{ cardholderId }]);
   }
@@ -104,44 +98,23 @@ export async function onboardCardholder(input: OnboardInput): Promise<OnboardCar
   };
 }
 
-/** docs/versioning.md: documents are names inside the workers' documents store, never paths (marker-less runs named paths). */
-export const KYC_DOCUMENTS_STORE_PATCH = 'kyc-documents-store';
-
-/**
- * docs/versioning.md: a hosted onboarding whose redirectUrl is not https (or loopback http) or whose
- * `extra` names a field outside HOSTED_KYC_EXTRA_FIELDS fails ValidationFailed before any call;
- * before, it was sent. `patched()` is called only when it does.
- */
-export const HOSTED_KYC_FIELDS_ALLOWLISTED_PATCH = 'hosted-kyc-fields-allowlisted';
-
-/**
- * docs/versioning.md: a hosted submission carries no identity, so no duplicate check can stop a
- * second one (and its fee): after an earlier run's unknown outcome a restart does not submit again.
- */
-export const HOSTED_KYC_ONCE_PATCH = 'hosted-kyc-at-most-once';
-
-function refuseHostedResubmission(): never {
-  return failWith(
-    FailureType.OutcomeUnknown,
-    'an earlier run of this workflow ID sent the hosted KYC request (POST /kyc/cardholders/auto) and could not learn its outcome; ' +
-      'it is not sent again, since the provider could charge a second fee and offers no lookup without the cardholder id. Find the cardholder at the provider, or start under a new workflow ID to submit anew',
-    [{ endpoint: 'POST /kyc/cardholders/auto', workflowId: workflowInfo().workflowId, mayHaveTakenEffect: true }],
-  );
+/** The submission checked and sent once (or an earlier run's cardholder found): the onboarding's progress, its cardholder known. */
+async function submitted(input: OnboardInput): Promise<OnboardingProgress & { cardholderId: string }> {
+  const progress: OnboardingProgress = { mode: kycModeOf(input), warnings: [] };
+  setHandler(onboardingQuery, () => progress);
+  // A caller's `awaiting` is not the run before's: refused as a field like any other.
+  assertValid({ ...onboardErrors(input), ...('awaiting' in (input ?? {}) ? { awaiting: 'is not a field of an onboarding: a run carries it across a continue-as-new only' } : {}) });
+  if (progress.mode === 'manual') {
+    log.warn(MANUAL_KYC_DEPRECATION);
+    progress.warnings.push(MANUAL_KYC_DEPRECATION);
+  }
+  const earlier = await earlierSubmissions();
+  if (!earlier.cardholderId && earlier.mayHaveSubmitted) refuseResubmission(progress.mode);
+  const known = earlier.cardholderId ? { id: earlier.cardholderId, verificationUrl: earlier.verificationUrl } : await submit(input);
+  Object.assign(progress, { cardholderId: known.id, ...(known.verificationUrl ? { verificationUrl: known.verificationUrl } : {}) });
+  upsertSearchAttributes([{ key: PROVIDER_STATUS, value: 'PENDING' }]);
+  return progress as OnboardingProgress & { cardholderId: string };
 }
-
-/**
- * docs/versioning.md: a restart of the workflow ID never submits again after an earlier run that
- * may have submitted and did not learn the outcome (unknown, or lost mid-submission), in any mode:
- * the duplicate check ignores REJECTED cardholders, so a second submission could charge a second fee.
- */
-export const KYC_RESTART_NEVER_RESUBMITS_PATCH = 'kyc-restart-never-resubmits';
-
-/**
- * docs/versioning.md: a cancellation (a Nexus caller's, through the onboarding relay; an operator's)
- * lets a submission in flight finish and record its cardholder before the flow ends cancelled: a
- * restart under the key then waits for that cardholder's review instead of ending OutcomeUnknown.
- */
-export const KYC_SUBMISSION_OUTLIVES_CANCEL_PATCH = 'kyc-submission-outlives-cancel';
 
 const SUBMIT_ENDPOINT = { form: 'POST /kyc/cardholders/form', manual: 'POST /kyc/cardholders/manual', hosted: 'POST /kyc/cardholders/auto' } as const;
 
@@ -158,13 +131,6 @@ function refuseResubmission(mode: OnboardingProgress['mode']): never {
 
 function assertValid(errors: FieldErrors): void {
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid KYC submission: ${describeErrors(errors)}`, [{ errors }]);
-}
-
-/** What earlier runs with this workflow ID recorded, the newest that knows a cardholder first. */
-async function earlierSubmission(): Promise<EarlierSubmission> {
-  const { workflowId, runId } = workflowInfo();
-  const records = (await unmeteredActivities.earlierRunMemos({ workflowId, runId, key: KYC_SUBMISSION_MEMO })) as SubmissionRecord[];
-  return records.find((r) => typeof r?.cardholderId === 'string') ?? { outcomeUnknown: records.some((r) => r?.outcomeUnknown === true) };
 }
 
 /**
@@ -184,10 +150,11 @@ async function earlierSubmissions(): Promise<EarlierSubmission> {
 type SubmitCall = (acts: ProviderCalls<'general'>) => Promise<KycSubmitted>;
 
 /** Documents checked, uploaded, submission sent once; the cardholder's id, recorded in the memo. */
-async function submit(input: OnboardInput, earlierOutcomeUnknown: boolean, recordNotSubmitted: boolean): Promise<KycSubmitted> {
+async function submit(input: OnboardInput): Promise<KycSubmitted> {
   const call = await submission(input);
-  const once = () => submitOnce(call, earlierOutcomeUnknown, recordNotSubmitted);
-  const submitted = patched(KYC_SUBMISSION_OUTLIVES_CANCEL_PATCH) ? await CancellationScope.nonCancellable(once) : await once();
+  // A cancellation (a Nexus caller's, through the onboarding relay; an operator's) lets a submission in flight finish and
+  // record its cardholder before the flow ends cancelled: a restart under the key then waits for that cardholder's review.
+  const submitted = await CancellationScope.nonCancellable(() => submitOnce(call));
   const record: SubmissionRecord = { cardholderId: submitted.id, ...(submitted.verificationUrl ? { verificationUrl: submitted.verificationUrl } : {}) };
   upsertMemo({ [KYC_SUBMISSION_MEMO]: record });
   return submitted;
@@ -217,7 +184,7 @@ async function uploadAll(slots: DocumentSlot[]): Promise<Record<string, string>>
   return Object.fromEntries(tokens);
 }
 
-async function submitOnce(call: SubmitCall, earlierOutcomeUnknown: boolean, recordNotSubmitted: boolean): Promise<KycSubmitted> {
+async function submitOnce(call: SubmitCall): Promise<KycSubmitted> {
   try {
     return await submitWithSafeRetries(call);
   } catch (err) {
@@ -227,15 +194,13 @@ async function submitOnce(call: SubmitCall, earlierOutcomeUnknown: boolean, reco
       failWith(
         FailureType.SubmissionOutcomeUnknown,
         `the KYC submission failed (${cause?.type ?? 'no answer'}) in a way that may have taken effect; it was not repeated, because the provider offers no way to reconcile it. ` +
-          (recordNotSubmitted
-            ? 'A new start with the same workflow ID does not submit again (it ends OutcomeUnknown); find the cardholder at the provider, or submit anew under a new workflow ID'
-            : 'A new start with the same workflow ID submits again: the provider then refuses a duplicate (DuplicateCardholder) if the first one went through'),
+          'A new start with the same workflow ID does not submit again (it ends OutcomeUnknown); find the cardholder at the provider, or submit anew under a new workflow ID',
         [{ cause: cause?.type }],
       );
     }
     // A restart may submit again only after a run that says its submission did not take effect.
-    if (recordNotSubmitted) upsertMemo({ [KYC_SUBMISSION_MEMO]: { notSubmitted: true } satisfies SubmissionRecord });
-    if (cause?.type === FailureType.DuplicateCardholder) failWith(cause.type, duplicateMessage(earlierOutcomeUnknown), cause.details ?? []);
+    upsertMemo({ [KYC_SUBMISSION_MEMO]: { notSubmitted: true } satisfies SubmissionRecord });
+    if (cause?.type === FailureType.DuplicateCardholder) failWith(cause.type, DUPLICATE_MESSAGE, cause.details ?? []);
     if (isFailureType(cause?.type)) failWith(cause.type, cause.message, cause.details ?? []);
     throw err;
   }
@@ -260,11 +225,7 @@ function mayHaveTakenEffect(err: unknown): boolean {
   return details?.mayHaveTakenEffect !== false;
 }
 
-function duplicateMessage(earlierOutcomeUnknown: boolean): string {
-  return earlierOutcomeUnknown
-    ? 'a cardholder with this idType and idNumber is already PENDING or APPROVED: the submission of an earlier run of this workflow ID, whose answer was lost, evidently went through; the provider offers no lookup of its id'
-    : 'a cardholder with this idType and idNumber is already PENDING or APPROVED; the provider accepts the same identity again only once it is REJECTED';
-}
+const DUPLICATE_MESSAGE = 'a cardholder with this idType and idNumber is already PENDING or APPROVED; the provider accepts the same identity again only once it is REJECTED';
 
-// docs/versioning.md: waits days for the KYC review: it moves to each new build and keeps markers and replay tests.
-declareVersioning('AUTO_UPGRADE', onboardCardholder);
+// docs/versioning.md: waits days for the KYC review, pinned to each run's build; moves to a new build at a continue-as-new while it waits (lib/roll-over.ts).
+declareVersioning('PINNED', onboardCardholder);

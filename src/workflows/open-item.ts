@@ -7,7 +7,7 @@
  * OpenItemOpenTooLong) and what `starter open` lists; `starter settle REF` settles it by any reference.
  * It reads only, on reconciliation's budget; it never moves money.
  */
-import { allHandlersFinished, condition, log, makeContinueAsNewFunc, patched, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { allHandlersFinished, condition, log, makeContinueAsNewFunc, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { FailureType } from '../shared/failures';
 import { describeErrors, hasErrors } from '../shared/card-rules';
 import { attemptSettledSignal, closeOpenItemUpdate, openItemQuery } from '../shared/messages';
@@ -33,12 +33,6 @@ const ASKS_PER_RUN = 200;
  * the card held the money). Never once the provider showed a record under the key.
  */
 export const SILENCE_PROVES_AFTER_MS = 15 * 60_000;
-/** docs/versioning.md: asked only when a silence would have closed the item before it lasted or after a record was seen. */
-export const SILENCE_AFTER_LAG_PATCH = 'open-item-silence-after-lag';
-/** docs/versioning.md: a settlement during the item's own ask waits for that ask's answer instead of asking again. */
-export const ONE_ASK_AT_A_TIME_PATCH = 'open-item-one-ask-at-a-time';
-/** docs/versioning.md: a card movement's item confirms a COMPLETED record under its key is its own before it closes "moved". */
-export const CONFIRMS_OWNER_PATCH = 'open-item-confirms-owner';
 
 /** A card movement whose item knows its request (card and amount): the record under its key can be confirmed as the flow confirms it. */
 function confirmsOwner(item: OpenItem): boolean {
@@ -78,7 +72,7 @@ export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
     seenRecord ||= side.known;
     let verdict = providerVerdict(item.lookup, side);
     // A record under the key is ours only as the flow's own rule says (issue 51): the same POST under the key confirms it.
-    if (verdict === 'moved' && confirmsOwner(item) && patched(CONFIRMS_OWNER_PATCH)) {
+    if (verdict === 'moved' && confirmsOwner(item)) {
       const owner = await providerCalls(item.flowKind === 'fundCard' ? 'funding' : 'withdrawal', { scheduleToCloseTimeout: '2 minutes' }).confirmOperationOwner({
         kind: item.flowKind === 'fundCard' ? 'funding' : 'withdrawal', cardId: item.cardId!, amount: item.amount!, idempotencyKey: side.ref ?? item.lookup.ref,
       });
@@ -86,18 +80,18 @@ export async function openItem(item: OpenItemRun): Promise<ClosedItem> {
     }
     // Silence proves "not moved" only once it outlasted any read lag, and never after a record was seen.
     const silenceTooSoon = !side.known && (seenRecord || Date.now() - item.openedAt < SILENCE_PROVES_AFTER_MS);
-    if (verdict === 'not-moved' && silenceTooSoon && patched(SILENCE_AFTER_LAG_PATCH)) return undefined;
+    if (verdict === 'not-moved' && silenceTooSoon) return undefined;
     return verdict;
   };
 
   /**
    * One ask at a time: a settlement arriving while the item's own ask is under way waits for that ask's
    * answer (issue 51: the two answers crossed, and a settlement recorded "not moved" from the lagging one
-   * with providerSaid COMPLETED from the other). Asked only when an ask is under way: other histories hold no marker.
+   * with providerSaid COMPLETED from the other).
    */
   let asking: Promise<OpenItemVerdict | undefined> | undefined;
   const askOnce = (): Promise<OpenItemVerdict | undefined> => {
-    if (asking && patched(ONE_ASK_AT_A_TIME_PATCH)) return asking;
+    if (asking) return asking;
     const current: Promise<OpenItemVerdict | undefined> = ask().finally(() => {
       if (asking === current) asking = undefined;
     });

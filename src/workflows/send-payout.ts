@@ -11,12 +11,15 @@
  *   our handler) sends nothing until an operator's signed approval (lib/payout.ts awaitPayoutApproval),
  *   and posts with it, checked again before the POST; rejected or not approved in time, it ends
  *   PayoutNotApproved, nothing sent.
+ *
+ * Pinned to its build; once the payout is created, a changed target build moves its follow by a
+ * continue-as-new that carries the created payout and the deadline (lib/roll-over.ts): the next run
+ * neither asks for approval nor posts again.
  */
-import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PayoutAnswer } from '../provider/answers';
 import { createPayoutRequest } from '../provider-api/payouts';
-import { hasCallerFieldErrors, withoutCallerFieldErrors } from '../provider-api/rules';
-import { describeErrors, hasErrors, hasTimingsErrors, keyErrors, payoutTimingsErrors, withoutTimingsErrors } from '../shared/card-rules';
+import { describeErrors, hasErrors, keyErrors, payoutTimingsErrors } from '../shared/card-rules';
 import { payoutApprovalGateErrors, type PayoutApprovalGate } from '../shared/card-capability';
 import { FailureType, shortfallOf, type FieldErrors } from '../shared/failures';
 import { phaseOf } from '../shared/statuses';
@@ -27,61 +30,50 @@ import { awaitPayoutApproval, followPayout } from './lib/payout';
 import { MONEY_DEADLINE_MS } from './lib/money-movement';
 import { failWith, providerCalls } from './lib/provider';
 import { declareVersioning } from './lib/versioning';
+import { carriedOver, rollOverWith } from './lib/roll-over';
 
 /** A payout's creation is not given up on for a count of attempts: only its deadline ends it. */
 const creationRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
 
-/** The flow's input: the payout, and when our Nexus handler holds it for an operator's approval, the gate. */
-export type SendPayoutFlowInput = SendPayoutInput & { approval?: PayoutApprovalGate };
+/**
+ * The flow's input: the payout, and when our Nexus handler holds it for an operator's approval, the
+ * gate; across a continue-as-new onto a new build, the payout as created and the follow's deadline.
+ */
+export type SendPayoutFlowInput = SendPayoutInput & { approval?: PayoutApprovalGate; following?: { created: PayoutAnswer; deadlineAt: number } };
 
 export async function sendPayout(input: SendPayoutFlowInput): Promise<PayoutAnswer> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'sendPayout' }]);
-  let errors = sendPayoutErrors(input ?? ({} as SendPayoutFlowInput));
-  // A payout started before its timings were checked keeps running with them (its history replays).
-  if (hasTimingsErrors(errors) && !patched(PAYOUT_TIMINGS_CHECKED_PATCH)) errors = withoutTimingsErrors(errors);
-  // Likewise one started before `extra` was allow-listed keeps its fields (the provider client refuses them all the same).
-  if (hasCallerFieldErrors(errors) && !patched(PAYOUT_EXTRA_ALLOWLISTED_PATCH)) errors = withoutCallerFieldErrors(errors);
+  const errors = sendPayoutErrors(input ?? ({} as SendPayoutFlowInput));
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid payout: ${describeErrors(errors)}`, [{ errors }]);
 
-  const { idempotencyKey: givenKey, timings, approval: gate, ...request } = input;
-  // Asked only of a payout held for approval: no other history holds the marker.
-  const approval = gate !== undefined && patched(PAYOUT_APPROVAL_PATCH) ? await awaitPayoutApproval(input, gate) : undefined;
-  // Behind the SHA-256 keys' marker, as every derived key (lib/keys.ts): a payout flow that replays
-  // from before it keeps its first key. Either way the activity looks the payout up by merOrderNo
-  // before any POST, so a key changed under a running flow cannot create a second payout.
+  const { idempotencyKey: givenKey, timings: _timings, approval: gate, following: _carried, ...request } = input;
+  const following = carriedOver(input.following);
+  if (following) return follow(input, following.created, following.deadlineAt);
+  const approval = gate === undefined ? undefined : await awaitPayoutApproval(input, gate);
+  // The activity looks the payout up by merOrderNo before any POST, so even a key changed under a
+  // running flow could not create a second payout.
   const idempotencyKey = givenKey ?? idempotencyKeyFor('payout', workflowInfo().workflowId);
   // Attempts bounded by time: past MONEY_DEADLINE_MS the creation ends OutcomeUnknown with its key (lib/provider.ts).
   const created = await providerCalls('general', { retry: creationRetry, idempotencyKey, scheduleToCloseTimeout: MONEY_DEADLINE_MS }).createPayout({ request, idempotencyKey, ...(approval ? { approval } : {}) });
-  const payout = await followPayout(input.merOrderNo, created, timings);
+  return follow(input, created);
+}
+
+/** The created payout followed to its terminal status; a FAILED one says how much the wallet was missing. */
+async function follow(input: SendPayoutFlowInput, created: PayoutAnswer, deadlineAt?: number): Promise<PayoutAnswer> {
+  const { following: _carried, ...asked } = input;
+  const payout = await followPayout(input.merOrderNo, created, input.timings, {
+    deadlineAt,
+    rollOver: (at) => rollOverWith<typeof sendPayout>({ ...asked, following: { created, deadlineAt: at } }),
+  });
   const shortfall = phaseOf('payout', payout.status) === 'failed' ? shortfallOf(payout.failureReason) : undefined;
   return shortfall === undefined ? payout : { ...payout, shortfall };
 }
 
-/**
- * docs/versioning.md: a payout whose `timings` break the rule (payoutTimingsErrors: a deadline above
- * 30 days or a wait above a day, or not a positive integer) fails ValidationFailed before any call;
- * before, it ran with them. `patched()` is called only when the timings break the rule.
- */
-export const PAYOUT_TIMINGS_CHECKED_PATCH = 'payout-timings-checked';
-
-/**
- * docs/versioning.md: a payout whose `extra` names a field outside PAYOUT_EXTRA_FIELDS fails
- * ValidationFailed before any call; before, it was sent. `patched()` is called only when it does.
- */
-export const PAYOUT_EXTRA_ALLOWLISTED_PATCH = 'payout-extra-allowlisted';
-
-/**
- * docs/versioning.md: a payout whose input holds an approval gate (a Nexus caller's above its
- * payoutApprovalAbove) waits for an operator's signed approval before anything is sent; before, no
- * input held one. `patched()` is asked only of such a payout.
- */
-export const PAYOUT_APPROVAL_PATCH = 'payout-approval';
-
 function sendPayoutErrors(input: SendPayoutFlowInput): FieldErrors {
-  const { idempotencyKey, timings, approval, ...request } = input;
+  const { idempotencyKey, timings, approval, following: _carried, ...request } = input;
   const errors: FieldErrors = { ...createPayoutRequest.errors(request), ...payoutTimingsErrors(timings), ...payoutApprovalGateErrors(approval) };
   return idempotencyKey === undefined ? errors : { ...errors, ...keyErrors(idempotencyKey) };
 }
 
-// docs/versioning.md: waits days for the payout's terminal status: pinned, every build would have to run until its last payout ended; it moves to each new build and keeps markers and replay tests.
-declareVersioning('AUTO_UPGRADE', sendPayout);
+// docs/versioning.md: waits days for the payout's terminal status, pinned to each run's build; moves to a new build at a continue-as-new while it waits (lib/roll-over.ts).
+declareVersioning('PINNED', sendPayout);

@@ -7,6 +7,9 @@
  * A FAILED or cancelled payout is the terminal result this flow was asked for, returned, not
  * a workflow failure. A workflow failure means the tracking itself could not be done: bad
  * input, NotFound, or the deadline passed.
+ *
+ * Pinned to its build; while it waits, a changed target build moves it by a continue-as-new that
+ * starts again from the order's read, keeping its deadline (lib/roll-over.ts).
  */
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import { createPayoutRequest } from '../provider-api/payouts';
@@ -17,11 +20,20 @@ import type { TrackPayoutInput } from '../shared/types';
 import { followPayout, readPayout } from './lib/payout';
 import { failWith } from './lib/provider';
 import { declareVersioning } from './lib/versioning';
+import { carriedOver, rollOverWith } from './lib/roll-over';
 
-export async function trackPayout(input: TrackPayoutInput): Promise<Payout> {
+/** The flow's own input: a caller's, and across a continue-as-new onto a new build, the deadline it keeps. */
+export type TrackPayoutFlowInput = TrackPayoutInput & { deadlineAt?: number };
+
+export async function trackPayout(input: TrackPayoutFlowInput): Promise<Payout> {
   upsertSearchAttributes([{ key: FLOW_KIND, value: 'trackPayout' }]);
   assertValid(input);
-  return followPayout(input.merOrderNo, await readPayout(input.merOrderNo), input.timings, true);
+  const { deadlineAt: _carried, ...asked } = input;
+  return followPayout(input.merOrderNo, await readPayout(input.merOrderNo), input.timings, {
+    notCreatedByUs: true,
+    deadlineAt: carriedOver(input.deadlineAt),
+    rollOver: (deadlineAt) => rollOverWith<typeof trackPayout>({ ...asked, deadlineAt }),
+  });
 }
 
 function assertValid(input: TrackPayoutInput): void {
@@ -31,5 +43,5 @@ function assertValid(input: TrackPayoutInput): void {
   }
 }
 
-// docs/versioning.md: waits days for a payout: it moves to each new build and keeps markers and replay tests.
-declareVersioning('AUTO_UPGRADE', trackPayout);
+// docs/versioning.md: waits days for a payout's terminal status, pinned to each run's build; moves to a new build at a continue-as-new while it waits (lib/roll-over.ts).
+declareVersioning('PINNED', trackPayout);

@@ -4,11 +4,16 @@
  * naming it and a versioned worker of release 2 refuses to start, naming it; once none is open, the
  * gate passes and the worker starts (a flow whose first workflow task has not completed does not
  * count). On the dev server, with the stack's unversioned worker as the
- * release-1 fleet. And release 3's marker gate (temporal/marker-gate.ts): `deploy marker-gate` exits 1
- * while a long-lived pinned type has a running run that is not pinned.
+ * release-1 fleet. And release 4's marker gate (temporal/marker-gate.ts): `deploy marker-gate` exits 1
+ * while a long-lived type release 3 pinned has a running run that is not pinned, and a ramp of a
+ * markerless build over a build of release 3 first holds the payouts and onboardings release 3 let
+ * auto-upgrade on that build, then refuses while the gate is closed.
  */
 import { randomUUID } from 'node:crypto';
+import type { Connection } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { createWorkers, type WorkerFleet } from '../../src/fleet/workers';
+import { describeDeployment, releaseOf, RELEASE, type DeploymentTarget } from '../../src/temporal/deployments';
 import { releaseGateQuery } from '../../src/temporal/release-gate';
 import { runInProcess } from '../starter/cli-helpers';
 import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';
@@ -65,7 +70,7 @@ test('an unversioned short flow open: the gate names it and release 2 refuses to
   await waiting.terminate('test over');
 });
 
-test("release 3's marker gate: a card workflow that is not pinned (here: on the unversioned worker) closes it, naming the run; once it ended, the gate passes", async () => {
+test("the marker gate: a card workflow that is not pinned (here: on the unversioned worker) closes it, naming the run; once it ended, the gate passes", async () => {
   // A stack of its own: the test above made a versioned build current on its queue (release 2's worker
   // bootstraps it), and with that build's workers gone a new flow there would wait for them.
   const own = await startStack({ cardProvisioningMs: 50 });
@@ -86,8 +91,71 @@ test("release 3's marker gate: a card workflow that is not pinned (here: on the 
 
     for (const run of listed) await own.client.workflow.getHandle(run.workflowId).terminate('test: the unpinned run ended').catch(() => undefined);
     await waitUntil(async () => (await markerCli()).code === 0, 30_000, 'the marker gate to pass');
-    expect((await markerCli()).json.result).toEqual({ passes: true, open: 0, runs: [] });
+    expect((await markerCli()).json.result).toEqual({ passes: true, open: 0, runs: [], toHold: 0 });
   } finally {
+    await own.close();
+  }
+});
+
+test("release 4's ramp over a build of release 3: an unpinned payout run is held on that build; an unpinned card workflow refuses the ramp, nothing changed; once it ended, the ramp goes through", async () => {
+  // Payouts stay PENDING and nothing wakes their flows: the runs started on the unversioned worker stay unpinned.
+  const own = await startStack({ cardProvisioningMs: 50, payoutProcessingMs: 600_000 });
+  const fleets: Array<{ fleet: WorkerFleet; running: Promise<void> }> = [];
+  const deploymentName = `marker-${randomUUID().slice(0, 8)}`;
+  const target: DeploymentTarget = { connection: own.client.connection as Connection, namespace: own.config.temporal.namespace, deploymentName };
+  const build = async (buildId: string, bootstrap: 'if-none' | 'never') => {
+    const fleet = await createWorkers({
+      config: { ...own.config, temporal: { ...own.config.temporal, deployment: { name: deploymentName, buildId, bootstrap } } },
+      taskQueue: own.taskQueue,
+      workflowBundlePath: process.env.TEST_WORKFLOW_BUNDLE,
+      enforceRateBudget: false,
+    });
+    fleets.push({ fleet, running: fleet.run() });
+    await waitUntil(async () => (await releaseOf(target, buildId).catch(() => 0)) === RELEASE, 30_000, `build ${buildId} to record its release`);
+  };
+  const deployCli = async (args: string[]) => {
+    const run = await runInProcess(own, ['deploy', ...args, '--json'], { config: { ...own.config, temporal: { ...own.config.temporal, deploymentName } } });
+    return { code: run.code, json: JSON.parse(run.stdout) };
+  };
+  try {
+    const merOrderNo = `po-${randomUUID().slice(0, 8)}`;
+    const payout = await own.client.workflow.start('sendPayout', {
+      taskQueue: own.taskQueue,
+      workflowId: `send-payout/${merOrderNo}`,
+      args: [{ merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 10_000, payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819' }],
+    });
+    await waitUntil(async () => (await own.control('GET', '/stats')).endpoints.createPayout?.requests > 0, 30_000, 'the payout created');
+    const card = await issueTestCard(own, 100);
+    const cardWorkflow = entityWorkflowId('card', card.cardId);
+
+    // Build A: release 3 (its metadata says so), current; build B: this code, release 4, not current.
+    await build('build-a', 'if-none');
+    await waitUntil(async () => (await describeDeployment(target)).current === 'build-a', 30_000, 'build A current');
+    await own.client.connection.workflowService.updateWorkerDeploymentVersionMetadata({
+      namespace: target.namespace,
+      deploymentVersion: { deploymentName, buildId: 'build-a' },
+      upsertEntries: { 'card-issuing-release': defaultPayloadConverter.toPayload(3) },
+    });
+    await build('build-b', 'never');
+
+    const refused = await readUntil(() => deployCli(['ramp', '10', '--build', 'build-b']), (answer) => answer.code === 1 && answer.json.error.message.includes(cardWorkflow), 60_000);
+    expect(refused.json.error.type).toBe('DeploymentRefused');
+    expect(refused.json.error.message).toMatch(/build build-b may not take flows yet: marker gate closed/);
+    expect((await describeDeployment(target)).ramping).toBeUndefined();
+    // Held before the gate was asked: the payout's run is pinned to build A, where it ends.
+    const held = await payout.describe();
+    expect(held.raw.workflowExecutionInfo?.versioningInfo?.versioningOverride?.pinned?.version?.buildId).toBe('build-a');
+
+    const marker = await deployCli(['marker-gate']);
+    expect(marker.json.result.toHold).toBe(0);
+    for (const run of marker.json.error?.details?.[0]?.runs ?? []) await own.client.workflow.getHandle(run.workflowId).terminate('test: the unpinned run ended').catch(() => undefined);
+    await own.client.workflow.getHandle(cardWorkflow).terminate('test: the unpinned card run ended').catch(() => undefined);
+    const ramped = await readUntil(() => deployCli(['ramp', '10', '--build', 'build-b']), (answer) => answer.code === 0, 60_000);
+    expect(ramped.json.result.ramping).toMatchObject({ buildId: 'build-b', percent: 10 });
+    await payout.terminate('test over');
+  } finally {
+    for (const { fleet } of fleets) fleet.shutdown();
+    await Promise.all(fleets.map(({ running }) => running.catch(() => undefined)));
     await own.close();
   }
 });

@@ -1,10 +1,14 @@
 /**
  * Worker Deployments on the dev server (issue 33, docs/versioning.md): a pinned flow started on
- * build A runs to its end on A while build B is current, a new start runs on B, and the card
- * workflow (pinned, release 3) is asked to roll over by the promotion. Both builds run the same code here: what is proven is the
- * routing, which is what lets a later build change a pinned flow without a marker.
+ * build A runs to its end on A while build B is current, a new start runs on B, and the long-lived
+ * runs pinned to A (the card workflow, a payout following its PENDING payout, an onboarding
+ * awaiting its review) continue as new onto B once the promotion's rollOver wakes them (the dev
+ * server's 1.30.8 tells a pinned run its target changed), carrying what they need: nothing is
+ * posted or submitted again. Both builds run the same code here: what is proven is the routing and
+ * the move, which is what lets a later build change any workflow without a marker.
  */
 import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import type { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { createWorkers, type WorkerFleet } from '../../src/fleet/workers';
@@ -15,6 +19,8 @@ import { FAST_TIMINGS, startStack, type Stack } from '../helpers/stack';
 import { issueTestCard } from '../helpers/flows';
 import { waitUntil } from '../helpers/wait';
 import { ledger, requests, typedClient } from '../money-edges/helpers';
+import { sampleFolder, sampleKycForm, writeSampleDocuments } from '../../src/sandbox/kyc-samples';
+import { onboardingQuery } from '../../src/shared/messages';
 
 jest.setTimeout(180_000);
 
@@ -50,7 +56,18 @@ async function deployCli(args: string[]) {
 
 const PINNED = 1;
 
-test('a pinned fundCard started on build A completes on A while B is current; a new one runs on B; the card workflow, pinned to A, is asked to roll over; a rollback makes A current again', async () => {
+/** Until the workflow's latest run is another than `firstRunId` and has run its tasks on `buildId`, pinned. */
+async function rolledOnto(workflowId: string, firstRunId: string, buildId: string): Promise<void> {
+  await waitUntil(async () => {
+    const latest = await stack.client.workflow.getHandle(workflowId).describe();
+    if (latest.runId === firstRunId) return false;
+    const tasks = await tasksOf(stack.client, workflowId);
+    return tasks.length > 0 && tasks.every((t) => t.buildId === buildId && t.behavior === PINNED);
+  }, 60_000, `${workflowId} to continue as new onto ${buildId}`);
+  expect((await stack.client.workflow.getHandle(workflowId, firstRunId).describe()).status.name).toBe('CONTINUED_AS_NEW');
+}
+
+test('a pinned fundCard started on build A completes on A while B is current; a new one runs on B; the card workflow, a payout and an onboarding pinned to A move to B at a continue-as-new; a rollback makes A current again', async () => {
   const target: DeploymentTarget = { connection: stack.client.connection as Connection, namespace: stack.config.temporal.namespace, deploymentName };
   // Build A bootstrapped itself: the deployment had no current version.
   await waitUntil(async () => (await describeDeployment(target).catch(() => undefined))?.current === 'build-a', 30_000, 'build A current');
@@ -59,6 +76,28 @@ test('a pinned fundCard started on build A completes on A while B is current; a 
   await client.cardState(card.cardId); // the card workflow runs on A
   const fund = (amount: number) =>
     stack.client.workflow.start('fundCard', { taskQueue: stack.taskQueue, workflowId: `fund-${randomUUID()}`, args: [{ cardId: card.cardId, amount, timings: FAST_TIMINGS }] });
+
+  // A payout the provider holds PENDING and a KYC review it holds open: both wait on A.
+  await stack.control('PUT', '/config', { payoutProcessingMs: 600_000, kycReviewMs: 600_000 });
+  const longWait = { ...FAST_TIMINGS, deadlineMs: 170_000 };
+  const merOrderNo = `po-${randomUUID().slice(0, 8)}`;
+  const payout = await stack.client.workflow.start('sendPayout', {
+    taskQueue: stack.taskQueue,
+    workflowId: `send-payout/${merOrderNo}`,
+    args: [{ merOrderNo, paymentType: 'BANK_TRANSFER', arriveCurrency: 'EUR', arriveAmount: 10_000, payeeFirstName: 'Ada', payeeLastName: 'Lovelace', payeeAccountNo: 'GB29NWBK60161331926819', timings: longWait }],
+  });
+  const documents = sampleFolder();
+  const onboarding = await stack.client.workflow.start('onboardCardholder', { taskQueue: stack.taskQueue, workflowId: `onboard-${randomUUID()}`, args: [sampleKycForm(writeSampleDocuments(documents).documents, { timings: longWait })] });
+  const endpointRequests = async (endpoint: string): Promise<number> => (await stack.control('GET', '/stats')).endpoints[endpoint]?.requests ?? 0;
+  await waitUntil(async () => (await endpointRequests('createPayout')) === 1, 30_000, 'the payout created');
+  const cardholderId = await (async () => {
+    let id: string | undefined;
+    await waitUntil(async () => Boolean((id = (await onboarding.query(onboardingQuery)).cardholderId)), 30_000, 'the KYC submitted');
+    return id!;
+  })();
+  const submissions = await endpointRequests('submitKycForm');
+  const cardId = entityWorkflowId('card', card.cardId);
+  const cardRunOnA = (await stack.client.workflow.getHandle(cardId).describe()).runId;
 
   // A funding the provider holds PROCESSING: the flow polls on A while B becomes current.
   await stack.control('PUT', '/config', { operationProcessingMs: 12_000 });
@@ -96,16 +135,20 @@ test('a pinned fundCard started on build A completes on A while B is current; a 
   const tasksB = await tasksOf(stack.client, onB.workflowId);
   expect(tasksB.every((t) => t.buildId === 'build-b' && t.behavior === PINNED)).toBe(true);
 
-  // Release 3: the card workflow is pinned to A. The promotion asked it to look at its target build (the
-  // rollOver batch); this dev server (1.29.1) never tells a run its target changed, so it stays on A and
-  // answers there. Its move at a continue-as-new needs server 1.30.2+: `npm run cluster-deploy` shows it.
-  const cardId = entityWorkflowId('card', card.cardId);
-  await waitUntil(async () => (await stack.client.workflow.getHandle(cardId).fetchHistory()).events!.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'rollOver'), 30_000, "the promotion's rollOver signal at the card workflow");
+  // The long-lived runs were pinned to A. The promotion's rollOver woke each; the server told it its target
+  // changed, and it continued as new onto B (lib/roll-over.ts), its first run closed CONTINUED_AS_NEW.
+  for (const [workflowId, firstRunId] of [[cardId, cardRunOnA], [payout.workflowId, payout.firstExecutionRunId], [onboarding.workflowId, onboarding.firstExecutionRunId]]) {
+    await rolledOnto(workflowId, firstRunId, 'build-b');
+  }
+  // The card answers on B; the payout and the onboarding finish there, nothing posted or submitted again.
   await client.freeze(card.cardId);
-  const cardTasks = await tasksOf(stack.client, cardId);
-  expect(cardTasks.length).toBeGreaterThanOrEqual(2);
-  expect(cardTasks.every((t) => t.buildId === 'build-a' && t.behavior === PINNED)).toBe(true);
-  // Release 3's marker gate: the card run is pinned, so a build without its markers would never replay it.
+  await stack.control('POST', `/payouts/${merOrderNo}/status`, { status: 'COMPLETED' });
+  await stack.control('POST', `/kyc/${cardholderId}/decision`, { kycStatus: 'APPROVED' });
+  expect(await payout.result()).toMatchObject({ merOrderNo, status: 'COMPLETED' });
+  expect(await onboarding.result()).toMatchObject({ id: cardholderId, kycStatus: 'APPROVED' });
+  expect([await endpointRequests('createPayout'), await endpointRequests('submitKycForm')]).toEqual([1, submissions]);
+  rmSync(documents, { recursive: true, force: true });
+  // Every long-lived run is pinned: the marker gate passes.
   await waitUntil(async () => (await deployCli(['marker-gate'])).code === 0, 30_000, 'the marker gate to pass');
 
   // Rollback: A, current before B, is current again, and a new flow runs on it.

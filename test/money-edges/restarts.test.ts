@@ -19,8 +19,8 @@ import { PROFILES, TIMINGS, cardBalance, faults, ledger, loseAfterEffect, reques
 const HANG_AFTER_EFFECT = { hangRate: 1, afterEffect: true };
 
 describe('the pre-SHA-256 key derivation', () => {
-  test('reproduces the key a recorded fundCard of that version sent (test/replay/histories/before-versioned-keys)', async () => {
-    const events = loadHistory(join(__dirname, '../replay/histories/before-versioned-keys/fund-card.json')).events ?? [];
+  test('reproduces the key a recorded fundCard of that version sent (test/unit/fixtures/fund-card-fnv-key.json)', async () => {
+    const events = loadHistory(join(__dirname, '../unit/fixtures/fund-card-fnv-key.json')).events ?? [];
     const workflowId = events[0].workflowExecutionStartedEventAttributes?.workflowId;
     const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'moveMoney')!.activityTaskScheduledEventAttributes!;
     const codec = createPayloadCodec(loadConfig(REPLAY_CODEC_ENV).codec);

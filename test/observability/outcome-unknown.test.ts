@@ -3,12 +3,10 @@
  * open item and marks itself ProviderStatus = OPEN_ITEM as it fails, and the worker's /metrics counts
  * the item in open_items under its flow kind, with open_item_oldest_age_seconds (the alert
  * OpenItemOpenTooLong reads it), until the item closes: the provider's final word, or an operator's
- * settlement. A flow that fails for another reason is not marked and opens nothing. Histories of
- * flows that failed before open items (marker outcome-unknown-searchable only) replay from
- * test/replay/histories/before-open-items/.
+ * settlement. A flow that fails for another reason is not marked and opens nothing.
  */
 import { Worker } from '@temporalio/worker';
-import { createDataConverter } from '../../src/codec/payload-codec';
+import { workerDataConverter } from '../../src/codec/payload-codec';
 import { freePort } from '../../src/ports';
 import { PROVIDER_STATUS } from '../../src/shared/search-attributes';
 import { OPEN_ITEM_STATUS } from '../../src/shared/open-items';
@@ -78,6 +76,6 @@ describe('a flow that ended OutcomeUnknown', () => {
 
     // Its history replays.
     const history = await stack.client.workflow.getHandle(unknownId).fetchHistory();
-    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE! }, dataConverter: createDataConverter(stack!.config.codec) }, history, unknownId);
+    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE! }, dataConverter: workerDataConverter(stack!.config) }, history, unknownId);
   }, 240_000);
 });

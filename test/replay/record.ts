@@ -236,8 +236,10 @@ async function main(): Promise<void> {
           // The CLI writes the proto3 JSON that historyFromJSON reads (and that `temporal workflow show` users know).
           const args = ['workflow', 'show', '--workflow-id', handle.workflowId, '--output', 'json', '--address', server.address];
           const { stdout } = await promisify(execFile)(cliPath, [...args, ...(runId ? ['--run-id', runId] : [])], { maxBuffer: 64 * 1024 * 1024 });
-          writeFileSync(join(outDir, `${file}.json`), stdout);
-          process.stderr.write(`  ${file}.json (${(JSON.parse(stdout) as { events: unknown[] }).events.length} events)\n`);
+          const history = JSON.parse(stdout) as { events: unknown[] };
+          // Its workflow ID beside its events: a replay runs under it, as the run did (a signal addressed to the workflow is taken).
+          writeFileSync(join(outDir, `${file}.json`), `${JSON.stringify({ workflowId: handle.workflowId, ...history }, null, 2)}\n`);
+          process.stderr.write(`  ${file}.json (${history.events.length} events)\n`);
         });
       } finally {
         await stack.close();

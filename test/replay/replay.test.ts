@@ -1,22 +1,14 @@
 /**
  * Replays the recorded histories (test/replay/histories/**) against the current workflow code, as
- * release 2 runs them (docs/versioning.md, "Release 2"): current/ holds release 2's recordings;
- * every other folder release 1's. Release 2 replays every history of an auto-upgrading type,
- * whichever release recorded it, and the pinned flows' histories it recorded itself. Release 1's
- * histories of pinned types (release-1-last/ the last it recorded) are kept as the record of what
- * release 2 refuses to run: those flows end on release 1's build, and the release gate keeps
- * unversioned ones from release 2. A change to src/workflows/** that breaks determinism for a
- * workflow that may be running fails here: ship it behind a patch marker instead. The histories in
- * before-versioned-keys/ (before the idempotency-key patches) and before-one-way-waiting/ (flows
- * that polled by themselves), before-money-edges/, before-coalesced-reads/, before-reconcile-updates/
- * (card workflows before MoneyMovedHour, and no reconciliation histories yet), before-one-marker/ (standalone
- * money flows with three markers and the workflow's signal to the card), before-schedule-names/
- * (the reconciliation workflows under their former camelCase types), before-documents-store/
- * (an onboarding whose documents were paths), before-open-items/ (a fundCard and a card update
- * that ended OutcomeUnknown without opening an item), before-balance-read-after-answer/ (card
- * workflows whose money updates waited for the card's read) and before-caller-fields/ (a payout and a
- * hosted onboarding that sent an `extra` field and a redirectUrl now refused) stand for workflows
- * still running and must keep replaying, where their type auto-upgrades.
+ * release 4 runs them (docs/versioning.md, "Releases 3 and 4"). Every workflow type is pinned: a
+ * build replays only the histories its own runs recorded, and a run reaches a new build only by a
+ * continue-as-new, which starts a fresh history. So current/ holds release 4's recordings (`npm run
+ * record-histories`), which must replay without nondeterminism and hold no patch marker: a change to
+ * src/workflows/** needs no marker, only new recordings when it changes what a run records.
+ *
+ * before-release-4/ keeps a few histories of earlier releases that took markers (a card workflow,
+ * an onboarding, a payout, a reconciliation run): the record of what release 4 cannot replay, and
+ * so of why a build of it takes flows only through the marker gate (temporal/marker-gate.ts).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -24,8 +16,7 @@ import { DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@tempo
 import { nexusBundlePathOf } from '../../src/fleet/nexus-bundle';
 import { loadConfig } from '../../src/config';
 import { RECONCILIATIONS } from '../../src/shared/reconciliation';
-import { PINNED_FLOWS } from '../../src/shared/pinned-flows';
-import { createDataConverter } from '../../src/codec/payload-codec';
+import { workerDataConverter } from '../../src/codec/payload-codec';
 import { REPLAY_CODEC_ENV } from './codec';
 import { createActivities } from '../../src/activities';
 import { createRelayActivities } from '../../src/nexus/relay-activities';
@@ -41,10 +32,7 @@ function historyFiles(dir: string): string[] {
 }
 
 const files = historyFiles(ROOT);
-const PINNED: ReadonlySet<string> = new Set(PINNED_FLOWS);
-const recordedByRelease2 = (file: string) => relative(ROOT, file).startsWith('current/');
-/** What release 2 runs: every auto-upgrading history, and the pinned ones it recorded. */
-const release2Runs = (file: string) => recordedByRelease2(file) || !PINNED.has(workflowType(file) ?? '');
+const recordedByRelease4 = (file: string) => relative(ROOT, file).startsWith('current/');
 
 /** The Nexus worker's relay runs from its own bundle with the SDK's default converter (src/fleet/nexus-bundle.ts); every other type from ours. */
 const NEXUS_TYPES: ReadonlySet<string> = new Set(['onboardingRelay']);
@@ -53,17 +41,30 @@ async function replayFailures(paths: string[]): Promise<string[]> {
   const ours = paths.filter((f) => !NEXUS_TYPES.has(workflowType(f) ?? ''));
   const nexus = paths.filter((f) => NEXUS_TYPES.has(workflowType(f) ?? ''));
   return [
-    ...(await replayed(ours, { workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE! }, dataConverter: createDataConverter(loadConfig(REPLAY_CODEC_ENV).codec) })),
+    ...(await replayed(ours, { workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE! }, dataConverter: workerDataConverter(loadConfig(REPLAY_CODEC_ENV)) })),
     ...(await replayed(nexus, { workflowBundle: { codePath: nexusBundlePathOf(process.env.TEST_WORKFLOW_BUNDLE!) } })),
   ];
 }
 
+/**
+ * Each history replayed under the workflow ID it ran under (recorded beside its events): the workflow
+ * takes only signals addressed to it (lib/trusted-signal.ts), as the live run did. Failures are named
+ * by file.
+ */
 async function replayed(paths: string[], options: ReplayWorkerOptions): Promise<string[]> {
   if (paths.length === 0) return [];
-  const histories = paths.map((f) => ({ workflowId: relative(ROOT, f), history: loadHistory(f) }));
+  const histories = paths.map((f) => ({ workflowId: recordedWorkflowId(f) ?? relative(ROOT, f), history: loadHistory(f) }));
   const failures: string[] = [];
-  for await (const result of Worker.runReplayHistories(options, histories)) if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+  let i = 0;
+  for await (const result of Worker.runReplayHistories(options, histories)) {
+    if (result.error) failures.push(`${relative(ROOT, paths[i])}: ${result.error.message}`);
+    i++;
+  }
   return failures;
+}
+
+function recordedWorkflowId(file: string): string | undefined {
+  return (JSON.parse(readFileSync(file, 'utf8')) as { workflowId?: string }).workflowId;
 }
 
 
@@ -76,37 +77,35 @@ describe('replay of recorded histories', () => {
     }
   });
 
-  test('covers every workflow type, each among the histories release 2 runs', () => {
-    const types = new Set(files.filter(release2Runs).map((f) => workflowType(f)));
-    const reconciliations = Object.values(RECONCILIATIONS).flatMap((r) => [r.workflowType, r.formerWorkflowType]);
-    for (const t of ['issueCard', 'fundCard', 'withdrawFromCard', 'cardLifecycle', 'providerEntity', 'onboardCardholder', 'onboardingRelay', 'purchaseEsim', 'rechargeEsim', 'trackPayout', 'sendPayout', ...reconciliations]) {
+  test("covers every workflow type among release 4's recordings", () => {
+    const types = new Set(files.filter(recordedByRelease4).map((f) => workflowType(f)));
+    const reconciliations = Object.values(RECONCILIATIONS).map((r) => r.workflowType);
+    for (const t of ['issueCard', 'fundCard', 'withdrawFromCard', 'cardLifecycle', 'providerEntity', 'openItem', 'onboardCardholder', 'onboardingRelay', 'purchaseEsim', 'rechargeEsim', 'trackPayout', 'sendPayout', ...reconciliations]) {
       expect(types).toContain(t);
     }
   });
 
-  test('every history release 2 runs replays without nondeterminism', async () => {
-    const runs = files.filter(release2Runs);
+  test('every history release 4 recorded replays without nondeterminism, and none holds a patch marker', async () => {
+    const runs = files.filter(recordedByRelease4);
+    expect(runs.length).toBeGreaterThanOrEqual(20);
+    expect(runs.filter((f) => patchMarkers(f) > 0).map((f) => relative(ROOT, f))).toEqual([]);
     expect(await replayFailures(runs)).toEqual([]);
-    expect(runs.length).toBeGreaterThanOrEqual(14);
   }, 120_000);
 
-  test("release 1's pinned histories are release 1's only: no marker in release 2's, and those that took a dropped branch fail on release 2", async () => {
-    const release1Pinned = files.filter((f) => !release2Runs(f));
-    expect(release1Pinned.length).toBeGreaterThanOrEqual(20);
-    // Release 2's pinned flows record no marker at all (lib/versioning.ts changeApplies).
-    const markers = files.filter((f) => recordedByRelease2(f) && PINNED.has(workflowType(f) ?? '')).filter((f) => patchMarkers(f) > 0);
-    expect(markers.map((f) => relative(ROOT, f))).toEqual([]);
-    // The three-marker money flows signalled the card from the workflow: release 2 issues no such command.
-    const failing = (await replayFailures(release1Pinned)).map((f) => f.split(':')[0]);
-    expect(failing).toEqual(expect.arrayContaining(['before-one-marker/fund-card.json', 'before-one-marker/withdraw-from-card.json']));
+  test('histories of earlier releases that took a marker fail on release 4: a build of it must never be handed one (the marker gate)', async () => {
+    const earlier = files.filter((f) => !recordedByRelease4(f));
+    expect(earlier.length).toBeGreaterThanOrEqual(4);
+    expect(earlier.filter((f) => patchMarkers(f) === 0).map((f) => relative(ROOT, f))).toEqual([]);
+    const failing = (await replayFailures(earlier)).map((f) => f.split(':')[0]);
+    expect(failing.sort()).toEqual(earlier.map((f) => relative(ROOT, f)).sort());
   }, 120_000);
 });
 
 /**
  * docs/versioning.md, "Activities across builds": a pinned flow's activities run on its own build's
- * workers, but an auto-upgrading flow may have scheduled an activity on the build before this one
- * that this build's workers then run. So no activity type any kept history scheduled is ever
- * removed or renamed while a flow of that era may be running.
+ * workers; the Nexus relay's workers are unversioned, and a run a promotion held on its build (a
+ * pinned override) keeps scheduling there. So no activity type a kept history scheduled is removed
+ * or renamed while a run of that era may be running.
  */
 test('every activity type a kept history scheduled is still registered', () => {
   // The main workers' activities, and the Nexus service's worker's (the onboarding relay's).

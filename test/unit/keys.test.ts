@@ -55,9 +55,9 @@ describe('deriveIdempotencyKey', () => {
 });
 
 describe('legacyIdempotencyKey (flows started before the SHA-256 keys)', () => {
-  /** The first moveMoney request recorded in a history from before the change: the key it sent. */
+  /** The first moveMoney request recorded in a history from before the change (a fundCard of release 1, kept as a fixture): the key it sent. */
   async function recordedKey(): Promise<{ workflowId: string; idempotencyKey: string }> {
-    const file = join(__dirname, '../replay/histories/before-versioned-keys/fund-card.json');
+    const file = join(__dirname, 'fixtures/fund-card-fnv-key.json');
     const { events } = JSON.parse(readFileSync(file, 'utf8')) as { events: Array<Record<string, any>> };
     const workflowId = events[0].workflowExecutionStartedEventAttributes.workflowId as string;
     const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'moveMoney');

@@ -3,7 +3,7 @@ import { createActivities, type ActivityDeps } from '../../src/activities';
 import { PROVIDER_CALLS, RATE_QUEUES, rateQueueFor } from '../../src/shared/task-queues';
 
 /** Activities that spend no provider budget: they run on the workflow's own queue. */
-const UNMETERED = ['subscribeToEntity', 'earlierRunMemos', 'earlierRunRecords', 'inspectKycDocuments', 'moneyClaimsPage', 'cardViewsPage', 'flowsPage', 'whereFlowsWait', 'correctCardViews', 'recordReport', 'readReconcileBudget', 'lastReportedBins', 'openItemFor', 'verifyPayoutDecision', 'attemptOwnerState', 'reopenEndedItems', 'openUnaccountedItems', 'lastReconcileRunStart'];
+const UNMETERED = ['subscribeToEntity', 'earlierRunMemos', 'earlierRunRecords', 'inspectKycDocuments', 'moneyClaimsPage', 'cardViewsPage', 'flowsPage', 'whereFlowsWait', 'correctCardViews', 'recordReport', 'readReconcileBudget', 'lastReportedBins', 'openItemFor', 'verifyPayoutDecision', 'attemptOwnerState', 'reopenEndedItems', 'openUnaccountedItems', 'lastReconcileRunStart', 'targetRelease'];
 
 describe('provider calls by rate class', () => {
   it('lists every activity that calls the provider, and only those', () => {

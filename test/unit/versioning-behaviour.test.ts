@@ -1,7 +1,7 @@
 /**
  * docs/versioning.md, "Each workflow type's behaviour": every registered workflow type declares its
  * versioning behaviour beside it (declareVersioning), and the doc's table says the same. A type
- * that declared none would auto-upgrade silently; a short flow that did would need markers again.
+ * that declared none would auto-upgrade silently, and a flow that did would need markers again.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,13 +32,15 @@ test('every registered workflow type declares PINNED or AUTO_UPGRADE', () => {
   expect(declared.filter(([, behaviour]) => behaviour !== 'PINNED' && behaviour !== 'AUTO_UPGRADE')).toEqual([]);
 });
 
-test('the short flows, the entity workflows, open items, attempts, the relay and reconciliation runs are pinned; payouts and onboarding auto-upgrade', () => {
+test('release 4: every workflow type is pinned, the short flows, the entity workflows, open items, attempts, the relay, reconciliation runs, payouts and onboarding', () => {
   const of = Object.fromEntries(declared);
-  for (const type of ['fundCard', 'withdrawFromCard', 'issueCard', 'purchaseEsim', 'rechargeEsim', 'cardLifecycle', 'providerEntity', 'openItem', 'moneyAttempt', 'onboardingRelay', 'reconcile-money', 'reconcileMoney']) expect([type, of[type]]).toEqual([type, 'PINNED']);
-  for (const type of ['sendPayout', 'onboardCardholder', 'trackPayout']) expect([type, of[type]]).toEqual([type, 'AUTO_UPGRADE']);
+  for (const type of ['fundCard', 'withdrawFromCard', 'issueCard', 'purchaseEsim', 'rechargeEsim', 'cardLifecycle', 'providerEntity', 'openItem', 'moneyAttempt', 'onboardingRelay', 'reconcile-money', 'reconcileMoney', 'sendPayout', 'onboardCardholder', 'trackPayout']) {
+    expect([type, of[type]]).toEqual([type, 'PINNED']);
+  }
+  expect(declared.filter(([, behaviour]) => behaviour !== 'PINNED')).toEqual([]);
 });
 
-test("the release gate's short flows and release 3's rolling ones are every type that declares PINNED, each in one list", () => {
+test("the release gate's short flows and the rolling ones are every type that declares PINNED, each in one list", () => {
   expect([...PINNED_FLOWS, ...ROLLING_FLOWS].sort()).toEqual(declared.filter(([, behaviour]) => behaviour === 'PINNED').map(([type]) => type).sort());
   expect(PINNED_FLOWS.filter((type) => (ROLLING_FLOWS as readonly string[]).includes(type))).toEqual([]);
 });

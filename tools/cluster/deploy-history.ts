@@ -8,7 +8,7 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { createDataConverter } from '../../src/codec/payload-codec';
+import { workerDataConverter } from '../../src/codec/payload-codec';
 import type { Config } from '../../src/config';
 import type { Tracked } from './deploy-flows';
 
@@ -115,14 +115,14 @@ function timerBeforeActivity(events: Event[]): boolean {
 let runtimeInstalled = false;
 
 /** Replays `histories` against a build's bundle; resolves each one's error (undefined: replayed). */
-export async function replay(bundlePath: string, codec: Config['codec'], histories: Array<{ workflowId: string; history: History }>): Promise<Array<{ workflowId: string; error?: Error }>> {
+export async function replay(bundlePath: string, config: Pick<Config, 'codec' | 'signalMac'>, histories: Array<{ workflowId: string; history: History }>): Promise<Array<{ workflowId: string; error?: Error }>> {
   if (!runtimeInstalled) {
     // Quiet: a replay that fails (the nondeterminism deploy.ts expects on purpose) is reported by the check, not by the core's WARN.
     Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
     runtimeInstalled = true;
   }
   const results: Array<{ workflowId: string; error?: Error }> = [];
-  for await (const r of Worker.runReplayHistories({ workflowBundle: { codePath: bundlePath }, dataConverter: createDataConverter(codec) }, histories)) {
+  for await (const r of Worker.runReplayHistories({ workflowBundle: { codePath: bundlePath }, dataConverter: workerDataConverter(config) }, histories)) {
     results.push({ workflowId: r.workflowId, error: r.error });
   }
   return results;

@@ -76,12 +76,12 @@ async function cardWorkflowsMoved(r: Rollout, inFlightAtPromotion: ReadonlySet<s
   const memos = await Promise.all(ids.map(async (id) => (await client.workflow.getHandle(id).describe()).memo?.clusterDeploy));
   r.checks.that(onV2.length === runs.length && memos.every((m) => m === V2_MEMO.clusterDeploy), `every card workflow's latest run is on v2 (${onV2.length} of ${runs.length}) and carries v2's unmarked memo (${memos.filter((m) => m === V2_MEMO.clusterDeploy).length})`);
   const latest = runs.map((x) => ({ workflowId: x.id, history: x.chain[x.chain.length - 1] }));
-  const failures = (await replay(r.bundles.v2, r.cluster.config.codec, latest)).filter((x) => x.error);
+  const failures = (await replay(r.bundles.v2, r.cluster.config, latest)).filter((x) => x.error);
   r.checks.that(failures.length === 0, `the ${latest.length} latest card runs replay on v2's bundle${failures.length ? `: ${failures.map((f) => `${f.workflowId}: ${f.error!.message}`).join('; ')}` : ''}`);
   const sample = moved[0];
   if (sample) {
     const history = [{ workflowId: sample.id, history: sample.chain[0] }];
-    const [v1, v2] = [(await replay(r.cluster.env.WORKFLOW_BUNDLE_PATH, r.cluster.config.codec, history))[0].error, (await replay(r.bundles.v2, r.cluster.config.codec, history))[0].error];
+    const [v1, v2] = [(await replay(r.cluster.env.WORKFLOW_BUNDLE_PATH, r.cluster.config, history))[0].error, (await replay(r.bundles.v2, r.cluster.config, history))[0].error];
     r.checks.that(v1 === undefined && v2?.name === 'DeterminismViolationError', `a card workflow's v1 run replays on v1's bundle and fails on v2's with ${v2?.name ?? 'no error'}: without a marker, only pinning and the continue-as-new kept it off v2`);
   }
 }
@@ -112,7 +112,7 @@ async function v1HistoryBreaksOnV2(r: Rollout, placed: Placed[]): Promise<void> 
   const sample = placed.find((x) => x.t.phase === 'v1 current' && x.t.flow === 'fundCard' && x.row.ok);
   if (!r.checks.that(sample !== undefined, 'a fundCard that ran on v1 to replay')) return;
   const history = (await historiesOf(r, [sample!.t.workflowId])).get(sample!.t.workflowId)!;
-  const on = async (bundle: string) => (await replay(bundle, r.cluster.config.codec, [{ workflowId: sample!.t.workflowId, history }]))[0].error;
+  const on = async (bundle: string) => (await replay(bundle, r.cluster.config, [{ workflowId: sample!.t.workflowId, history }]))[0].error;
   const [v1, v2] = [await on(r.cluster.env.WORKFLOW_BUNDLE_PATH), await on(r.bundles.v2)];
   r.checks.that(v1 === undefined && v2?.name === 'DeterminismViolationError', `a v1 fundCard history replays on v1's bundle and fails on v2's with ${v2?.name ?? 'no error'}: pinning is what kept such flows on v1`);
 }

@@ -11,15 +11,11 @@ import { isFinal, isUnknownStatus } from '../../shared/statuses';
 import { entityStateSignal } from '../../shared/messages';
 import type { EntityState, WaitTimings, WatchPlan } from '../../shared/types';
 import type { AwaitedKind, Outcome } from './entity-reads';
-import { pollByTheFlow } from './legacy-flow-polling';
 import { unmeteredActivities } from './provider';
 import { trustedSignal } from './trusted-signal';
-import { changeApplies } from './versioning';
+import { targetBuildChanged, targetTakesThisRelease, wakeOnRollOver } from './roll-over';
 
 export type { Outcome };
-
-/** docs/versioning.md: the entity workflow polls; before this marker, the flow polled by itself (auto-upgrading flows ask; pinned ones record no marker). */
-export const ONE_WAY_WAITING_PATCH = 'one-way-waiting';
 
 export const DEFAULT_TIMINGS: Required<WaitTimings> = {
   webhookWaitMs: 30_000,
@@ -34,32 +30,44 @@ export interface AwaitOutcomeOptions {
   timings?: WaitTimings;
   /** The flow did not create the entity (trackPayout): a 404 means it does not exist, not that the provider lags. */
   notCreatedByUs?: boolean;
+  /** When the wait ends (epoch ms), carried by a run that continued as new; by default `timings.deadlineMs` from now. */
+  deadlineAt?: number;
+  /**
+   * Continues the flow as new onto a changed target build (lib/roll-over.ts), handed the wait's
+   * deadline: a days-long wait moves to a new build instead of holding the old one's workers.
+   */
+  rollOver?: (deadlineAt: number) => Promise<never>;
 }
 
 /** Resolves with the first final status, or undefined when the deadline passed; fails with the entity's poll failure. */
-export async function awaitOutcome({ kind, entityId, timings, notCreatedByUs }: AwaitOutcomeOptions): Promise<Outcome | undefined> {
+export async function awaitOutcome({ kind, entityId, timings, notCreatedByUs, deadlineAt: carriedDeadline, rollOver }: AwaitOutcomeOptions): Promise<Outcome | undefined> {
   const t = { ...DEFAULT_TIMINGS, ...timings };
+  const deadlineAt = carriedDeadline ?? Date.now() + t.deadlineMs;
   // The operator's signal, before the deadline: a log line, the ProviderStatus search attribute and
   // a counter (metrics leave no trace in history, so emitting one changes no replay).
   const recordUnknown = (status: string) => recordUnknownStatus(kind, entityId, status);
-  const oneWay = changeApplies(ONE_WAY_WAITING_PATCH);
   let latest: EntityState | undefined;
   let shown: string | undefined;
   setHandler(entityStateSignal, trustedSignal('entityState', (state: EntityState) => {
     if (state.kind !== kind || state.entityId !== entityId) return;
     latest = state;
-    // The legacy path records only what its own poll saw (its histories hold no other upsert).
-    if (oneWay && isUnknownStatus(kind, state.status) && state.status !== shown) recordUnknown((shown = state.status!));
+    if (isUnknownStatus(kind, state.status) && state.status !== shown) recordUnknown((shown = state.status!));
   }));
   const subscriberWorkflowId = workflowInfo().workflowId;
 
-  if (!oneWay) {
-    await unmeteredActivities.subscribeToEntity({ kind, entityId, subscriberWorkflowId });
-    return pollByTheFlow({ kind, entityId, timings: t, latest: () => latest, onUnknown: recordUnknown });
-  }
-  await unmeteredActivities.subscribeToEntity({ kind, entityId, subscriberWorkflowId, watch: { ...watchPlan(t), ...(notCreatedByUs ? {} : { notFoundIsLag: true }) } });
+  await unmeteredActivities.subscribeToEntity({ kind, entityId, subscriberWorkflowId, watch: { ...watchPlan(t, deadlineAt), ...(notCreatedByUs ? {} : { notFoundIsLag: true }) } });
   const settled = () => isFinal(kind, latest?.status) || latest?.watchFailure !== undefined;
-  if (!(await condition(settled, t.deadlineMs))) return undefined;
+  if (rollOver) wakeOnRollOver();
+  // A target of an earlier release (a rollback across releases) is declined: the run then ends on its build.
+  let declined = false;
+  const moving = () => rollOver !== undefined && !declined && targetBuildChanged();
+  for (;;) {
+    if (!(await condition(() => settled() || moving(), Math.max(1, deadlineAt - Date.now())))) return undefined;
+    if (settled()) break;
+    if (await targetTakesThisRelease()) return rollOver!(deadlineAt);
+    log.warn('the target build is of an earlier release: this run stays on its build until it ends', { kind, entityId });
+    declined = true;
+  }
   const failure = latest!.watchFailure;
   if (failure && !isFinal(kind, latest!.status)) throw ApplicationFailure.create({ ...failure, nonRetryable: true });
   return { status: latest!.status!, data: latest!.data ?? {}, source: latest!.source === 'poll' ? 'poll' : 'webhook' };
@@ -82,11 +90,11 @@ function unknownStatusCounter() {
   return metricMeter.createCounter(UNKNOWN_STATUS_METRIC, 'statuses', 'Provider statuses a waiting flow met that are not in our vocabulary (not final until its deadline)');
 }
 
-function watchPlan(t: Required<WaitTimings>): WatchPlan {
+function watchPlan(t: Required<WaitTimings>, deadlineAt: number): WatchPlan {
   const now = Date.now();
   return {
-    pollFrom: now + Math.min(t.webhookWaitMs, t.deadlineMs),
-    deadlineAt: now + t.deadlineMs,
+    pollFrom: Math.min(now + t.webhookWaitMs, deadlineAt),
+    deadlineAt,
     pollInitialIntervalMs: t.pollInitialIntervalMs,
     pollMaxIntervalMs: t.pollMaxIntervalMs,
   };

@@ -11,48 +11,14 @@
  * a newer one by either, and `cardState` shows the time beside the balance. No money rule reads
  * the view (docs/idempotency.md).
  */
-import { log, patched, sleep } from '@temporalio/workflow';
+import { log, sleep } from '@temporalio/workflow';
 import { balanceFresh } from '../../shared/card-rules';
 import type { CardView } from '../../shared/types';
 import type { EntityInbox } from './entity-inbox';
 import { providerCalls } from './provider';
 
-/** docs/versioning.md: card workflows started before it make no reads of their own. */
-export const CARD_BALANCE_REFRESH_PATCH = 'card-balance-refresh';
-/** docs/versioning.md: refreshes asked for while a read is under way share one read after it; before, each asked for its own. */
-export const CARD_BALANCE_COALESCED_PATCH = 'card-balance-coalesced';
-
 const refreshRetry = { retry: { maximumAttempts: 3, maximumInterval: '5 seconds' } } as const;
 
-/**
- * docs/versioning.md: a money update answers once the money moved, and the card is read a second
- * after the last movement of a burst (refreshSoon) instead of before each answer: the read cost a
- * workflow task, an activity and ~100 ms on every movement's path (docs/performance.md, P5).
- */
-export const BALANCE_READ_AFTER_ANSWER_PATCH = 'card-balance-read-after-answer';
-/** How long after a movement the card is read: movements within it share the read. */
-export const BALANCE_READ_DELAY_MS = 1000;
-
-/**
- * docs/versioning.md: a movement answered while the delayed read is already under way asks for a
- * read of its own a second later; before, it shared the read under way, which may have been answered
- * before the movement, and the view kept the balance without it until something else read the card.
- * `patched()` is called only on that path.
- */
-export const BALANCE_READ_AFTER_EVERY_MOVEMENT_PATCH = 'card-balance-read-after-every-movement';
-
-/**
- * docs/versioning.md: a read the provider's own `updatedAt` shows older than the one held (a lagging
- * answer, stamped later than the state it shows) is not taken; before, the later stamp won. `patched()`
- * is called only when the two rules disagree.
- */
-export const CARD_READ_PROVIDER_ORDER_PATCH = 'card-read-provider-order';
-
-/**
- * docs/versioning.md: a movement marks the view stale and the card is read on demand or once per
- * IDLE_READ_MS; before, each burst of movements was read a second after it (refreshSoon).
- */
-export const BALANCE_ON_DEMAND_PATCH = 'card-balance-on-demand';
 /** How long a stale view nobody asks about waits for its read: movements until then share it. */
 export const IDLE_READ_MS = 30_000;
 
@@ -126,9 +92,7 @@ export class CardBalance {
   apply(card: CardView, readAt: number): void {
     const staleByStamp = this.last !== undefined && this.last.readAt > readAt;
     const order = this.#providerOrder(card);
-    const disagree = (order === 'older' && !staleByStamp) || (order === 'newer' && staleByStamp);
-    const stale = disagree && patched(CARD_READ_PROVIDER_ORDER_PATCH) ? order === 'older' : staleByStamp;
-    if (stale) return;
+    if (order === undefined ? staleByStamp : order === 'older') return;
     const consumption = card.totalConsumption === undefined ? {} : { totalConsumption: card.totalConsumption };
     this.last = { availableBalance: card.availableBalance, readAt: Math.max(readAt, this.last?.readAt ?? readAt), ...consumption, ...(card.updatedAt === undefined ? {} : { updatedAt: card.updatedAt }) };
     this.inbox.observe(card.status, { ...card }, readAt);
@@ -139,11 +103,6 @@ export class CardBalance {
     const held = this.last?.updatedAt;
     if (held === undefined || typeof card.updatedAt !== 'number' || card.updatedAt === held) return undefined;
     return card.updatedAt < held ? 'older' : 'newer';
-  }
-
-  /** True when this workflow reads its card (started after card-balance-refresh, or replaying a history that did). */
-  reads(): boolean {
-    return patched(CARD_BALANCE_REFRESH_PATCH);
   }
 
   /** The read under way (and when it started), and the one queued behind it for everyone who asked meanwhile. */
@@ -170,8 +129,6 @@ export class CardBalance {
    * moving money faster than its endpoint's window piled up reads without end.
    */
   refresh(): Promise<void> {
-    if (!this.reads()) return Promise.resolve();
-    if (!patched(CARD_BALANCE_COALESCED_PATCH)) return this.read();
     if (this.next) return this.next;
     if (!this.current) {
       this.currentStartedAt = Date.now();
@@ -188,29 +145,9 @@ export class CardBalance {
     return this.next;
   }
 
-  /** The read a second from now, shared by every movement until its timer fires (one timer, one read per burst). */
-  private soon?: { fired: boolean };
-
-  /** Asks for a read a little later (BALANCE_READ_DELAY_MS), without waiting for it: movements until its timer fires share it. */
-  refreshSoon(): void {
-    // Its timer fired: the read is under way and may have been answered before this movement.
-    if (this.soon?.fired && patched(BALANCE_READ_AFTER_EVERY_MOVEMENT_PATCH)) this.soon = undefined;
-    if (this.soon) return;
-    const soon = { fired: false };
-    this.soon = soon;
-    void sleep(BALANCE_READ_DELAY_MS)
-      .then(() => {
-        soon.fired = true;
-        return this.refresh();
-      })
-      .finally(() => {
-        if (this.soon === soon) this.soon = undefined;
-      });
-  }
-
   /** A read is asked for or under way: a run continuing as new now tells the next one to read at once (no update waits for it). */
   pending(): boolean {
-    return Boolean(this.soon ?? this.next ?? this.current);
+    return Boolean(this.next ?? this.current);
   }
 
   /** What `cardState` says of the balance's age: when it was read, and whether a movement happened since. */

@@ -6,7 +6,7 @@
  * the card's coalesced balance read) at growing intervals until the provider says anything but
  * DELETING, or for a day: past that, reconcile-cards corrects the view as before.
  */
-import { condition, currentUpdateInfo, patched, workflowInfo } from '@temporalio/workflow';
+import { condition, currentUpdateInfo, workflowInfo } from '@temporalio/workflow';
 import type { CardChange } from '../../activities/cards';
 import { DELETE_CARD_FLOW_KIND } from '../../shared/open-items';
 import type { CardBalance } from './card-balance';
@@ -15,16 +15,6 @@ import { openItem } from './open-items';
 import { itemOf } from './open-item-of';
 import { applicationCause } from './provider';
 import { isUnknownOutcomeType } from '../../shared/outcome-unknown';
-
-/** docs/versioning.md: card workflows that deleted their card before it wait for reconcile-cards to see DELETED. */
-export const CARD_DELETION_FOLLOWED_PATCH = 'card-deletion-followed';
-
-/**
- * docs/versioning.md: a delete update that ends not knowing whether the card was deleted (its DELETE's
- * failure may have taken effect and the card could not be read back, or the read after a DELETE that took
- * effect failed) opens its attempt as the open item; before, it only failed. `patched()` is called only there.
- */
-export const DELETE_OPEN_ITEM_PATCH = 'card-delete-open-item';
 
 const FIRST_INTERVAL_MS = 1_000;
 const MAX_INTERVAL_MS = 5 * 60_000;
@@ -61,7 +51,7 @@ export class DeletionFollower {
    * workflow only through the status it reads (DELETED is final).
    */
   follow(afterDelete = false): void {
-    if (this.#running || !this.#deleting() || !this.balance.reads() || !patched(CARD_DELETION_FOLLOWED_PATCH)) return;
+    if (this.#running || !this.#deleting()) return;
     this.#running = true;
     if (afterDelete && this.#follow && this.#follow.until <= Date.now()) this.#follow = undefined;
     this.#follow ??= { until: Date.now() + FOLLOW_FOR_MS, intervalMs: FIRST_INTERVAL_MS };
@@ -121,7 +111,7 @@ export function mayHaveDeleted(err: unknown): boolean {
  * provider's word settled already stays as it is (temporal/open-items.ts startOpenItem).
  */
 export async function openDeleteItem(change: CardChange, err: unknown): Promise<void> {
-  if (!change.attempt || !mayHaveDeleted(err) || !patched(DELETE_OPEN_ITEM_PATCH)) return;
+  if (!change.attempt || !mayHaveDeleted(err)) return;
   const cause = applicationCause(err);
   const { owner, flowKind, cadence } = change.attempt;
   const item = itemOf({ flowKind, owner, input: { cardId: change.cardId, amount: change.amount }, details: cause?.details ?? [], reason: cause?.type ?? 'OutcomeUnknown', keyScope: owner.workflowId });

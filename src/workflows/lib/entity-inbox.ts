@@ -3,7 +3,7 @@
  * (across continue-as-new, via the snapshot), never lets an older status overwrite a newer
  * one, and tells subscribed flows about every change.
  */
-import { getExternalWorkflowHandle, patched } from '@temporalio/workflow';
+import { getExternalWorkflowHandle } from '@temporalio/workflow';
 import { entityStateSignal } from '../../shared/messages';
 import { addressed } from '../../shared/signal-origin';
 import type { EntityKind } from '../../shared/ids';
@@ -12,16 +12,6 @@ import type { EntityState, ProviderEvent } from '../../shared/types';
 
 /** eventIds remembered for de-duplication; older ones are forgotten first. */
 const MAX_REMEMBERED_EVENTS = 2000;
-
-/**
- * docs/versioning.md: a subscriber is told the entity's state when it subscribes once any event
- * was applied, not only once a status is known: an eSIM alert (no status) applied before the
- * subscription reached it. That happens when both arrive in one workflow task: the SDK hands a
- * buffered signal to its handler as the handler is registered, so the events' handler
- * (registered first) takes an event that came after the subscription. `patched()` is asked only
- * when the two rules differ (events applied, no status yet).
- */
-export const SUBSCRIBER_TOLD_OF_EVENTS_PATCH = 'subscriber-told-of-earlier-events';
 
 
 export interface InboxSnapshot {
@@ -90,7 +80,10 @@ export class EntityInbox {
 
   subscribe(workflowId: string): void {
     this.#subscribers.add(workflowId);
-    if (this.state.status !== undefined || (this.state.eventCount > 0 && patched(SUBSCRIBER_TOLD_OF_EVENTS_PATCH))) this.#notifyPending = true;
+    // Told once any event was applied, not only once a status is known: an eSIM alert (no status) applied before the
+    // subscription must reach it. Both can arrive in one workflow task: the SDK hands a buffered signal to its handler
+    // as the handler is registered, so the events' handler (registered first) takes an event that came after the subscription.
+    if (this.state.status !== undefined || this.state.eventCount > 0) this.#notifyPending = true;
   }
 
   get notifyPending(): boolean {

@@ -1,7 +1,6 @@
 /**
  * What the provider says of an entity a flow waits for, by its GET endpoint: the fallback when
- * no webhook says it in time. One reader per kind, so the entity workflow's poll (and the
- * legacy poll of flows started before it, lib/legacy-flow-polling.ts) call the same activities.
+ * no webhook says it in time: one reader per kind, for the entity workflow's poll.
  */
 import type { EntityKind } from '../../shared/ids';
 import { FailureType } from '../../shared/failures';

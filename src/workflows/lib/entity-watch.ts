@@ -10,15 +10,12 @@
  * the next interval: only the deadline ends the wait. A 404 for an entity the waiting flow did not
  * create (trackPayout of an unknown merOrderNo) still tells the flow at once.
  */
-import { condition, log, patched } from '@temporalio/workflow';
+import { condition, log } from '@temporalio/workflow';
 import { isFinal } from '../../shared/statuses';
 import type { WatchPlan } from '../../shared/types';
 import type { EntityInbox } from './entity-inbox';
 import { applicationCause } from './provider';
 import { isAwaitedKind, readEntity } from './entity-reads';
-
-/** docs/versioning.md: before this marker, the first failed read ended every waiting flow. */
-export const POLL_FAILURES_RETRIED_PATCH = 'poll-failures-retried';
 
 /** Each read retries a few times within the interval; then the watch waits for its next one. */
 const pollReadRetry = { retry: { maximumAttempts: 3, maximumInterval: '10 seconds' } } as const;
@@ -65,16 +62,15 @@ export class EntityWatch {
     const { kind, entityId } = this.inbox.state;
     if (!isAwaitedKind(kind)) return;
     log.info('no conclusive webhook in time: the entity polls the provider', { kind, entityId });
-    const tolerant = patched(POLL_FAILURES_RETRIED_PATCH);
     let interval = this.#plan!.pollInitialIntervalMs;
     while (!settled() && Date.now() < this.#plan!.deadlineAt) {
       try {
-        const seen = await readEntity(kind, entityId, tolerant ? pollReadRetry : {});
+        const seen = await readEntity(kind, entityId, pollReadRetry);
         this.inbox.observe(seen.status, seen.data, Date.now());
       } catch (err) {
         const cause = applicationCause(err);
         const failure = { type: cause?.type ?? 'ProviderUnavailable', message: cause?.message ?? String(err), details: [...(cause?.details ?? [])] };
-        if (!tolerant || (failure.type === 'NotFound' && !this.#plan!.notFoundIsLag)) {
+        if (failure.type === 'NotFound' && !this.#plan!.notFoundIsLag) {
           this.inbox.failWatch(failure);
           return;
         }

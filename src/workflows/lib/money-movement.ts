@@ -8,21 +8,16 @@
  * A movement has a deadline (timings.deadlineMs, default MONEY_DEADLINE_MS): when the provider
  * has not said COMPLETED or FAILED by then, the movement ends OutcomeUnknown with its key and
  * the provider's last word, and a card's queue of operations moves on.
- *
- * Release 2: the standalone flows (pinned) ask no marker. The card workflow's movements
- * (auto-upgrading) still ask the deadline's and the timings' (lib/versioning.ts changeApplies):
- * a card workflow's run may hold a movement from before either.
  */
 import { sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { CARD_ID, FLOW_KIND, PROVIDER_STATUS } from '../../shared/search-attributes';
+import { CARD_ID, FLOW_KIND } from '../../shared/search-attributes';
 import { isUnknownStatus, phaseOf } from '../../shared/statuses';
 import { idempotencyKeyFor } from './keys';
 import { FailureType } from '../../shared/failures';
-import { describeErrors, hasErrors, hasTimingsErrors, moneyMovementErrors, withoutTimingsErrors } from '../../shared/card-rules';
+import { describeErrors, hasErrors, moneyMovementErrors } from '../../shared/card-rules';
 import type { MoneyMovementInput, MoneyMovementKind, MoneyMovementResult } from '../../shared/types';
 import { failWith, providerCalls, readAfterEffect } from './provider';
 import { DEFAULT_TIMINGS, recordUnknownStatus } from './await-outcome';
-import { changeApplies } from './versioning';
 import { cadenceOf } from './open-item-of';
 import type { AttemptOf, OpenItemOwner } from '../../shared/open-items';
 
@@ -31,19 +26,9 @@ const moneyRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval:
 
 /** Hours, not days: a movement stuck longer needs a person, and a card's other operations wait behind it. */
 export const MONEY_DEADLINE_MS = 4 * 60 * 60 * 1000;
-/** docs/versioning.md: movements end OutcomeUnknown at their deadline; before, they polled without end. */
-export const MONEY_DEADLINE_PATCH = 'money-movement-deadline';
-
-/**
- * docs/versioning.md: a movement whose `timings` break the rule (moneyTimingsErrors: a deadline above
- * a day, or negative) fails ValidationFailed before any call; before, it ran with them. `patched()`
- * is called only when the timings break the rule, so other histories hold no marker.
- */
-export const MONEY_TIMINGS_CHECKED_PATCH = 'money-timings-checked';
 
 export function validateMoneyMovement(kind: MoneyMovementKind, input: MoneyMovementInput): void {
-  let errors = moneyMovementErrors(kind, input);
-  if (hasTimingsErrors(errors) && !changeApplies(MONEY_TIMINGS_CHECKED_PATCH)) errors = withoutTimingsErrors(errors);
+  const errors = moneyMovementErrors(kind, input);
   if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid ${kind}: ${describeErrors(errors)}`, [{ errors }]);
 }
 
@@ -56,15 +41,13 @@ interface Telling {
 
 export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInput, keyScope = workflowInfo().workflowId, { tellCard = false, owner }: Telling = {}): Promise<MoneyMovementResult> {
   validateMoneyMovement(kind, input);
-  // Always, but in a card workflow's run that may hold a movement from before the deadline.
-  const bounded = changeApplies(MONEY_DEADLINE_PATCH);
   const deadlineMs = input.timings?.deadlineMs ?? MONEY_DEADLINE_MS;
   const deadlineAt = Date.now() + deadlineMs;
   const purpose = kind === 'funding' ? 'fund' : 'wdr';
   const derivedKey = input.idempotencyKey === undefined;
   let idempotencyKey = input.idempotencyKey ?? idempotencyKeyFor(purpose, keyScope);
   // Each call may take what is left of the deadline, retries included.
-  const acts = () => providerCalls(kind, { retry: moneyRetry, idempotencyKey, ...(bounded ? { scheduleToCloseTimeout: Math.max(1000, deadlineAt - Date.now()) } : {}) });
+  const acts = () => providerCalls(kind, { retry: moneyRetry, idempotencyKey, scheduleToCloseTimeout: Math.max(1000, deadlineAt - Date.now()) });
   // A key derived from the workflow ID: a restart of that ID looks for an earlier run's key first (activities/earlier-key.ts).
   const keyOrigin = derivedKey && keyScope === workflowInfo().workflowId ? { keyOrigin: { purpose, workflowId: keyScope } } : {};
   // The activity that sees the movement COMPLETED tells the card workflow (activities/funding.ts): no signal command, no workflow task for its answer.
@@ -91,10 +74,9 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
   // PROCESSING, or a status the spec does not show: not final, so asked again until the deadline.
   let shown: string | undefined;
   while (phaseOf('operation', outcome.status) === 'pending') {
-    if (!bounded && isUnknownStatus('operation', outcome.status)) upsertSearchAttributes([{ key: PROVIDER_STATUS, value: outcome.status }]);
-    // Once per status it shows (log, search attribute, counter); before the deadline marker, an upsert per poll.
-    else if (isUnknownStatus('operation', outcome.status) && outcome.status !== shown) recordUnknownStatus('operation', idempotencyKey, (shown = outcome.status));
-    if (bounded && Date.now() + interval > deadlineAt) unsettled(outcome.status);
+    // Once per status it shows (log, search attribute, counter).
+    if (isUnknownStatus('operation', outcome.status) && outcome.status !== shown) recordUnknownStatus('operation', idempotencyKey, (shown = outcome.status));
+    if (Date.now() + interval > deadlineAt) unsettled(outcome.status);
     await sleep(interval);
     interval = Math.min(interval * 2, input.timings?.pollMaxIntervalMs ?? DEFAULT_TIMINGS.pollMaxIntervalMs);
     const lastStatus = outcome.status;
@@ -112,9 +94,7 @@ export async function moveMoney(kind: MoneyMovementKind, input: MoneyMovementInp
 
 /**
  * The body of the fundCard and withdrawFromCard workflows: searchable by card, then the movement,
- * whose activity tells the card workflow once it sees it COMPLETED. Pinned: no marker (release 2;
- * release 1's histories with markers and the workflow's own signal to the card are in
- * test/replay/histories/, run by release 1 only).
+ * whose activity tells the card workflow once it sees it COMPLETED.
  */
 export async function moneyMovementFlow(kind: MoneyMovementKind, input: MoneyMovementInput): Promise<MoneyMovementResult> {
   const cardId = typeof input?.cardId === 'string' && input.cardId ? [{ key: CARD_ID, value: input.cardId }] : [];

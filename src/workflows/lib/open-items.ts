@@ -9,9 +9,6 @@ import type { Activities } from '../../activities';
 import { mainQueueOf } from '../../shared/entity-queues';
 import type { OpenItem } from '../../shared/open-items';
 
-/** docs/versioning.md: a flow or card update that ends not knowing what moved opens its item; before, it only failed. */
-export const OPEN_ITEMS_PATCH = 'open-items';
-
 /** The item's workflow ID (open-item/<owner>), once it exists. */
 export async function openItem(item: Omit<OpenItem, 'openedAt'>): Promise<string> {
   const { openItemFor } = proxyActivities<Activities>({

@@ -7,21 +7,12 @@
  * path to such a failure, today's and tomorrow's, is marked, and nothing else is.
  */
 import { ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, isCancellation, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { OPEN_ITEMS_PATCH, openItem } from './open-items';
+import { openItem } from './open-items';
 import { itemOf } from './open-item-of';
 import { PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isUnknownOutcomeType } from '../../shared/outcome-unknown';
-import { OUTCOME_UNKNOWN_STATUS } from '../../shared/settlement';
 import { OPEN_ITEM_STATUS } from '../../shared/open-items';
-import { changeApplies, type DeclaresVersioning } from './versioning';
-
-/**
- * docs/versioning.md: the upsert is a new command at the end of histories that may be running (a
- * flow failing OutcomeUnknown on a new worker after it started on an old one). `patched()` is
- * called only on that failure path, so every other history holds no marker; pinned flows record none
- * (release 2: lib/versioning.ts changeApplies).
- */
-export const OUTCOME_UNKNOWN_SEARCHABLE_PATCH = 'outcome-unknown-searchable';
+import type { DeclaresVersioning } from './versioning';
 
 /**
  * The workflow `flow`, marking itself OUTCOME_UNKNOWN when it fails with an unknown outcome, its
@@ -33,11 +24,7 @@ export function markingUnknownOutcome<A extends unknown[], R>(flow: (...args: A)
     try {
       return await flow(...args);
     } catch (err) {
-      const failure = applicationFailureOf(err);
-      // Asked first: a history from before open items replays the searchable branch as it was.
-      if (!(await openItemIfUnsure(err, failure, args[0] as Record<string, unknown> | undefined)) && isUnknownOutcomeType(failure?.type) && changeApplies(OUTCOME_UNKNOWN_SEARCHABLE_PATCH)) {
-        upsertSearchAttributes([{ key: PROVIDER_STATUS, value: OUTCOME_UNKNOWN_STATUS }]);
-      }
+      await openItemIfUnsure(err, applicationFailureOf(err), args[0] as Record<string, unknown> | undefined);
       throw err;
     }
   };
@@ -50,7 +37,7 @@ export function markingUnknownOutcome<A extends unknown[], R>(flow: (...args: A)
  * docs/idempotency.md "Open items": a run that ends not knowing what moved opens its item before it
  * fails (OutcomeUnknown, SubmissionOutcomeUnknown, or any failure whose details say mayHaveTakenEffect), and so does a money flow cancelled by its caller
  * (the provider may still be working on what it sent; the item asks, and closes at once when nothing
- * was sent). Under OPEN_ITEMS_PATCH, asked only on those paths: other histories hold no marker.
+ * was sent).
  */
 async function openItemIfUnsure(err: unknown, failure: ApplicationFailure | undefined, input: Record<string, unknown> | undefined): Promise<boolean> {
   const { workflowType, workflowId, runId } = workflowInfo();
@@ -58,7 +45,6 @@ async function openItemIfUnsure(err: unknown, failure: ApplicationFailure | unde
   // Every failure after a possible effect says so (mayHaveTakenEffect: a deadline with the card CREATING, the order PAID, the payout PENDING).
   const unsure = isUnknownOutcomeType(failure?.type) || (failure?.details ?? []).some((d) => (d as { mayHaveTakenEffect?: unknown } | null)?.mayHaveTakenEffect === true);
   if (!unsure && !cancelled) return false;
-  if (!changeApplies(OPEN_ITEMS_PATCH)) return false;
   const item = itemOf({ flowKind: workflowType, owner: { workflowId, runId }, input, details: failure?.details ?? [], reason: cancelled ? 'Canceled' : failure!.type!, keyScope: workflowId });
   // Its item is now what pages and what is settled: the flow says where to look.
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: OPEN_ITEM_STATUS }]);

@@ -13,7 +13,7 @@ import { approvePayoutUpdate, payoutApprovalQuery, rejectPayoutUpdate } from '..
 import { AWAITING_APPROVAL, PAYOUT_NOT_APPROVED, PROVIDER_STATUS } from '../../shared/search-attributes';
 import { isFinal } from '../../shared/statuses';
 import type { SendPayoutInput, WaitTimings } from '../../shared/types';
-import { awaitOutcome } from './await-outcome';
+import { awaitOutcome, type AwaitOutcomeOptions } from './await-outcome';
 import { applicationCause, failWith, providerCalls, unmeteredActivities } from './provider';
 
 /** Bank transfers may take days: the default deadline is longer than other flows'. */
@@ -23,11 +23,15 @@ export function readPayout(merOrderNo: string): Promise<PayoutAnswer> {
   return providerCalls('general').getPayout({ merOrderNo });
 }
 
+/** How a follow waits: whose payout it is, and across continue-as-new its deadline and how it moves (lib/await-outcome.ts). */
+export type FollowOptions = Pick<AwaitOutcomeOptions, 'notCreatedByUs' | 'deadlineAt' | 'rollOver'>;
+
 /** The payout once terminal, starting from what the provider last said of it. */
-export async function followPayout(merOrderNo: string, latest: PayoutAnswer, timings?: WaitTimings, notCreatedByUs = false): Promise<PayoutAnswer> {
+export async function followPayout(merOrderNo: string, latest: PayoutAnswer, timings?: WaitTimings, options: FollowOptions = {}): Promise<PayoutAnswer> {
+  const { notCreatedByUs = false } = options;
   upsertSearchAttributes([{ key: PROVIDER_STATUS, value: latest.status }]);
   if (isFinal('payout', latest.status)) return latest;
-  const outcome = await awaitOutcome({ kind: 'payout', entityId: merOrderNo, timings: { deadlineMs: DEFAULT_PAYOUT_DEADLINE_MS, ...timings }, notCreatedByUs });
+  const outcome = await awaitOutcome({ kind: 'payout', entityId: merOrderNo, timings: { deadlineMs: DEFAULT_PAYOUT_DEADLINE_MS, ...timings }, ...options });
   if (!outcome) {
     // Ours was created and may still pay out: the flow's open item follows it from here (docs/idempotency.md, "Open items").
     failWith(FailureType.PayoutTrackingTimedOut, `payout ${merOrderNo} had not reached a terminal status when the deadline passed`, [

@@ -4,7 +4,6 @@
  * for budget never spends the retry attempts meant for real failures.
  */
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, proxyActivities, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
-import { changeApplies } from './versioning';
 import type { Activities } from '../../activities';
 import { isFailureType, type FailureTypeName } from '../../shared/failures';
 import { PROVIDER_CALLS, mainQueueOf, priorityOf, rateClassQueue, rateQueueFor, type CallNameOf, type ProviderCallName, type RateClass } from '../../shared/task-queues';
@@ -136,20 +135,18 @@ export function isUnreadableAnswer(err: unknown): boolean {
 }
 
 /**
- * docs/versioning.md: a read that follows a call that took, or may have taken, effect (a movement's
- * polls, a payout's follow) and fails for good ends OutcomeUnknown with `known` (the key, what the
- * provider last said), never with the read's own type (a 403 said InvalidSignature and
- * mayHaveTakenEffect: false while money moved). Asked only on such a failure, and only by auto-upgrading flows (lib/versioning.ts changeApplies).
+ * A read that follows a call that took, or may have taken, effect (a movement's polls, a payout's
+ * follow) and fails for good ends OutcomeUnknown with `known` (the key, what the provider last
+ * said), never with the read's own type (a 403 said InvalidSignature and mayHaveTakenEffect: false
+ * while money moved).
  */
-export const READ_AFTER_EFFECT_PATCH = 'read-after-effect-outcome-unknown';
-
 export async function readAfterEffect<T>(read: () => Promise<T>, what: string, known: Record<string, unknown>, keep: readonly FailureTypeName[] = []): Promise<T> {
   try {
     return await read();
   } catch (err) {
     const cause = applicationCause(err);
     const type = cause?.type as FailureTypeName | undefined;
-    if (!cause || type === 'OutcomeUnknown' || (type !== undefined && keep.includes(type)) || !changeApplies(READ_AFTER_EFFECT_PATCH)) throw err;
+    if (!cause || type === 'OutcomeUnknown' || (type !== undefined && keep.includes(type))) throw err;
     return failWith(
       'OutcomeUnknown',
       `${what} may have moved money, and reading its outcome failed (${cause.type ?? 'unknown'}: ${cause.message}); it stays an open item until the provider's final word or an operator's settlement (\`npm run starter -- open\`, \`settle <ref>\`)`,

@@ -6,24 +6,18 @@
  * `entityObserved`, `entityState`, `cardRead`, `cardMoneyMoved`. A `subscribe` asks for news rather
  * than giving any, and services send it (the client's subscribeToEsim): encryptedSignal.
  */
-import { ApplicationFailure, log, metricMeter, patched, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, log, metricMeter, workflowInfo } from '@temporalio/workflow';
 import { isRefusedPayload } from '../../shared/refused-payload';
 import { isAddressedTo, isOurs } from '../../shared/signal-origin';
 
-/**
- * docs/versioning.md: signals need the bridge's or a worker's MAC and must be addressed to this
- * workflow (issue 50; a MAC'd payload copied from another workflow's history, or a worker's query
- * answer sent as a signal, is not its word). Asked only of a signal that fails either, so a run
- * recorded before keeps applying what it applied then; from the marker on, it drops them.
- */
-export const SIGNALS_NEED_OUR_MAC_PATCH = 'signals-need-our-mac';
 export const DROPPED_SIGNAL_METRIC = 'card_issuing_untrusted_signals_dropped';
 
 export function trustedSignal<A>(name: string, handler: (arg: A) => void): (arg: A) => void {
   return (arg: A) => {
     if (isRefusedPayload(arg)) return drop(name, 'not encrypted with our payload key');
-    if (!isOurs(arg) && patched(SIGNALS_NEED_OUR_MAC_PATCH)) return drop(name, "without the bridge's or a worker's MAC");
-    if (!isAddressedTo(arg, workflowInfo().workflowId) && patched(SIGNALS_NEED_OUR_MAC_PATCH)) return drop(name, 'addressed to another workflow');
+    // Issue 50: a MAC'd payload copied from another workflow's history, or a worker's query answer sent as a signal, is not its word.
+    if (!isOurs(arg)) return drop(name, "without the bridge's or a worker's MAC");
+    if (!isAddressedTo(arg, workflowInfo().workflowId)) return drop(name, 'addressed to another workflow');
     handler(arg);
   };
 }

@@ -6,8 +6,7 @@
  * worker's task (the SDK asks before the workflow first runs on a worker). It writes no command:
  * replay is the same either way.
  */
-import { patched, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
-import { PINNED_FLOWS } from '../../shared/pinned-flows';
+import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 
 export type VersioningBehaviour = 'PINNED' | 'AUTO_UPGRADE';
 
@@ -21,17 +20,4 @@ export function declareVersioning(behaviour: VersioningBehaviour, workflow: (...
   // An unversioned worker reports a version too (the SDK's default build ID), but with no deployment name.
   setWorkflowOptions(() => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: behaviour } : {}), workflow);
   Object.assign(workflow, { versioningBehaviour: behaviour });
-}
-
-const PINNED: ReadonlySet<string> = new Set(PINNED_FLOWS);
-
-/**
- * Whether a marked change applies to this run. Release 2: a pinned flow (shared/pinned-flows.ts)
- * ends on the build that started it and no build replays another's histories of it (the release
- * gate keeps unversioned ones away: temporal/release-gate.ts), so it takes every change and records
- * no marker; an auto-upgrading flow (a card workflow's movement, an onboarding's wait) still asks
- * `patched()` (docs/versioning.md). For the helpers both kinds call: a pinned flow's own code asks nothing.
- */
-export function changeApplies(patchId: string): boolean {
-  return PINNED.has(workflowInfo().workflowType) || patched(patchId);
 }

@@ -6,8 +6,7 @@
  * window that the last of them landed in has ended (X-RateLimit-Reset, read back by each read):
  * however late a batch was dispatched (behind flows), no fixed window of the provider's sees more
  * than one batch, and a batch that fits in a window goes every window, the physical limit. An
- * answer without a believable reset waits a whole window after it instead (runs started before
- * the reset was read always do). A continued run takes its predecessor's pace over.
+ * answer without a believable reset waits a whole window after it instead. A continued run takes its predecessor's pace over.
  */
 import { sleep } from '@temporalio/workflow';
 import type { ReadBudget, WindowedRead } from '../../shared/reconciliation';
@@ -19,8 +18,6 @@ export class ReadPacer {
     private readonly budget: ReadBudget,
     /** When the next batch may start (epoch ms, workflow time). */
     public nextReadAt = 0,
-    /** Whether the run waits for the provider's reset (marker `reconcile-paced-by-reset`) or a whole window. */
-    private readonly byReset = false,
   ) {}
 
   readonly paced: Paced = async (items, read) => {
@@ -30,7 +27,7 @@ export class ReadPacer {
       if (wait > 0) await sleep(wait);
       const batch = await Promise.all(items.slice(i, i + this.budget.readsPerWindow).map(read));
       results.push(...batch);
-      this.nextReadAt = this.byReset ? nextWindowAt(batch, Date.now(), this.budget.windowMs) : Date.now() + this.budget.windowMs;
+      this.nextReadAt = nextWindowAt(batch, Date.now(), this.budget.windowMs);
     }
     return results;
   };

@@ -12,7 +12,7 @@
  * opens again every item whose run ended without a record, and opens an item for every
  * `moved-unaccounted` (issue 51): money the provider moved with no record of ours pages until settled.
  */
-import { log, patched, proxyActivities } from '@temporalio/workflow';
+import { log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { hoursBetween } from '../../shared/search-attributes';
 import { entityQueue } from '../../shared/task-queues';
@@ -26,16 +26,6 @@ import { declareVersioning } from '../lib/versioning';
 const CLOSED = ['Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut'];
 /** Card workflows are listed by the hours of the look-back, the last 31 days of it at most (744 hours: a query of bounded size). */
 const CARD_UPDATES_LOOK_BACK_MS = 31 * 24 * 3_600_000;
-/** Marker: runs also list running money flows and the card workflows that moved money in the look-back (MoneyMovedHour). */
-const RUNNING_AND_CARD_UPDATES = 'reconcile-money-running-and-card-updates';
-/** Marker (docs/versioning.md): runs also list issueCard, whose initialAmount moves money (a run that ended without its card). */
-const EVERY_MONEY_FLOW = 'reconcile-money-every-flow';
-/** Marker (docs/versioning.md, issue 51): a run not told `since` reads from its last completed run's start, not a fixed window. */
-const SINCE_LAST_RUN = 'reconcile-money-since-last-run';
-/** Marker: a run first opens again the items whose run ended without a record (terminated, cancelled, timed out). */
-const REOPENS_ENDED_ITEMS = 'reconcile-money-reopens-ended-items';
-/** Marker: every moved-unaccounted is an open item. */
-const UNACCOUNTED_ITEMS = 'reconcile-money-unaccounted-items';
 
 /** Items are started and reopened on Temporal only; a list of a thousand may take a while. */
 const items = proxyActivities<Activities>({
@@ -45,20 +35,21 @@ const items = proxyActivities<Activities>({
 
 export async function reconcileMoney(input: ReconcileInput = {}): Promise<DriftReport> {
   const reads = providerCalls('reconcile');
-  const kinds = [...MONEY_FLOW_KINDS, ...(patched(EVERY_MONEY_FLOW) ? ['issueCard'] : [])].map(literal).join(', ');
+  // issueCard too: its initialAmount moves money (a run that ended without its card).
+  const kinds = [...MONEY_FLOW_KINDS, 'issueCard'].map(literal).join(', ');
   const closedSince = (sinceMs: number) => `ExecutionStatus IN (${CLOSED.map(literal).join(', ')}) AND CloseTime >= ${literal(new Date(sinceMs).toISOString())}`;
   // By type too: a flow terminated before its first task never set its FlowKind.
   const flows = `TaskQueue = ${literal(mainQueue())} AND (FlowKind IN (${kinds}) OR WorkflowType IN (${kinds}))`;
+  // Running money flows and closed ones, and the card workflows that moved money in the look-back (MoneyMovedHour).
   const query = (sinceMs: number) =>
-    patched(RUNNING_AND_CARD_UPDATES)
-      ? `(${flows} AND (ExecutionStatus = 'Running' OR (${closedSince(sinceMs)}))) OR ` +
-        `(WorkflowType = 'cardLifecycle' AND TaskQueue = ${literal(entityQueue(mainQueue()))} AND MoneyMovedHour IN (${hoursBetween(Math.max(sinceMs, Date.now() - CARD_UPDATES_LOOK_BACK_MS), Date.now()).map(literal).join(', ')}))`
-      : `${flows} AND ${closedSince(sinceMs)}`;
+    `(${flows} AND (ExecutionStatus = 'Running' OR (${closedSince(sinceMs)}))) OR ` +
+    `(WorkflowType = 'cardLifecycle' AND TaskQueue = ${literal(entityQueue(mainQueue()))} AND MoneyMovedHour IN (${hoursBetween(Math.max(sinceMs, Date.now() - CARD_UPDATES_LOOK_BACK_MS), Date.now()).map(literal).join(', ')}))`;
   const options: RunOptions = {};
   if (input.resume === undefined) {
-    // Told `since`: read that, and say so (the next run does not read from this one's start).
-    if (patched(SINCE_LAST_RUN)) options.lookBack = input.since === undefined ? await sinceLastRun(lookBackMs('money', input)) : { sinceMs: Date.now() - lookBackMs('money', input), from: 'input' };
-    if (patched(REOPENS_ENDED_ITEMS)) options.tally = { reopenedItems: await items.reopenEndedItems() };
+    // Not told `since`: from the last completed run's start (issue 51). Told: read that, and say so (the next run does not read from this one's start).
+    options.lookBack = input.since === undefined ? await sinceLastRun(lookBackMs('money', input)) : { sinceMs: Date.now() - lookBackMs('money', input), from: 'input' };
+    // First, the items whose run ended without a record (terminated, cancelled, timed out) open again.
+    options.tally = { reopenedItems: await items.reopenEndedItems() };
   }
   return runReconciliation('money', input, query, async (req, paced) => {
     const page = await temporalSide.moneyClaimsPage(req);
@@ -84,7 +75,7 @@ async function sinceLastRun(defaultMs: number): Promise<LookBack> {
 async function asItems(found: Array<{ claim: MoneyClaim; side: ProviderSide; difference?: Difference }>): Promise<{ differences: Difference[]; tally?: Record<string, number> }> {
   const differences = found.flatMap((f) => f.difference ?? []);
   const unaccounted = found.filter((f) => f.difference?.kind === 'moved-unaccounted');
-  if (unaccounted.length === 0 || !patched(UNACCOUNTED_ITEMS)) return { differences };
+  if (unaccounted.length === 0) return { differences };
   const states = await items.openUnaccountedItems({ claims: unaccounted.map(({ claim, side }) => ({ claim, providerSaid: saidOf(side) })) });
   const accounted = new Set(unaccounted.filter((_, i) => states[i].state === 'settled' && states[i].verdict === 'moved').map((f) => f.difference));
   return { differences: differences.filter((d) => !accounted.has(d)), tally: { unaccountedItems: states.filter((s) => s.state === 'open').length } };

@@ -4,20 +4,17 @@
  * list is its report's `bins`, so the baseline is the same whichever worker runs it, and after a
  * restart; without a report that lists them (the first run), the running worker's cache is it.
  */
-import { patched } from '@temporalio/workflow';
 import type { Difference, DriftReport, ReconcileInput } from '../../shared/reconciliation';
 import { providerCalls } from '../lib/provider';
 import { mainQueue, runReconciliation, temporalSide } from './run';
 import { declareVersioning } from '../lib/versioning';
 
-/** docs/versioning.md: before it, a run compared against the running worker's cache alone (empty on a fresh worker: nothing reported). */
-export const BINS_AGAINST_LAST_REPORT_PATCH = 'refresh-bins-against-last-report';
-
 export async function refreshBins(input: ReconcileInput = {}): Promise<DriftReport> {
   const reads = providerCalls('reconcile');
   let bins: string[] | undefined;
   const report = await runReconciliation('bins', input, () => 'GET /card-bins', async () => {
-    const reported = patched(BINS_AGAINST_LAST_REPORT_PATCH) ? await temporalSide.lastReportedBins({ taskQueue: mainQueue() }) : null;
+    // Against the last run's report, not the running worker's cache alone (empty on a fresh worker: nothing reported).
+    const reported = await temporalSide.lastReportedBins({ taskQueue: mainQueue() });
     const { before, after } = await reads.reconcileRefreshBins();
     bins = after;
     const known = reported ?? before;

@@ -5,7 +5,7 @@
  * (its state is its history). The progress query says how far it is. The report is the last
  * run's result, and its metrics and summary line are recorded by an activity.
  */
-import { makeContinueAsNewFunc, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { makeContinueAsNewFunc, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import { rollOverOptions, targetBuildChanged, wakeOnRollOver } from '../lib/roll-over';
 import type { Activities } from '../../activities';
 import {
@@ -22,7 +22,7 @@ import {
 import { mainQueueOf } from '../../shared/task-queues';
 import { failWith } from '../lib/provider';
 import { FailureType } from '../../shared/failures';
-import { ReadPacer, unpaced, type Paced } from './pace';
+import { ReadPacer, type Paced } from './pace';
 import type { LookBack } from '../../shared/reconcile-checks';
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -56,11 +56,6 @@ export interface RunOptions {
 /** Checks one page; its provider reads go through `paced`, which keeps the run within its share. */
 export type CheckPage = (req: { query: string; pageToken?: string; pageSize: number; sinceMs?: number }, paced: Paced) => Promise<PageOutcome>;
 
-/** Marker: runs read in batches of their share of the window (pace.ts); earlier ones read a page at once. */
-const PACED_READS = 'reconcile-paced-reads';
-/** Marker: a batch is followed once the provider's window it landed in has ended (its reset), not a whole window after its answers. */
-const PACED_BY_RESET = 'reconcile-paced-by-reset';
-
 export async function runReconciliation(kind: ReconcileKind, input: ReconcileInput, query: (sinceMs: number) => string, checkPage: CheckPage, options: RunOptions = {}): Promise<DriftReport> {
   const { lookBack, tally } = options;
   const sinceMs = lookBack?.sinceMs ?? Date.now() - lookBackMs(kind, input);
@@ -72,14 +67,15 @@ export async function runReconciliation(kind: ReconcileKind, input: ReconcileInp
   setHandler(reconcileProgressQuery, () => ({ kind, pages: progress.pages, checked: progress.checked, differences: progress.differences.length, corrected: progress.corrected, done }));
   wakeOnRollOver();
   const pageSize = input?.pageSize ?? DEFAULT_PAGE_SIZE;
-  const pacer = patched(PACED_READS) ? new ReadPacer(await temporalSide.readReconcileBudget({ reconciliation: RECONCILIATIONS[kind].scheduleId }), progress.nextReadAt, patched(PACED_BY_RESET)) : undefined;
+  // Reads in batches of the run's share of the window (pace.ts).
+  const pacer = new ReadPacer(await temporalSide.readReconcileBudget({ reconciliation: RECONCILIATIONS[kind].scheduleId }), progress.nextReadAt);
   let pagesThisRun = 0;
   while (progress.pageToken !== null) {
     // Also onto a new target build, between pages (lib/roll-over.ts).
     if (pagesThisRun >= (input?.pagesPerRun ?? PAGES_PER_RUN) || workflowInfo().continueAsNewSuggested || targetBuildChanged()) {
-      await makeContinueAsNewFunc<(i: ReconcileInput) => Promise<DriftReport>>(rollOverOptions())({ ...input, resume: { ...progress, nextReadAt: pacer?.nextReadAt } });
+      await makeContinueAsNewFunc<(i: ReconcileInput) => Promise<DriftReport>>(rollOverOptions())({ ...input, resume: { ...progress, nextReadAt: pacer.nextReadAt } });
     }
-    const page = await checkPage({ query: progress.query, pageToken: progress.pageToken, pageSize, ...(progress.sinceMs === undefined ? {} : { sinceMs: progress.sinceMs }) }, pacer?.paced ?? unpaced);
+    const page = await checkPage({ query: progress.query, pageToken: progress.pageToken, pageSize, ...(progress.sinceMs === undefined ? {} : { sinceMs: progress.sinceMs }) }, pacer.paced);
     progress.pages++;
     pagesThisRun++;
     progress.checked += page.checked;

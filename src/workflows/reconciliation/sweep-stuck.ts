@@ -4,13 +4,9 @@
  * search attribute), each with where it waits. It reads Temporal only.
  */
 import { EXPECTED_FLOW_MS, literal, parseDuration, type Difference, type DriftReport, type ReconcileInput } from '../../shared/reconciliation';
-import { patched } from '@temporalio/workflow';
 import { isUnknownStatus, type StatusResource } from '../../shared/statuses';
 import { mainQueue, runReconciliation, temporalSide } from './run';
 import { declareVersioning } from '../lib/versioning';
-
-/** docs/versioning.md: a running flow on a status its kind knows (a KYC review PENDING) is not stuck until its kind's time has passed. */
-export const SWEEP_KNOWN_STATUSES_PATCH = 'sweep-stuck-known-statuses';
 
 /** The resource whose statuses each flow kind waits on (shared/statuses.ts). */
 const RESOURCE_OF: Readonly<Record<string, StatusResource>> = {
@@ -34,10 +30,9 @@ export async function sweepStuck(input: ReconcileInput = {}): Promise<DriftRepor
     const expected = (f: (typeof page.items)[number]) => stuckAfter ?? EXPECTED_FLOW_MS[kindOf(f)] ?? Number.POSITIVE_INFINITY;
     const late = (f: (typeof page.items)[number]) => now - f.startTime > expected(f);
     // Stuck means past what the kind's own timings allow, or waiting on a status we do not know: a KYC review
-    // PENDING for a day is normal work. Before the marker, any ProviderStatus counted (asked only where the rules disagree).
+    // PENDING for a day is normal work.
     const onKnownStatus = (f: (typeof page.items)[number]) => f.searchAttributes.ProviderStatus !== undefined && !waitsOnUnknownStatus(kindOf(f), f.searchAttributes.ProviderStatus);
-    const knownIsNotStuck = page.items.some((f) => onKnownStatus(f) && !late(f)) && patched(SWEEP_KNOWN_STATUSES_PATCH);
-    const stuck = page.items.filter((f) => late(f) || (f.searchAttributes.ProviderStatus !== undefined && !(knownIsNotStuck && onKnownStatus(f))));
+    const stuck = page.items.filter((f) => late(f) || (f.searchAttributes.ProviderStatus !== undefined && !onKnownStatus(f)));
     const waits = stuck.length > 0 ? await temporalSide.whereFlowsWait({ flows: stuck.map(({ workflowId, runId }) => ({ workflowId, runId })) }) : [];
     const differences: Difference[] = stuck.map((f, i) => ({
       kind: 'flow-stuck',
