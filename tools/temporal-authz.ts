@@ -1,5 +1,5 @@
 /**
- * tools/temporal-authz: Temporal's server (go.temporal.io/server v1.29.1, the one our CLI embeds)
+ * tools/temporal-authz: Temporal's server (go.temporal.io/server v1.29.1, the one the CLI v1.5.1 embeds)
  * with an authorizer of ours that gives each process only its calls (the bridge: signal entity
  * workflows, nothing else; see main.go). Built with `go build` once per machine into the cache
  * outside the clone (~/.cache/card-issuing/temporal-authz/<server version>-<source hash>/), the way

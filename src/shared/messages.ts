@@ -41,8 +41,9 @@ export const entityStateSignal = defineSignal<[EntityState]>('entityState');
  */
 export const rollOverSignal = defineSignal('rollOver');
 /**
- * Legacy (docs/versioning.md, one-way waiting): a flow started before entity workflows polled
- * by themselves tells the entity what its own poll saw. New flows never send it.
+ * Legacy: a flow started before entity workflows polled by themselves (release 1) told the entity
+ * what its own poll saw. No flow of release 4 sends it; the entity still takes it from one that a
+ * promotion held on an earlier build.
  */
 export const entityObservedSignal = defineSignal<[{ status: string; data: Record<string, unknown> }]>('entityObserved');
 

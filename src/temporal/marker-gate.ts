@@ -1,5 +1,5 @@
 /**
- * The marker gate (docs/versioning.md, "Release 4"): release 4 dropped every patch marker, so a build
+ * The marker gate (docs/versioning.md, "Releases 3 and 4"): release 4 dropped every patch marker, so a build
  * of it may take flows (a ramp, a promotion, a rollout) only once no running run can replay on it a
  * history that took a marker. A pinned run never does: it stays on its build and reaches a new one
  * only by a continue-as-new, which starts a fresh history.

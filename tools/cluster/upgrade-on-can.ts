@@ -1,7 +1,7 @@
 /**
  * `npm run upgrade-on-can-check [-- --bin-dir DIR]` (opt-in, not part of `npm test`): does this
- * Temporal server move a pinned run to a new current build at continue-as-new? Release 3 rests on it
- * (docs/versioning.md, "Release 3"). On the cluster's server (tools/cluster/server-build.ts, built
+ * Temporal server move a pinned run to a new current build at continue-as-new? Releases 3 and 4 rest
+ * on it (docs/versioning.md, "Releases 3 and 4"). On the cluster's server (tools/cluster/server-build.ts, built
  * once) with PostgreSQL, or on the server and SQL tool in DIR (e.g. the v1.29.1 one, to see it not):
  * a run of tools/cluster/builds/upgrade-on-can.ts starts pinned on build v1; build v2's worker polls
  * and v2 becomes current; the run must continue as new onto v2 by itself. Exit 0 when it did,

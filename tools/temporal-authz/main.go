@@ -1,5 +1,5 @@
-// Command temporal-authz is Temporal's own server (go.temporal.io/server, the version our Temporal
-// CLI embeds) with one change: an Authorizer that gives each process of card-issuing only the calls
+// Command temporal-authz is Temporal's own server (go.temporal.io/server, the version the Temporal
+// CLI v1.5.1 embeds) with one change: an Authorizer that gives each process of card-issuing only the calls
 // it makes. Temporal's default authorizer knows four namespace roles (read, write, worker, admin), and
 // a writer may start any workflow and poll any queue; it cannot say "the webhook bridge may only
 // signal entity workflows". Everything else is the stock server: the config file is Temporal's own
