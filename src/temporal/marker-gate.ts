@@ -50,8 +50,15 @@ export interface MarkerGate {
 
 const MAX_LISTED = 1000;
 
+/**
+ * The Nexus relay asked no marker in release 3 and release 4 did not change it, so its runs replay on
+ * either; its workers are unversioned (fleet/workers.ts), so its runs are never pinned and would
+ * otherwise close the gate for as long as any relay waits.
+ */
+const UNMARKED_IN_RELEASE_3: readonly string[] = ['onboardingRelay'];
+
 const notPinned = "(TemporalWorkflowVersioningBehavior IS NULL OR TemporalWorkflowVersioningBehavior != 'Pinned')";
-const blockingTypes = ROLLING_FLOWS.filter((type) => !(RELEASE_3_AUTO_UPGRADING as readonly string[]).includes(type));
+const blockingTypes = ROLLING_FLOWS.filter((type) => !(RELEASE_3_AUTO_UPGRADING as readonly string[]).includes(type) && !UNMARKED_IN_RELEASE_3.includes(type));
 
 /** Running runs of the long-lived types on the deployment's workflow queues that are not pinned: `kind` says which of the two. */
 export function markerGateQuery(taskQueues: string[], kind: 'blocking' | 'toHold' = 'blocking'): string {
