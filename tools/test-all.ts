@@ -1,8 +1,9 @@
 /**
  * `npm test`, after provisioning (tools/provision.ts): the type-check and the lint side by side (each
  * takes one core; one after the other they were ≈ 75 s of the critical path), then, when both pass,
- * jest on JEST_WORKERS workers. Each check's output is printed whole when it ends; jest's as it goes.
- * Exit 1 when any failed. Arguments go to jest.
+ * jest on JEST_WORKERS workers, and beside it a second jest for the WAITING_SUITES. Each check's
+ * output is printed whole when it ends, and so is the waiting lane's; the main jest's as it goes.
+ * Exit 1 when any failed. Arguments go to jest; with a test path among them, one jest runs them all.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -16,6 +17,22 @@ const ROOT = join(__dirname, '..');
  * provider clock overtaking a test's expectation, a 180 s hang).
  */
 export const JEST_WORKERS = 2;
+
+/**
+ * Suites that wait on their scenario far more than they compute (docs/testing.md, "Where the time
+ * goes": at most a quarter of a core-second per second): an outage of a dev server of their own, a
+ * rollout's soak, a provider holding reads and money for seconds. On the two main workers each held a
+ * slot for a minute while the cores idled; in a lane of their own (a second jest, with its own dev
+ * server, two workers) they run beside the suites that compute.
+ */
+export const WAITING_SUITES = [
+  'test/money-edges/books-soak.test.ts',
+  'test/money-edges/waiting.test.ts',
+  'test/bridge/temporal-outage.test.ts',
+  'test/observability/worker-outage-logs.test.ts',
+  'test/deploy/rollout.test.ts',
+];
+const WAITING_LANE_WORKERS = 2;
 
 interface Step {
   name: string;
@@ -51,9 +68,20 @@ async function main(jestArgs: string[]): Promise<number> {
     run({ name: 'lint (eslint src test tools)', bin: 'eslint/bin/eslint.js', args: ['src', 'test', 'tools'], buffered: true }),
   ]);
   // A change that does not type-check or lint gets its answer now, not after the suites.
-  if (results.every((r) => r.code === 0)) results.push(await run({ name: 'jest', bin: 'jest/bin/jest.js', args: [...workers, ...jestArgs], buffered: false }));
+  if (results.every((r) => r.code === 0)) results.push(...(await Promise.all(jestRuns(workers, jestArgs).map(run))));
   process.stderr.write(`\n${results.map((r) => `${r.name}: ${r.code === 0 ? 'passed' : 'FAILED'} (${r.seconds.toFixed(0)} s)`).join('\n')}\n`);
   return results.every((r) => r.code === 0) ? 0 : 1;
+}
+
+/** The main jest, and the waiting lane's beside it when the whole suite runs (no test path among the arguments). */
+function jestRuns(workers: string[], jestArgs: string[]): Step[] {
+  const jest = (name: string, args: string[], buffered: boolean): Step => ({ name, bin: 'jest/bin/jest.js', args, buffered });
+  if (jestArgs.some((a) => !a.startsWith('-'))) return [jest('jest', [...workers, ...jestArgs], false)];
+  const ignored = WAITING_SUITES.map((path) => `<rootDir>/${path.replace(/[.]/g, '\\.')}$`);
+  return [
+    jest('jest', [...workers, ...jestArgs, '--testPathIgnorePatterns', ...ignored], false),
+    jest('jest, waiting lane', [`--maxWorkers=${WAITING_LANE_WORKERS}`, ...jestArgs, '--runTestsByPath', ...WAITING_SUITES], true),
+  ];
 }
 
 if (require.main === module) {
