@@ -4,6 +4,8 @@
  * jest on JEST_WORKERS workers, and beside it a second jest for the WAITING_SUITES. Each check's
  * output is printed whole when it ends, and so is the waiting lane's; the main jest's as it goes.
  * Exit 1 when any failed. Arguments go to jest; with a test path among them, one jest runs them all.
+ * (Starting the checks beside the jests saves ≈ 20 s but a failed check then has to stop jest's own
+ * worker processes, which outlive a SIGTERM to jest: not done.)
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -19,11 +21,11 @@ const ROOT = join(__dirname, '..');
 export const JEST_WORKERS = 2;
 
 /**
- * Suites that wait on their scenario far more than they compute (docs/testing.md, "Where the time
- * goes": at most a quarter of a core-second per second): an outage of a dev server of their own, a
- * rollout's soak, a provider holding reads and money for seconds. On the two main workers each held a
- * slot for a minute while the cores idled; in a lane of their own (a second jest, with its own dev
- * server, two workers) they run beside the suites that compute.
+ * Suites that wait on their scenario more than they compute (docs/testing.md, "Where the time goes":
+ * at most 0.45 core-seconds per second): an outage of a dev server of their own, a rollout's soak, a
+ * provider holding money PROCESSING for seconds while an owner is terminated or a deadline passes. On
+ * the two main workers each held a slot for a minute while the cores idled; in a lane of their own (a
+ * second jest, with its own dev server, two workers) they run beside the suites that compute.
  */
 export const WAITING_SUITES = [
   'test/money-edges/books-soak.test.ts',
@@ -31,6 +33,10 @@ export const WAITING_SUITES = [
   'test/bridge/temporal-outage.test.ts',
   'test/observability/worker-outage-logs.test.ts',
   'test/deploy/rollout.test.ts',
+  'test/money-edges/attempts.test.ts',
+  'test/money-edges/open-items.test.ts',
+  'test/money-edges/answers.test.ts',
+  'test/money-edges/restarts.test.ts',
 ];
 const WAITING_LANE_WORKERS = 2;
 
