@@ -35,7 +35,7 @@ import type { HostedKycInput, ManualKycInput, OnboardCardholderInput, OnboardCar
 import { awaitOutcome } from './lib/await-outcome';
 import { applicationCause, failWith, providerCalls, unmeteredActivities, type ProviderCalls } from './lib/provider';
 import { declareVersioning } from './lib/versioning';
-import { carriedOver, rollOverWith } from './lib/roll-over';
+import { carriedFieldErrors, carriedOver, rollOverWith } from './lib/roll-over';
 
 /** Memo key under which a run records what became of its submission. */
 export const KYC_SUBMISSION_MEMO = 'kycSubmission';
@@ -103,7 +103,7 @@ async function submitted(input: OnboardInput): Promise<OnboardingProgress & { ca
   const progress: OnboardingProgress = { mode: kycModeOf(input), warnings: [] };
   setHandler(onboardingQuery, () => progress);
   // A caller's `awaiting` is not the run before's: refused as a field like any other.
-  assertValid({ ...onboardErrors(input), ...('awaiting' in (input ?? {}) ? { awaiting: 'is not a field of an onboarding: a run carries it across a continue-as-new only' } : {}) });
+  assertValid({ ...onboardErrors(input), ...carriedFieldErrors(input, 'awaiting', 'an onboarding') });
   if (progress.mode === 'manual') {
     log.warn(MANUAL_KYC_DEPRECATION);
     progress.warnings.push(MANUAL_KYC_DEPRECATION);

@@ -30,7 +30,7 @@ import { awaitPayoutApproval, followPayout } from './lib/payout';
 import { MONEY_DEADLINE_MS } from './lib/money-movement';
 import { failWith, providerCalls } from './lib/provider';
 import { declareVersioning } from './lib/versioning';
-import { carriedOver, rollOverWith } from './lib/roll-over';
+import { carriedFieldErrors, carriedOver, rollOverWith } from './lib/roll-over';
 
 /** A payout's creation is not given up on for a count of attempts: only its deadline ends it. */
 const creationRetry = { maximumAttempts: Number.POSITIVE_INFINITY, maximumInterval: '20 seconds' } as const;
@@ -71,7 +71,7 @@ async function follow(input: SendPayoutFlowInput, created: PayoutAnswer, deadlin
 
 function sendPayoutErrors(input: SendPayoutFlowInput): FieldErrors {
   const { idempotencyKey, timings, approval, following: _carried, ...request } = input;
-  const errors: FieldErrors = { ...createPayoutRequest.errors(request), ...payoutTimingsErrors(timings), ...payoutApprovalGateErrors(approval) };
+  const errors: FieldErrors = { ...createPayoutRequest.errors(request), ...payoutTimingsErrors(timings), ...payoutApprovalGateErrors(approval), ...carriedFieldErrors(input, 'following', 'a payout') };
   return idempotencyKey === undefined ? errors : { ...errors, ...keyErrors(idempotencyKey) };
 }
 

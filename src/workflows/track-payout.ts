@@ -15,12 +15,13 @@ import { upsertSearchAttributes } from '@temporalio/workflow';
 import { createPayoutRequest } from '../provider-api/payouts';
 import type { PayoutAnswer as Payout } from '../provider/answers';
 import { FailureType } from '../shared/failures';
+import { describeErrors, hasErrors } from '../shared/card-rules';
 import { FLOW_KIND } from '../shared/search-attributes';
 import type { TrackPayoutInput } from '../shared/types';
 import { followPayout, readPayout } from './lib/payout';
 import { failWith } from './lib/provider';
 import { declareVersioning } from './lib/versioning';
-import { carriedOver, rollOverWith } from './lib/roll-over';
+import { carriedFieldErrors, carriedOver, rollOverWith } from './lib/roll-over';
 
 /** The flow's own input: a caller's, and across a continue-as-new onto a new build, the deadline it keeps. */
 export type TrackPayoutFlowInput = TrackPayoutInput & { deadlineAt?: number };
@@ -36,11 +37,9 @@ export async function trackPayout(input: TrackPayoutFlowInput): Promise<Payout> 
   });
 }
 
-function assertValid(input: TrackPayoutInput): void {
-  const errors = createPayoutRequest.only('merOrderNo').errors({ merOrderNo: input?.merOrderNo });
-  if (errors.merOrderNo !== undefined) {
-    failWith(FailureType.ValidationFailed, `invalid payout tracking request: merOrderNo ${errors.merOrderNo}`, [{ errors }]);
-  }
+function assertValid(input: TrackPayoutFlowInput): void {
+  const errors = { ...createPayoutRequest.only('merOrderNo').errors({ merOrderNo: input?.merOrderNo }), ...carriedFieldErrors(input, 'deadlineAt', 'a payout tracking request') };
+  if (hasErrors(errors)) failWith(FailureType.ValidationFailed, `invalid payout tracking request: ${describeErrors(errors)}`, [{ errors }]);
 }
 
 // docs/versioning.md: waits days for a payout's terminal status, pinned to each run's build; moves to a new build at a continue-as-new while it waits (lib/roll-over.ts).

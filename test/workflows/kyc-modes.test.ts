@@ -69,7 +69,7 @@ describe('onboardCardholder: manual and hosted', () => {
     expect((await stack.control('GET', '/stats')).endpoints.submitKycForm.requests).toBeGreaterThan(0);
 
     await stack.control('PUT', '/config', { faults: { endpoints: { 'POST /kyc/cardholders/form': { errorRate: 0 } } } });
-    // Issue 29, case 6: the duplicate check ignores REJECTED cardholders, so a restart never submits again (marker kyc-restart-never-resubmits).
+    // Issue 29, case 6: the duplicate check ignores REJECTED cardholders, so a restart never submits again.
     const submissions = (await stack.control('GET', '/stats')).endpoints.submitKycForm.requests;
     const feesBefore = await charged();
     const again = await workflowFailure(stack.client.workflow.execute('onboardCardholder', { taskQueue: stack.taskQueue, workflowId: workflowId!, args: [input!] }));

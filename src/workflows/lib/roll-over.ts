@@ -35,6 +35,12 @@ export function carriedOver<T>(value: T | undefined): T | undefined {
   return workflowInfo().continuedFromExecutionRunId === undefined ? undefined : value;
 }
 
+/** A caller's start that sets `field`, which only a run continued as new carries: refused as any unknown field is, naming it. */
+export function carriedFieldErrors(input: unknown, field: string, of: string): Record<string, string> {
+  const set = typeof input === 'object' && input !== null && field in input;
+  return set && workflowInfo().continuedFromExecutionRunId === undefined ? { [field]: `is not a field of ${of}: a run carries it across a continue-as-new only` } : {};
+}
+
 /**
  * Whether the builds the run may be handed are of this release or a later one. A run that carries
  * what only this release reads (a payout's created order, an onboarding's wait without the
