@@ -38,6 +38,7 @@ import { applicationCause, providerCalls } from './lib/provider';
 import { openItem } from './lib/open-items';
 import { itemOf } from './lib/open-item-of';
 import { isUnknownOutcomeType } from '../shared/outcome-unknown';
+import { CARD_ACTION_PRIORITY } from '../shared/task-queues';
 import { declareVersioning } from './lib/versioning';
 import { trustedSignal, trustedStart } from './lib/trusted-signal';
 import { answerAgain, carriedSnapshot, idleReadMsOf, recordTransaction, refuseUnauthorised, refuseWhileOverdue, rejectIf, serialiser } from './lib/card-handlers';
@@ -97,6 +98,9 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
   };
   const general = providerCalls('general');
   const sensitive = providerCalls('sensitive');
+  // A card action's read-back is part of the action a person waits for: it goes before the flows' card reads
+  // (issuance polls), as the action itself does (shared/task-queues.ts CARD_ACTION_PRIORITY).
+  const readBack = providerCalls('general', { priority: { priorityKey: CARD_ACTION_PRIORITY } });
 
   const watch = new EntityWatch(inbox, input.watch);
   const balance = new CardBalance(cardId, inbox, input.balanceRead, input.lastMovedAt, idleReadMsOf(input.balanceIdleReadMs));
@@ -177,7 +181,7 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
       // A refused capability reached no provider: nothing to read back.
       if (request.action !== 'delete' || applicationCause(err)?.type === FailureType.Unauthorized) throw err;
       // What it reads settles the delete's attempt (activities/cards.ts getCard); a delete that may have taken effect and reads nothing is an open item.
-      const card = await general.getCard({ cardId, ...(request.attempt ? { deleteAttempt: request.attempt.owner } : {}) }).catch(() => undefined);
+      const card = await readBack.getCard({ cardId, ...(request.attempt ? { deleteAttempt: request.attempt.owner } : {}) }).catch(() => undefined);
       if (!card || !isDeleteUnderWay(card.status)) {
         if (card) inbox.set(card.status, { ...card }, Date.now());
         else await openDeleteItem(request, err);
@@ -186,7 +190,7 @@ export async function cardLifecycle(started: CardLifecycleInput): Promise<CardLi
       return card;
     }
     // The change took effect (a delete returns the balance to the wallet): a read back that fails for good says so, never that nothing happened.
-    return general.getCard({ cardId }).catch(async (err: unknown) => {
+    return readBack.getCard({ cardId }).catch(async (err: unknown) => {
       const cause = applicationCause(err);
       if (!cause) throw err;
       const failure = ApplicationFailure.create({

@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { CardIssuingClient } from '../../src/client';
 import { oneTimeRevealKey } from '../../src/codec/card-secrets';
 import { entityWorkflowId } from '../../src/shared/ids';
+import { CARD_ACTION_PRIORITY } from '../../src/shared/task-queues';
 import {
   cardMoneyMovedSignal,
   cardStateQuery,
@@ -35,6 +36,13 @@ describe('the card workflow', () => {
 
     expect((await handle.executeUpdate(freezeCardUpdate, { args: [allowed(stack, card.cardId, 'freeze')] })).status).toBe('DISABLE');
     expect((await handle.executeUpdate(unfreezeCardUpdate, { args: [allowed(stack, card.cardId, 'unfreeze')] })).status).toBe('ENABLE');
+    // Each action and its read-back go before the flows' calls on their queues (CARD_ACTION_PRIORITY): a person waits for both.
+    const scheduled = ((await handle.fetchHistory()).events ?? []).map((e) => e.activityTaskScheduledEventAttributes).filter((a) => a?.activityType?.name);
+    const afterAction = scheduled.flatMap((a, i) => (a!.activityType!.name === 'applyCardChange' ? [a, scheduled[i + 1]] : []));
+    expect(afterAction.map((a) => [a?.activityType?.name, a?.priority?.priorityKey])).toEqual([
+      ['applyCardChange', CARD_ACTION_PRIORITY], ['getCard', CARD_ACTION_PRIORITY],
+      ['applyCardChange', CARD_ACTION_PRIORITY], ['getCard', CARD_ACTION_PRIORITY],
+    ]);
     await handle.executeUpdate(setPinUpdate, { args: [allowed(stack, card.cardId, 'pin', { pin: await sealedTestPin(stack, '4821', handle.workflowId) })] });
     // Two fundings sent at once run one after the other, each once.
     const [a, b] = await Promise.all([
