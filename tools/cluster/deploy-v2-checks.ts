@@ -38,7 +38,8 @@ function pinnedStayedOnV1(r: Rollout, placed: Placed[], inFlight: number): void 
   const onV1 = pinned.filter((x) => x.row.ok && x.p.builds.length > 0 && x.p.builds.every((b) => b === 'v1'));
   r.checks.that(onV1.length === pinned.length, `every pinned flow started before the ramp ran all its workflow tasks on v1 and ended as asked: ${onV1.length} of ${pinned.length} (${kinds(pinned)}); ${inFlight} of them were in flight when v2 was promoted`);
   const moving = placed.filter((x) => !x.t.pinned);
-  say(`     the auto-upgrading ones started on v1 (${kinds(moving)}): first → last build ${pairs(moving)}`);
+  // Card updates, payouts and onboardings: pinned long-lived runs since release 4, each moving to a new build at a continue-as-new while it waits.
+  say(`     the long-lived ones started on v1 (${kinds(moving)}): first → last build ${pairs(moving)}`);
 }
 
 function rampFlows(r: Rollout, placed: Placed[]): void {
