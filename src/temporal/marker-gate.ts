@@ -20,7 +20,7 @@
 import type { Client } from '@temporalio/client';
 import { ROLLING_FLOWS } from '../shared/pinned-flows';
 import { literal } from '../shared/reconciliation';
-import { DeploymentRefused, describeDeployment, pinRun, recordedRelease, releaseOf, type DeploymentTarget } from './deployments';
+import { DeploymentRefused, describeDeployment, pinRun, recordedRelease, type DeploymentTarget } from './deployments';
 import { runIds } from './run-ids';
 
 /** The first release without markers. */
@@ -118,9 +118,10 @@ export async function clearForMarkerless(t: DeploymentTarget, client: Client, bu
   // A build no worker runs yet is the routing change's to refuse (DeploymentRefused, naming the known ones).
   const { current, builds } = await describeDeployment(t);
   if (!current || current === buildId || !builds.some((b) => b.buildId === buildId)) return none;
-  if ((await releaseOnceRecorded(t, buildId)) < MARKERLESS_RELEASE) return none;
-  const currentRelease = await releaseOf(t, current);
+  // The current build's release first: once it is markerless, as it will be from then on, nothing waits for the new build's.
+  const currentRelease = await releaseOnceRecorded(t, current);
   if (currentRelease >= MARKERLESS_RELEASE) return none;
+  if ((await releaseOnceRecorded(t, buildId)) < MARKERLESS_RELEASE) return none;
   if (currentRelease < MARKERLESS_RELEASE - 1) {
     throw new DeploymentRefused(`build ${buildId} is of release ${MARKERLESS_RELEASE} (no markers) and the current build ${current} is of release ${currentRelease}: make a build of release ${MARKERLESS_RELEASE - 1} current first, so that every long-lived run is pinned`);
   }

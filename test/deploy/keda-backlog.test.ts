@@ -55,7 +55,8 @@ test("with versioned workers the scaler's default query sees the queue's whole b
   // Each query's stats are the server's approximate counts, refreshed on their own: a CI run under load read build B's
   // version as 0 just after the queue's own count reached the backlog. Each is read until it counts it (or 15 s: the test's 150 s holds every wait).
   await waitUntil(async () => (await defaultMode()) === FLOWS, 30_000, 'the backlog counted');
-  expect(await readUntil(() => deploymentMode('build-b'), (n) => n === FLOWS, 15_000)).toBe(FLOWS);
-  // Build A has no flow waiting, and its version says so: 0, however long it is asked.
-  expect(await deploymentMode('build-a')).toBe(0);
+  expect(await readUntil(() => deploymentMode('build-b').catch(() => undefined), (n) => n === FLOWS, 15_000)).toBe(FLOWS);
+  // Build A has no flow waiting, and its version says so: 0. Asked until the server answers at all: under load
+  // 1.30.8 answered NOT_FOUND for one of the version's activity queues while it registered them.
+  expect(await readUntil(() => deploymentMode('build-a').catch(() => undefined), (n) => n !== undefined, 15_000)).toBe(0);
 }, 150_000);
