@@ -22,12 +22,11 @@ export const JEST_WORKERS = 2;
 
 /**
  * Suites that wait on their scenario more than they compute (docs/testing.md, "Where the time goes":
- * at most 0.45 core-seconds per second): an outage of a dev server of their own, a rollout's soak, a
- * provider holding money PROCESSING for seconds while an owner is terminated or a deadline passes. On
- * the two main workers each held a slot for a minute while the cores idled; in a lane of their own (a
- * second jest, with its own dev server) they run beside the suites that compute. The suites next in
- * the table (0.49 to 0.58: money-movement, fidelity, the CLI, the Nexus callers) were tried there too:
- * the lane's rollout test then missed its 60 s wait for a ramp, so they stay on the main workers.
+ * at most 0.6 core-seconds per second): an outage of a dev server of their own, a rollout's soak, a
+ * provider holding money PROCESSING for seconds while an owner is terminated or a deadline passes, a
+ * CLI child process or a Go caller started and waited for. On the two main workers each held a slot
+ * for a minute while the cores idled; in a lane of their own (a second jest, with its own dev server)
+ * they run beside the suites that compute.
  */
 export const WAITING_SUITES = [
   'test/money-edges/books-soak.test.ts',
@@ -41,6 +40,10 @@ export const WAITING_SUITES = [
   'test/money-edges/restarts.test.ts',
   'test/reconciliation/reconciliation.test.ts',
   'test/workflows/send-payout.test.ts',
+  'test/workflows/money-movement.test.ts',
+  'test/fidelity/flows.test.ts',
+  'test/starter/cli.test.ts',
+  'test/nexus/callers.test.ts',
 ];
 /** Three: the lane's suites wait, so three at a time still leave the cores to the main jest's two. */
 const WAITING_LANE_WORKERS = 3;
