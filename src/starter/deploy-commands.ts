@@ -115,8 +115,7 @@ const deploy: Command<DeployPlan> = {
       const state = await releaseGate(client, { taskQueue: ctx.config().temporal.taskQueue });
       return gateAnswer(state, describeGate(state), 'ReleaseGateClosed');
     }
-    // The deployment's workflow task queues: the gates look at flows there only (a shared namespace holds other services' flows).
-    const queues = () => workflowQueues(ctx.config().temporal.taskQueue, ctx.config().nexus.callers.map((c) => c.name));
+    const queues = () => deploymentQueues(ctx);
     if (plan.action === 'marker-gate') {
       const state = await markerGate(client, { taskQueues: queues() });
       return gateAnswer(state, describeMarkerGate(state), 'MarkerGateClosed');
@@ -169,7 +168,7 @@ async function rollback(target: DeploymentTarget, movePinned: boolean, ctx: Comm
 async function rollout(target: DeploymentTarget, plan: Extract<DeployPlan, { action: 'rollout' }>, ctx: CommandContext): Promise<CommandOutcome> {
   const { client } = (await ctx.client()).temporal;
   const buildId = plan.buildId ?? newestNotCurrent(await describeDeployment(target));
-  const done = await rollOut(target, client, { ...plan, buildId, taskQueues: workflowQueues(ctx.config().temporal.taskQueue, ctx.config().nexus.callers.map((c) => c.name)) }, ctx.progress);
+  const done = await rollOut(target, client, { ...plan, buildId, taskQueues: deploymentQueues(ctx) }, ctx.progress);
   if (done.outcome === 'promoted') return shown(done.state);
   const result = { from: done.rollback.from, to: done.rollback.to, atPercent: done.atPercent, failing: done.failing, moved: done.moved };
   return { ok: false, result, failure: { type: 'DeploymentGateFailed', message: `build ${buildId} was rolled back at ${done.atPercent} %: ${done.failing.length} flow(s) kept failing their workflow tasks`, details: [result] } };
@@ -182,6 +181,11 @@ async function rollout(target: DeploymentTarget, plan: Extract<DeployPlan, { act
  */
 function gateAnswer(state: { passes: boolean }, sentence: string, failureType: string): CommandOutcome {
   return state.passes ? { ok: true, result: state, text: sentence } : { ok: false, result: state, failure: { type: failureType, message: sentence, details: [state] } };
+}
+
+/** The deployment's workflow task queues: the gates look at flows there only (a shared namespace holds other services' flows). */
+function deploymentQueues(ctx: CommandContext): string[] {
+  return workflowQueues(ctx.config().temporal.taskQueue, ctx.config().nexus.callers.map((c) => c.name));
 }
 
 /** The build a ramp means when none is named: the newest one that is not current. */
