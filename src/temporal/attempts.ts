@@ -93,13 +93,17 @@ export type OwnerState = { running: true } | { recorded: OpenItemVerdict; status
 
 export async function ownerState(client: Client, owner: OpenItemOwner): Promise<OwnerState> {
   const handle = client.workflow.getHandle(owner.workflowId, owner.runId);
-  let status: string;
+  let described: Awaited<ReturnType<typeof handle.describe>>;
   try {
-    status = (await handle.describe()).status.name;
+    described = await handle.describe();
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return { stopped: 'NOT_FOUND' };
     throw err;
   }
+  const status = described.status.name;
+  // A flow that moved to a new build at a continue-as-new (a payout following its order, workflows/lib/roll-over.ts)
+  // goes on in the chain's next run: that run's state is the owner's, not "stopped without a word".
+  if (owner.updateId === undefined && status === 'CONTINUED_AS_NEW') return continuedOwnerState(client, owner, described.raw.workflowExecutionInfo?.firstRunId ?? undefined);
   if (owner.updateId !== undefined && owner.action === 'delete') return deleteState(client, owner.workflowId, status === 'RUNNING' ? handle : undefined, status);
   if (owner.updateId !== undefined) return updateState(client, owner.workflowId, owner.updateId, status === 'CONTINUED_AS_NEW' ? undefined : handle, status);
   if (status === 'RUNNING') return { running: true };
@@ -107,6 +111,13 @@ export async function ownerState(client: Client, owner: OpenItemOwner): Promise<
   // Failed: a failure that says nothing moved is the flow's record; one that may have moved opened the item itself, so here it stopped without it.
   if (status === 'FAILED') return (await failedWithoutEffect(handle)) ? { recorded: 'not-moved', status } : { stopped: status };
   return { stopped: status };
+}
+
+/** The latest run of the owner's workflow ID, when it continues the owner's chain (the same first run): its state, as the owner's. */
+async function continuedOwnerState(client: Client, owner: OpenItemOwner, firstRunId: string | undefined): Promise<OwnerState> {
+  const latest = await client.workflow.getHandle(owner.workflowId).describe();
+  if (firstRunId === undefined || latest.raw.workflowExecutionInfo?.firstRunId !== firstRunId || latest.runId === owner.runId) return { stopped: 'CONTINUED_AS_NEW' };
+  return ownerState(client, { ...owner, runId: latest.runId });
 }
 
 /**
